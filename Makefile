@@ -1,0 +1,116 @@
+# Makefile: builds libremem (.a and .so), the remem command, the tests, the
+# fuzz targets and the benchmarks. Sources are found by wildcard, so a new
+# part, test or benchmark is one new file. Dependencies come from
+# pkg-config; scripts/deps.sh installs the Debian packages they live in.
+#
+#   make            library and command (build/)
+#   make test       every test, ending with "N passed, M failed"
+#   make asan       the whole suite under AddressSanitizer + UBSan (build-asan/)
+#   make fuzz       each fuzz target for FUZZ_SECONDS (default 10)
+#   make bench      the benchmarks (bench/README.md)
+#   make install    PREFIX=/usr/local
+
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CC      ?= cc
+PKGS    := sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -pthread \
+           -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
+SANFLAGS ?=
+
+LIB_SRC   := $(sort $(wildcard src/*.c src/*/*.c))
+FACE_SRC  := $(sort $(wildcard cli/*.c server/*.c))
+TEST_SRC  := $(sort $(wildcard tests/test_*.c))
+BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
+FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+FACE_OBJ := $(FACE_SRC:%.c=$(BUILD)/obj/%.o)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCHES  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run tests-only
+
+all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libremem.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libremem.so: $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(SANFLAGS) -shared -Wl,-soname,libremem.so.0 -o $@ $^ $(LDLIBS)
+
+$(BUILD)/remem: $(FACE_OBJ) $(BUILD)/libremem.a
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(FACE_OBJ) $(BUILD)/libremem.a $(LDLIBS)
+
+$(BUILD)/remem.pc: remem.pc.in
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' $< > $@
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -Itests -o $@ $< $(SUPPORT_OBJ) $(BUILD)/libremem.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libremem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O3 -march=native -o $@ $< $(BUILD)/libremem.a $(LDLIBS)
+
+tests-only: all $(TESTS)
+	@bash tests/run.sh $(BUILD)
+
+# test and asan first make sure the Debian packages are there, then re-enter
+# make so that pkg-config sees them.
+test check: deps
+	@$(MAKE) --no-print-directory tests-only
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  tests-only
+
+ubsan: asan
+
+FUZZ_SECONDS ?= 10
+fuzz: deps
+	@bash fuzz/run.sh $(FUZZ_SECONDS)
+fuzz-smoke:
+	@bash fuzz/run.sh 3
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCHES)
+	@bash bench/run.sh $(BUILD)
+
+demo run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/remem --db $${REMEM_DB:-./remem-demo.db} demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/remem.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libremem.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libremem.so $(DESTDIR)$(PREFIX)/lib/libremem.so.0
+	ln -sf libremem.so.0 $(DESTDIR)$(PREFIX)/lib/libremem.so
+	install -m 755 $(BUILD)/remem $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/remem.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/remem.h $(DESTDIR)$(PREFIX)/lib/libremem.* \
+	  $(DESTDIR)$(PREFIX)/bin/remem $(DESTDIR)$(PREFIX)/lib/pkgconfig/remem.pc
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

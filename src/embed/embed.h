@@ -1,0 +1,57 @@
+/*
+ * embed.h: the embedder interface, one small table of function pointers so
+ * that a new embedder is one new file. Embedders turn texts into
+ * L2-normalised float vectors of a fixed dimension and name the model that
+ * made them (the model id is stored with every vector, so that two models
+ * never mix in one namespace).
+ *
+ * Parts never print: failures return a REMEM_E* status and write the detail
+ * into err (errcap bytes, NUL-terminated).
+ */
+#ifndef REMEM_EMBED_H
+#define REMEM_EMBED_H
+
+#include <stddef.h>
+
+typedef struct embedder embedder;
+struct embedder {
+    const char *name;   /* "hash", "http", "minilm" */
+    int dim;            /* length of every vector */
+    char model_id[128]; /* e.g. "hash-v1-384", "http:text-embedding-3-small" */
+    /* Embed n texts into out (n * dim floats, row-major, each row
+     * L2-normalised; an all-zero row for a text with no features).
+     * Returns 0 or a REMEM_E* status with err filled; out is then
+     * unspecified. */
+    int (*embed)(embedder *e, const char *const *texts, size_t n, float *out,
+                 char *err, size_t errcap);
+    void (*destroy)(embedder *e); /* frees e itself */
+    void *state;
+};
+
+/* Settings for every embedder; unused fields are ignored. */
+typedef struct embed_config {
+    int dim;               /* hash: 0 means 384 */
+    const char *url;       /* http: base URL; request goes to {url}/embeddings */
+    const char *model;     /* http: model name sent */
+    const char *api_key;   /* http: bearer token, or NULL */
+    int timeout_ms;        /* http: per request (0: 10000) */
+    int retries;           /* http: retries after the first try (0: 3) */
+    int batch;             /* http: texts per request (0: 64) */
+    const char *model_dir; /* minilm: folder with model.safetensors, vocab.txt, config.json */
+} embed_config;
+
+int embed_hash_create(const embed_config *cfg, embedder **out, char *err,
+                      size_t errcap);
+int embed_http_create(const embed_config *cfg, embedder **out, char *err,
+                      size_t errcap);
+/* Defined by the minilm embedder (src/embed/minilm.c). */
+int embed_minilm_create(const embed_config *cfg, embedder **out, char *err,
+                        size_t errcap);
+/* 1 when model_dir (NULL: the default folder) holds a verified MiniLM model. */
+int embed_minilm_available(const char *model_dir, char *why, size_t whycap);
+
+static inline void embed_destroy(embedder *e) {
+    if (e) e->destroy(e);
+}
+
+#endif
