@@ -1,0 +1,63 @@
+/*
+ * cli.h: what the remem command's files share. cli/main.c parses the global
+ * options (--db, --json, --embedder, ...) into a cli_env, then dispatches to
+ * one cmd_* function per command, each in its own cli/cmd_*.c file and
+ * registered in the table in cli/main.c. The faces see libremem only through
+ * include/remem.h.
+ *
+ * A command returns the process exit code: 0 on success; on failure it has
+ * printed one line "remem: <what went wrong>" to stderr (cli_fail does that)
+ * and returns 1 (usage errors return 2).
+ */
+#ifndef REMEM_CLI_H
+#define REMEM_CLI_H
+
+#include <stdio.h>
+#include "remem.h"
+
+typedef struct cli_env {
+    const char *db_path;    /* --db, default ./remem.db ($REMEM_DB) */
+    int json;               /* --json */
+    remem_options opt;      /* --embedder, --embed-url, --model-dir, --durable */
+    int quiet;              /* --quiet */
+} cli_env;
+
+/* Open the store named by env (prints the error and returns NULL on failure). */
+remem *cli_open(const cli_env *env);
+/* Print "remem: fmt..." and a newline to stderr; returns 1. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "remem: <context>: <remem_errmsg(db)>" for status rc; returns 1. */
+int cli_fail_db(remem *db, int rc, const char *context);
+/* 1 if argv[i] is --help or -h anywhere in argv. */
+int cli_wants_help(int argc, char **argv);
+
+/* Minimal option reader: for each argv[i] that is "--name" with a value
+ * ("--name V" or "--name=V"), cli_opt returns the value and advances *i. */
+const char *cli_opt(int argc, char **argv, int *i, const char *name);
+
+/* Commands. argv[0] is the command name; global options are removed. */
+typedef int (*cli_cmd_fn)(const cli_env *env, int argc, char **argv);
+int cmd_add(const cli_env *, int, char **);
+int cmd_import(const cli_env *, int, char **);
+int cmd_recall(const cli_env *, int, char **);
+int cmd_get(const cli_env *, int, char **);
+int cmd_update(const cli_env *, int, char **);
+int cmd_invalidate(const cli_env *, int, char **);
+int cmd_forget(const cli_env *, int, char **);
+int cmd_history(const cli_env *, int, char **);
+int cmd_stats(const cli_env *, int, char **);
+int cmd_namespaces(const cli_env *, int, char **);
+int cmd_clear(const cli_env *, int, char **);
+int cmd_export(const cli_env *, int, char **);
+int cmd_reindex(const cli_env *, int, char **);
+int cmd_demo(const cli_env *, int, char **);
+int cmd_eval(const cli_env *, int, char **);
+int cmd_profiles(const cli_env *, int, char **);
+/* Owned by the minilm work (cli/cmd_model.c, cli/cmd_embed.c). */
+int cmd_model(const cli_env *, int, char **);
+int cmd_embed(const cli_env *, int, char **);
+/* Owned by the server work (cli/cmd_serve.c, cli/cmd_mcp.c). */
+int cmd_serve(const cli_env *, int, char **);
+int cmd_mcp(const cli_env *, int, char **);
+
+#endif
