@@ -360,6 +360,14 @@ int remem_parse_time(const char *s, int64_t *ms);
 void remem_format_time(int64_t ms, char *buf, size_t cap);
 /* The current time in ms. */
 int64_t remem_now(void);
+/* A memory or a hit as a JSON object text (every field; a hit adds "score"
+ * and "components"). malloc'd: free with remem_free. NULL when out of
+ * memory. The faces (CLI, server, MCP, bindings) all print these, so the
+ * shapes match everywhere. */
+char *remem_memory_to_json(const remem_memory *m);
+char *remem_hit_to_json(const remem_hit *h);
+/* A whole result: {"profile","now","candidates","took_ms","hits":[...]}. */
+char *remem_result_to_json(const remem_result *r);
 /* Free memory returned by remem (JSON strings). */
 void remem_free(void *p);
 
