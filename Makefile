@@ -13,7 +13,7 @@
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
-PKGS    := sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libxxhash
+PKGS    := sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libxxhash libcrypto
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -pthread \

@@ -1,0 +1,63 @@
+/*
+ * minilm.h: the model folder of the minilm embedder (internal to remem).
+ *
+ * A model folder holds model.safetensors, vocab.txt and config.json. It is
+ * "verified" when a marker file (.remem-verified) written right after a
+ * sha256 check against the official checksums still matches the size and
+ * modification time of each file: opening a store then costs three stat()
+ * calls, not a 90 MB hash. A folder may instead declare itself a test model
+ * with a file remem-model.json ({"unverified": true, ...}); such weights are
+ * used only when asked for by name and get a model id carrying a hash of the
+ * weights, so they never share a namespace with the real model.
+ *
+ * The engine's public face for this (remem_model_* in include/remem.h) lives
+ * in src/model.c; the download is in src/embed/model_fetch.c.
+ */
+#ifndef REMEM_EMBED_MINILM_H
+#define REMEM_EMBED_MINILM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MINILM_NAME "all-MiniLM-L6-v2"
+#define MINILM_MODEL_ID "minilm:all-MiniLM-L6-v2"
+#define MINILM_MARKER ".remem-verified"
+#define MINILM_TEST_DECL "remem-model.json"
+#define MINILM_DEFAULT_URL \
+    "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main"
+
+/* The files of a model folder, with their official sizes and checksums. */
+typedef struct minilm_file {
+    const char *name;
+    int64_t size;
+    const char *sha256; /* lowercase hex */
+} minilm_file;
+
+#define MINILM_NFILES 3
+extern const minilm_file minilm_files[MINILM_NFILES];
+
+/* The folder to use: dir when not NULL/empty, else $REMEM_MODEL_DIR, else
+ * $HOME/.cache/remem/models/all-MiniLM-L6-v2. Returns 0 or REMEM_EINVAL when
+ * it does not fit or HOME is unset. */
+int minilm_resolve_dir(const char *dir, char *out, size_t cap, char *err,
+                       size_t errcap);
+
+/* sha256 of a whole file as 64 lowercase hex digits (+ NUL) into hex.
+ * *size (may be NULL) receives the byte count. */
+int minilm_sha256_file(const char *path, char hex[65], int64_t *size,
+                       char *err, size_t errcap);
+
+/* 1 if dir's marker matches its files (size and mtime), 0 with why. */
+int minilm_marker_ok(const char *dir, char *why, size_t whycap);
+/* Write the marker for the files now in dir (after they were checked). */
+int minilm_marker_write(const char *dir, char *err, size_t errcap);
+/* Check every file of dir against the official checksums (expected may
+ * override the one of model.safetensors; NULL: official). On success the
+ * marker is written. Returns 0, REMEM_ENOTFOUND (a file is missing) or
+ * REMEM_ECORRUPT (a checksum differs), with the detail in err. */
+int minilm_verify_dir(const char *dir, const char *expected_weights_sha256,
+                      char *err, size_t errcap);
+/* 1 if dir declares itself an unverified test model (remem-model.json). */
+int minilm_is_test_model(const char *dir);
+
+#endif
