@@ -1,0 +1,75 @@
+/*
+ * engine.h: what the engine's files (remem.c, cache.c, recall.c, render.c)
+ * share: the handle, the per-namespace caches that vector search runs over,
+ * and the error helpers. Faces never see this header; parts never include
+ * it.
+ */
+#ifndef REMEM_ENGINE_H
+#define REMEM_ENGINE_H
+
+#include <jansson.h>
+#include "remem.h"
+#include "embed/embed.h"
+#include "index/flat.h"
+#include "store/store.h"
+
+/* A namespace's rows held in memory: the vectors in a flat index, and next
+ * to each the row's fields (everything a filter or the scoring reads), in
+ * the same order. `version` is the namespaces.version it reflects. */
+typedef struct ns_cache {
+    char *ns;
+    int64_t version;
+    int dim;
+    flat_index *ix;
+    store_row *rows;      /* rows[i] describes flat row i; vec unused */
+    json_t **meta;        /* parsed metadata, lazily (NULL until needed) */
+    size_t n, cap;
+    /* rowid -> row index: open addressing, keys 0 = empty (rowids are > 0) */
+    int64_t *map_keys;
+    uint32_t *map_vals;
+    size_t map_cap, map_used;
+    struct ns_cache *next;
+} ns_cache;
+
+struct remem {
+    store *st;
+    embedder *emb;
+    char emb_note[512];
+    remem_options opt;
+    char *uri;
+    ns_cache *caches;
+    char err[1024];
+};
+
+/* Set the handle's error message (printf-style) and return rc. */
+int eng_fail(remem *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Take the store's message for rc. */
+int eng_store_fail(remem *db, int rc);
+void eng_ok(remem *db);
+
+/* Caches (cache.c). */
+/* The fresh cache of ns (loading or refreshing it). NULL with *rc set when
+ * the namespace is empty (rc = REMEM_OK) or on error. */
+ns_cache *cache_get(remem *db, const char *ns, int *rc);
+/* Forget every cache whose namespace another connection changed. */
+void cache_check_external(remem *db);
+/* After our own committed write to ns: bring the cache from version
+ * `before` to `after` by re-reading the given rows (removing the ones that
+ * are gone); drop it if it was not at `before`. */
+void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
+                 const int64_t *rowids, size_t n);
+void cache_drop(remem *db, const char *ns);
+void cache_free_all(remem *db);
+/* Row index of rowid in c, or -1. */
+long cache_find(const ns_cache *c, int64_t rowid);
+/* Parsed metadata of row i (NULL if none or not an object). */
+const json_t *cache_meta(ns_cache *c, size_t i);
+
+/* Renderings (render.c). The memory as a JSON object (times as ISO 8601;
+ * with_vec adds "vector"). New reference. */
+json_t *eng_memory_json(const remem_memory *m, int with_vec);
+
+/* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
+double eng_kind_importance(const char *kind);
+
+#endif

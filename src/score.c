@@ -1,0 +1,209 @@
+/*
+ * score.c: the built-in profiles (one per seed system, plus remem's own
+ * hybrid "default") and the scoring formulas. Everything here is pure: the
+ * same inputs give the same scores, which is what lets tests check the
+ * rankings by hand and lets `now` make replays deterministic.
+ *
+ * Components:
+ *   relevance  REL_COSINE01: max(0, cos) (cosine clipped to [0,1]);
+ *              REL_INV_L2:   1 / (1 + L2), L2 = sqrt(2 - 2 cos) for unit
+ *              vectors (seed 001's Chroma distance mapping).
+ *   lexical    BM25 / max BM25 among the candidates (so in [0,1]).
+ *   recency    REC_POW: base^hours since last access (seed 001, the paper);
+ *              REC_HALFLIFE: 0.5^(hours / half_life) (seed 004).
+ *   importance as stored, in [0,1].
+ * Score = sum of weight * component, after optional min-max normalisation of
+ * each component over the candidates (the Generative Agents paper), then
+ * multiplied by the profile's kind boost where it applies.
+ */
+#include "score.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+static const profile builtin[] = {
+    {.name = "default",
+     .w_relevance = 0.6, .w_lexical = 0.4, .w_recency = 0.05, .w_importance = 0.05,
+     .relevance_map = REL_COSINE01, .recency_mode = REC_HALFLIFE,
+     .recency_base = 0.995, .half_life_hours = 24 * 30, .normalize = 0,
+     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 10,
+     .candidates = 0, .lexical_lane = 1},
+    {.name = "generative-agents",
+     .w_relevance = 1, .w_lexical = 0, .w_recency = 1, .w_importance = 1,
+     .relevance_map = REL_COSINE01, .recency_mode = REC_POW,
+     .recency_base = 0.995, .half_life_hours = 0, .normalize = 1,
+     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 10},
+    {.name = "metaverse",
+     .w_relevance = 1.0, .w_lexical = 0, .w_recency = 0.25, .w_importance = 0.25,
+     .relevance_map = REL_INV_L2, .recency_mode = REC_POW,
+     .recency_base = 0.995, .normalize = 0,
+     .min_similarity = -INFINITY, .min_score = 0.35, .k = 10,
+     .tiers = "static,short,long", .tier_priority = 1},
+    {.name = "stream",
+     .w_relevance = 0.4, .w_lexical = 0, .w_recency = 0.3, .w_importance = 0.3,
+     .relevance_map = REL_COSINE01, .recency_mode = REC_HALFLIFE,
+     .recency_base = 0.995, .half_life_hours = 24 * 7, .normalize = 0,
+     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 5},
+    {.name = "replay",
+     .w_relevance = 1, .w_lexical = 0, .w_recency = 0, .w_importance = 0,
+     .relevance_map = REL_COSINE01, .recency_mode = REC_POW, .recency_base = 0.995,
+     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 3,
+     .candidates_per_k = 2, .filter = "{\"reward\":{\"$gte\":0.05}}"},
+    {.name = "episodes",
+     .w_relevance = 1, .w_lexical = 0, .w_recency = 0, .w_importance = 0,
+     .relevance_map = REL_COSINE01, .recency_mode = REC_POW, .recency_base = 0.995,
+     .min_similarity = 0.7, .min_score = -INFINITY, .k = 5,
+     .boost_kind = "feedback", .boost = 1.5},
+};
+#define N_BUILTIN (sizeof builtin / sizeof builtin[0])
+
+static const char *const names[] = {"default", "generative-agents", "metaverse",
+                                    "stream", "replay", "episodes", NULL};
+
+const char *const *profile_names(void) { return names; }
+
+int profile_get(const char *name, profile *p) {
+    if (!name || !*name) name = "default";
+    for (size_t i = 0; i < N_BUILTIN; i++) {
+        if (strcmp(builtin[i].name, name) == 0) {
+            *p = builtin[i];
+            return REMEM_OK;
+        }
+    }
+    return REMEM_EPROFILE;
+}
+
+void profile_apply_query(profile *p, const remem_query *q) {
+    if (!isnan(q->w_relevance)) p->w_relevance = q->w_relevance;
+    if (!isnan(q->w_lexical)) p->w_lexical = q->w_lexical;
+    if (!isnan(q->w_recency)) p->w_recency = q->w_recency;
+    if (!isnan(q->w_importance)) p->w_importance = q->w_importance;
+    if (!isnan(q->min_similarity)) p->min_similarity = q->min_similarity;
+    if (!isnan(q->min_score)) p->min_score = q->min_score;
+    if (!isnan(q->recency_base)) {
+        p->recency_base = q->recency_base;
+        p->recency_mode = REC_POW;
+    }
+    if (!isnan(q->half_life_hours) && q->half_life_hours > 0) {
+        p->half_life_hours = q->half_life_hours;
+        p->recency_mode = REC_HALFLIFE;
+    }
+    if (q->normalize >= 0) p->normalize = q->normalize != 0;
+    if (q->candidates > 0) {
+        p->candidates = q->candidates;
+        p->candidates_per_k = 0;
+    }
+    if (q->k > 0) p->k = q->k;
+    if (q->tiers) snprintf(p->tiers, sizeof p->tiers, "%s", q->tiers);
+    if (p->w_lexical > 0) p->lexical_lane = 1;
+}
+
+char *profile_to_json(const profile *p) {
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(p->name));
+    json_t *w = json_object();
+    json_object_set_new(w, "relevance", json_real(p->w_relevance));
+    json_object_set_new(w, "lexical", json_real(p->w_lexical));
+    json_object_set_new(w, "recency", json_real(p->w_recency));
+    json_object_set_new(w, "importance", json_real(p->w_importance));
+    json_object_set_new(o, "weights", w);
+    json_object_set_new(o, "relevance", json_string(p->relevance_map == REL_INV_L2
+                                                        ? "1/(1+L2)" : "max(0,cosine)"));
+    if (p->recency_mode == REC_POW) {
+        json_object_set_new(o, "recency", json_string("base^hours_since_access"));
+        json_object_set_new(o, "recency_base", json_real(p->recency_base));
+    } else {
+        json_object_set_new(o, "recency", json_string("0.5^(hours_since_access/half_life)"));
+        json_object_set_new(o, "half_life_hours", json_real(p->half_life_hours));
+    }
+    json_object_set_new(o, "normalize", json_boolean(p->normalize));
+    json_object_set_new(o, "min_similarity",
+                        isinf(p->min_similarity) ? json_null() : json_real(p->min_similarity));
+    json_object_set_new(o, "min_score", isinf(p->min_score) ? json_null() : json_real(p->min_score));
+    json_object_set_new(o, "k", json_integer(p->k));
+    if (p->candidates_per_k)
+        json_object_set_new(o, "candidates_per_k", json_integer(p->candidates_per_k));
+    json_object_set_new(o, "tiers", json_string(p->tiers[0] ? p->tiers : "static,short,long"));
+    json_object_set_new(o, "tier_priority", json_boolean(p->tier_priority));
+    if (p->filter[0]) json_object_set_new(o, "filter", json_loads(p->filter, 0, NULL));
+    if (p->boost_kind[0]) {
+        json_t *b = json_object();
+        json_object_set_new(b, p->boost_kind, json_real(p->boost));
+        json_object_set_new(o, "kind_boost", b);
+    }
+    json_object_set_new(o, "lexical_lane", json_boolean(p->lexical_lane));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    json_decref(o);
+    return s;
+}
+
+double score_relevance(const profile *p, double cosine) {
+    if (isnan(cosine)) return 0;
+    if (p->relevance_map == REL_INV_L2) {
+        double d2 = 2.0 - 2.0 * cosine;
+        return 1.0 / (1.0 + sqrt(d2 > 0 ? d2 : 0));
+    }
+    return cosine > 0 ? (cosine < 1 ? cosine : 1) : 0;
+}
+
+double score_recency(const profile *p, int64_t t, int64_t now) {
+    double hours = (double)(now - t) / 3.6e6;
+    if (hours < 0) hours = 0;
+    if (p->recency_mode == REC_HALFLIFE)
+        return p->half_life_hours > 0 ? pow(0.5, hours / p->half_life_hours) : 1;
+    return pow(p->recency_base, hours);
+}
+
+/* Min-max normalise field values in place (all equal: all become 1 when
+ * non-zero, else 0, so a shared value neither helps nor hurts ordering). */
+static void minmax(double *v, size_t n, size_t stride) {
+    if (n == 0) return;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double x = *(double *)((char *)v + i * stride);
+        if (x < lo) lo = x;
+        if (x > hi) hi = x;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double *x = (double *)((char *)v + i * stride);
+        *x = hi > lo ? (*x - lo) / (hi - lo) : (hi > 0 ? 1 : 0);
+    }
+}
+
+void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
+    double max_bm25 = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].bm25 > max_bm25) max_bm25 = c[i].bm25;
+    for (size_t i = 0; i < n; i++) {
+        c[i].relevance = score_relevance(p, c[i].sim);
+        c[i].lexical = max_bm25 > 0 ? c[i].bm25 / max_bm25 : 0;
+        c[i].recency = score_recency(p, c[i].last_access, now);
+    }
+    /* The components reported stay the raw ones; normalisation changes only
+     * what enters the sum. */
+    double *tmp = NULL;
+    if (p->normalize && n > 0) tmp = malloc(n * 4 * sizeof *tmp);
+    if (tmp) {
+        for (size_t i = 0; i < n; i++) {
+            tmp[i * 4 + 0] = c[i].relevance;
+            tmp[i * 4 + 1] = c[i].lexical;
+            tmp[i * 4 + 2] = c[i].recency;
+            tmp[i * 4 + 3] = c[i].importance;
+        }
+        for (int f = 0; f < 4; f++) minmax(tmp + f, n, 4 * sizeof *tmp);
+    }
+    for (size_t i = 0; i < n; i++) {
+        double rel = tmp ? tmp[i * 4 + 0] : c[i].relevance;
+        double lex = tmp ? tmp[i * 4 + 1] : c[i].lexical;
+        double rec = tmp ? tmp[i * 4 + 2] : c[i].recency;
+        double imp = tmp ? tmp[i * 4 + 3] : c[i].importance;
+        double s = p->w_relevance * rel + p->w_lexical * lex + p->w_recency * rec +
+                   p->w_importance * imp;
+        if (c[i].boosted && p->boost > 0) s *= p->boost;
+        c[i].score = s;
+    }
+    free(tmp);
+}

@@ -1,0 +1,67 @@
+/*
+ * score.h: scoring profiles and the scoring of recall candidates. Pure
+ * functions, no I/O: given a profile, the time and the raw signals of each
+ * candidate (cosine similarity, BM25, importance, last access), compute each
+ * component and the final score. Tests compute expected scores by hand
+ * against these formulas (docs/profiles.md writes them out).
+ */
+#ifndef REMEM_SCORE_H
+#define REMEM_SCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "remem.h"
+
+enum rel_map { REL_COSINE01 = 0, REL_INV_L2 = 1 };
+enum rec_mode { REC_POW = 0, REC_HALFLIFE = 1 };
+
+typedef struct profile {
+    char name[32];
+    double w_relevance, w_lexical, w_recency, w_importance;
+    int relevance_map;     /* enum rel_map */
+    int recency_mode;      /* enum rec_mode */
+    double recency_base;   /* REC_POW: base^hours */
+    double half_life_hours;/* REC_HALFLIFE */
+    int normalize;         /* min-max each component over the candidates */
+    double min_similarity; /* on the raw cosine; -inf: none */
+    double min_score;      /* on the final score; -inf: none */
+    int k;
+    int candidates;        /* per lane; 0: derived from k */
+    int candidates_per_k;  /* if > 0, candidates = k * this */
+    char tiers[64];        /* comma list, priority order; "" = all but archived */
+    int tier_priority;     /* 1: sort by tier rank first */
+    char filter[128];      /* a filter ANDed with the query's, or "" */
+    char boost_kind[32];   /* kind whose score is multiplied by boost */
+    double boost;
+    int lexical_lane;      /* 1: FTS5 candidates too */
+} profile;
+
+/* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */
+int profile_get(const char *name, profile *p);
+/* Apply a query's overrides (NaN / -1 mean "keep"). */
+void profile_apply_query(profile *p, const remem_query *q);
+/* The names, NULL-terminated. */
+const char *const *profile_names(void);
+/* The profile as a JSON object text (malloc'd). */
+char *profile_to_json(const profile *p);
+
+/* One candidate's inputs and outputs. */
+typedef struct candidate {
+    /* inputs */
+    double sim;          /* cosine similarity; NaN when not computed */
+    double bm25;         /* > 0 when matched lexically, else 0 */
+    double importance;
+    int64_t last_access; /* accessed_at or created_at, ms */
+    int boosted;         /* kind == profile boost_kind */
+    /* outputs */
+    double relevance, lexical, recency, score;
+} candidate;
+
+/* relevance from a cosine, per the profile's mapping. */
+double score_relevance(const profile *p, double cosine);
+/* recency of a memory last accessed at t, at time now. */
+double score_recency(const profile *p, int64_t t, int64_t now);
+/* Compute components and scores of n candidates in place. */
+void score_candidates(const profile *p, int64_t now, candidate *c, size_t n);
+
+#endif

@@ -1,0 +1,801 @@
+/*
+ * sqlite.c: the embedded store on one SQLite file.
+ *
+ * Shape: a `memories` table keyed by (ns, id) with an integer rowid that
+ * the engine's in-memory caches use; an external-content FTS5 table over the
+ * text, kept in step by triggers so the text and its index commit in the
+ * same transaction; a `namespaces` table holding each namespace's model
+ * lock, row count and a version that triggers bump on every content change;
+ * an append-only `history` table. Vectors are float32 little-endian BLOBs
+ * next to their model id.
+ *
+ * Durability: WAL with synchronous=NORMAL (a crash never loses a commit;
+ * power loss may lose the last ones) or FULL. Several processes share the
+ * file; `PRAGMA data_version` tells one connection that another committed.
+ *
+ * Schema changes go through the `migrations` list: each step runs once, in
+ * a transaction, and records the new version in remem_meta.
+ */
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "util/util.h"
+
+enum {
+    ST_INSERT, ST_REPLACE, ST_FIND_NS, ST_FIND_ANY, ST_GET, ST_DUP, ST_BUMPDUP,
+    ST_DELETE, ST_TOUCH, ST_SETVEC, ST_HIST_ADD, ST_NS_INFO, ST_NS_SET,
+    ST_COUNT
+};
+
+struct store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    char path[1024];
+    char err[512];
+    int data_version;
+};
+
+#define ROW_COLS                                                               \
+    "rowid, ns, id, kind, tier, text, importance, created_at, updated_at, "    \
+    "accessed_at, access_count, expires_at, invalidated_at, superseded_by, "   \
+    "duplicate_count, metadata, links, model, embedding"
+
+static const char *const sql_text[ST_COUNT] = {
+    [ST_INSERT] =
+        "INSERT INTO memories(ns, id, kind, tier, text, norm, norm_hash, "
+        "importance, created_at, updated_at, accessed_at, access_count, "
+        "expires_at, invalidated_at, superseded_by, duplicate_count, metadata, "
+        "links, model, embedding) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_REPLACE] =
+        "UPDATE memories SET ns=?1, id=?2, kind=?3, tier=?4, text=?5, norm=?6, "
+        "norm_hash=?7, importance=?8, created_at=?9, updated_at=?10, "
+        "accessed_at=?11, access_count=?12, expires_at=?13, invalidated_at=?14, "
+        "superseded_by=?15, duplicate_count=?16, metadata=?17, links=?18, "
+        "model=?19, embedding=?20 WHERE rowid=?21",
+    [ST_FIND_NS] = "SELECT " ROW_COLS " FROM memories WHERE ns=? AND id=?",
+    [ST_FIND_ANY] = "SELECT " ROW_COLS " FROM memories WHERE id=? LIMIT 2",
+    [ST_GET] = "SELECT " ROW_COLS " FROM memories WHERE rowid=?",
+    [ST_DUP] = "SELECT rowid FROM memories WHERE ns=? AND norm_hash=? AND norm=?",
+    [ST_BUMPDUP] = "UPDATE memories SET duplicate_count=duplicate_count+1, "
+                   "updated_at=? WHERE rowid=?",
+    [ST_DELETE] = "DELETE FROM memories WHERE rowid=?",
+    [ST_TOUCH] = "UPDATE memories SET accessed_at=?, access_count=access_count+1 "
+                 "WHERE rowid=?",
+    [ST_SETVEC] = "UPDATE memories SET model=?, embedding=? WHERE rowid=?",
+    [ST_HIST_ADD] = "INSERT INTO history(ns, id, at, op, actor, before, after) "
+                    "VALUES(?,?,?,?,?,?,?)",
+    [ST_NS_INFO] = "SELECT coalesce(model,''), coalesce(dim,0), version, rows "
+                   "FROM namespaces WHERE ns=?",
+    [ST_NS_SET] = "INSERT INTO namespaces(ns, model, dim) VALUES(?1,?2,?3) "
+                  "ON CONFLICT(ns) DO UPDATE SET model=?2, dim=?3",
+};
+
+/* Each migration brings the schema from version i to i+1. */
+static const char *const migrations[] = {
+    /* 1: the first schema. */
+    "CREATE TABLE memories("
+    " rowid INTEGER PRIMARY KEY,"
+    " ns TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, tier TEXT NOT NULL,"
+    " text TEXT NOT NULL, norm TEXT NOT NULL, norm_hash INTEGER NOT NULL,"
+    " importance REAL NOT NULL, created_at INTEGER NOT NULL,"
+    " updated_at INTEGER NOT NULL, accessed_at INTEGER NOT NULL,"
+    " access_count INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL DEFAULT 0,"
+    " invalidated_at INTEGER NOT NULL DEFAULT 0, superseded_by TEXT,"
+    " duplicate_count INTEGER NOT NULL DEFAULT 0, metadata TEXT, links TEXT,"
+    " model TEXT, embedding BLOB, UNIQUE(ns, id));"
+    "CREATE INDEX memories_by_id ON memories(id);"
+    "CREATE INDEX memories_by_norm ON memories(ns, norm_hash);"
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories',"
+    " content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');"
+    "CREATE TABLE namespaces(ns TEXT PRIMARY KEY, model TEXT, dim INTEGER,"
+    " version INTEGER NOT NULL DEFAULT 0, rows INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE history(seq INTEGER PRIMARY KEY, ns TEXT NOT NULL,"
+    " id TEXT NOT NULL, at INTEGER NOT NULL, op TEXT NOT NULL, actor TEXT,"
+    " before TEXT, after TEXT);"
+    "CREATE INDEX history_by_key ON history(ns, id, seq);"
+    "CREATE INDEX history_by_id ON history(id);"
+    "CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN"
+    " INSERT INTO memories_fts(rowid, text) VALUES(new.rowid, new.text);"
+    " INSERT INTO namespaces(ns) VALUES(new.ns) ON CONFLICT(ns) DO NOTHING;"
+    " UPDATE namespaces SET rows=rows+1, version=version+1 WHERE ns=new.ns;"
+    " END;"
+    "CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, text)"
+    "  VALUES('delete', old.rowid, old.text);"
+    " UPDATE namespaces SET rows=rows-1, version=version+1 WHERE ns=old.ns;"
+    " END;"
+    "CREATE TRIGGER memories_au_text AFTER UPDATE OF text ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, text)"
+    "  VALUES('delete', old.rowid, old.text);"
+    " INSERT INTO memories_fts(rowid, text) VALUES(new.rowid, new.text);"
+    " END;"
+    /* accessed_at and access_count are left out on purpose: a read is not a
+     * change, and bumping the version on every recall would make every
+     * other process reload its cache. */
+    "CREATE TRIGGER memories_au AFTER UPDATE OF kind, tier, text, importance,"
+    " created_at, expires_at, invalidated_at, superseded_by, duplicate_count,"
+    " metadata, links, model, embedding ON memories BEGIN"
+    " UPDATE namespaces SET version=version+1 WHERE ns=new.ns;"
+    " END;",
+};
+#define N_MIGRATIONS (int)(sizeof migrations / sizeof migrations[0])
+
+static int fail(store *s, int rc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Map an SQLite error to a status and keep its message. */
+static int sqlfail(store *s, const char *what) {
+    int code = sqlite3_errcode(s->db);
+    int rc = REMEM_ESTORE;
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) rc = REMEM_EBUSY;
+    else if (code == SQLITE_NOMEM) rc = REMEM_ENOMEM;
+    else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) rc = REMEM_ECORRUPT;
+    else if (code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN)
+        rc = REMEM_EIO;
+    return fail(s, rc, "%s: %s", what, sqlite3_errmsg(s->db));
+}
+
+const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
+const char *store_path(const store *s) { return s->path; }
+
+static int exec(store *s, const char *sql) {
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = sqlfail(s, "sqlite");
+        if (msg) {
+            snprintf(s->err, sizeof s->err, "sqlite: %s", msg);
+            sqlite3_free(msg);
+        }
+        return rc;
+    }
+    return REMEM_OK;
+}
+
+static int schema_version(store *s, int *v) {
+    *v = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT value FROM remem_meta WHERE key='schema_version'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "reading the schema version");
+    if (sqlite3_step(st) == SQLITE_ROW) *v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return REMEM_OK;
+}
+
+static int migrate(store *s) {
+    int rc = exec(s, "CREATE TABLE IF NOT EXISTS remem_meta(key TEXT PRIMARY KEY,"
+                     " value TEXT NOT NULL)");
+    if (rc) return rc;
+    int v;
+    if ((rc = schema_version(s, &v))) return rc;
+    if (v > N_MIGRATIONS)
+        return fail(s, REMEM_ECORRUPT,
+                    "%s has schema version %d; this remem knows up to %d "
+                    "(a newer remem wrote it)", s->path, v, N_MIGRATIONS);
+    if (v == N_MIGRATIONS) return REMEM_OK;
+    if ((rc = exec(s, "BEGIN IMMEDIATE"))) return rc;
+    /* Another process may have migrated while we waited for the lock. */
+    if ((rc = schema_version(s, &v))) goto out;
+    for (; v < N_MIGRATIONS; v++) {
+        if ((rc = exec(s, migrations[v]))) goto out;
+        char sql[128];
+        snprintf(sql, sizeof sql,
+                 "INSERT OR REPLACE INTO remem_meta VALUES('schema_version','%d')",
+                 v + 1);
+        if ((rc = exec(s, sql))) goto out;
+    }
+    rc = exec(s, "COMMIT");
+out:
+    if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int store_open(const char *path, int durability, int busy_timeout_ms,
+               int read_only, store **out) {
+    store *s = calloc(1, sizeof *s);
+    *out = s;
+    if (!s) return REMEM_ENOMEM;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    int flags = read_only ? SQLITE_OPEN_READONLY
+                          : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    flags |= SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        int rc = s->db ? sqlfail(s, path) : REMEM_ENOMEM;
+        if (rc == REMEM_ESTORE) rc = REMEM_EIO;
+        return rc;
+    }
+    sqlite3_extended_result_codes(s->db, 0);
+    sqlite3_busy_timeout(s->db, busy_timeout_ms > 0 ? busy_timeout_ms : 10000);
+    int rc;
+    if (!read_only) {
+        if ((rc = exec(s, "PRAGMA journal_mode=WAL"))) return rc;
+    }
+    if ((rc = exec(s, durability ? "PRAGMA synchronous=FULL"
+                                 : "PRAGMA synchronous=NORMAL")))
+        return rc;
+    if ((rc = exec(s, "PRAGMA foreign_keys=ON"))) return rc;
+    /* A file that is not a database shows up here, on the first read. */
+    if (!read_only && (rc = migrate(s))) return rc;
+    for (int i = 0; i < ST_COUNT; i++) {
+        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT,
+                               &s->st[i], NULL) != SQLITE_OK)
+            return sqlfail(s, "preparing statements");
+    }
+    store_changed(s);
+    return REMEM_OK;
+}
+
+void store_close(store *s) {
+    if (!s) return;
+    for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int store_begin(store *s) { return exec(s, "BEGIN IMMEDIATE"); }
+int store_commit(store *s) {
+    int rc = exec(s, "COMMIT");
+    if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+void store_rollback(store *s) {
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_changed(store *s) {
+    sqlite3_stmt *st;
+    int v = s->data_version;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    int changed = v != s->data_version;
+    s->data_version = v;
+    return changed;
+}
+
+/* ---- rows ---- */
+
+static char *dupcol(sqlite3_stmt *st, int i) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+void store_row_clear(store_row *r) {
+    if (!r) return;
+    free((char *)r->m.ns);
+    free((char *)r->m.id);
+    free((char *)r->m.kind);
+    free((char *)r->m.tier);
+    free((char *)r->m.text);
+    free((char *)r->m.superseded_by);
+    free((char *)r->m.metadata);
+    free((char *)r->m.links);
+    free((char *)r->m.model);
+    free(r->vec);
+    memset(r, 0, sizeof *r);
+}
+
+/* Fill r from the current row of st (ROW_COLS order). Returns 0 or -1
+ * when out of memory. The vector is copied only when with_vec. */
+static int read_row(sqlite3_stmt *st, int with_vec, store_row *r) {
+    memset(r, 0, sizeof *r);
+    r->rowid = sqlite3_column_int64(st, 0);
+    r->m.ns = dupcol(st, 1);
+    r->m.id = dupcol(st, 2);
+    r->m.kind = dupcol(st, 3);
+    r->m.tier = dupcol(st, 4);
+    r->m.text = dupcol(st, 5);
+    r->m.importance = sqlite3_column_double(st, 6);
+    r->m.created_at = sqlite3_column_int64(st, 7);
+    r->m.updated_at = sqlite3_column_int64(st, 8);
+    r->m.accessed_at = sqlite3_column_int64(st, 9);
+    r->m.access_count = sqlite3_column_int64(st, 10);
+    r->m.expires_at = sqlite3_column_int64(st, 11);
+    r->m.invalidated_at = sqlite3_column_int64(st, 12);
+    r->m.superseded_by = dupcol(st, 13);
+    r->m.duplicate_count = sqlite3_column_int64(st, 14);
+    r->m.metadata = dupcol(st, 15);
+    r->m.links = dupcol(st, 16);
+    r->m.model = dupcol(st, 17);
+    int bytes = sqlite3_column_bytes(st, 18);
+    r->m.dim = bytes / (int)sizeof(float);
+    if (with_vec && bytes > 0) {
+        r->vec = malloc((size_t)bytes);
+        if (!r->vec) return -1;
+        memcpy(r->vec, sqlite3_column_blob(st, 18), (size_t)bytes);
+        r->m.vector = r->vec;
+    }
+    if (!r->m.ns || !r->m.id || !r->m.kind || !r->m.tier || !r->m.text) return -1;
+    return 0;
+}
+
+/* Step a one-row lookup into out; ENOTFOUND when there is no row. */
+static int lookup(store *s, sqlite3_stmt *st, int with_vec, store_row *out,
+                  const char *what) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return fail(s, REMEM_ENOTFOUND, "%s", what);
+    }
+    if (rc != SQLITE_ROW) {
+        rc = sqlfail(s, what);
+        sqlite3_reset(st);
+        return rc;
+    }
+    if (read_row(st, with_vec, out)) {
+        store_row_clear(out);
+        sqlite3_reset(st);
+        return fail(s, REMEM_ENOMEM, "out of memory reading %s", what);
+    }
+    return REMEM_OK;
+}
+
+int store_find(store *s, const char *ns, const char *id, int with_vec,
+               store_row *out) {
+    memset(out, 0, sizeof *out);
+    char what[300];
+    snprintf(what, sizeof what, "no memory %s%s%.200s", ns ? ns : "",
+             ns ? "/" : "", id);
+    if (ns) {
+        sqlite3_stmt *st = s->st[ST_FIND_NS];
+        sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+        int rc = lookup(s, st, with_vec, out, what);
+        sqlite3_reset(st);
+        return rc;
+    }
+    sqlite3_stmt *st = s->st[ST_FIND_ANY];
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = lookup(s, st, with_vec, out, what);
+    if (rc == REMEM_OK && sqlite3_step(st) == SQLITE_ROW) {
+        store_row_clear(out);
+        rc = fail(s, REMEM_EAMBIGUOUS,
+                  "id %.200s exists in several namespaces; name one", id);
+    }
+    sqlite3_reset(st);
+    return rc;
+}
+
+int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out) {
+    sqlite3_stmt *st = s->st[ST_GET];
+    sqlite3_bind_int64(st, 1, rowid);
+    int rc = lookup(s, st, with_vec, out, "no such row");
+    sqlite3_reset(st);
+    return rc;
+}
+
+int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm,
+                   int64_t *rowid) {
+    sqlite3_stmt *st = s->st[ST_DUP];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (int64_t)h);
+    sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK
+                                                      : sqlfail(s, "duplicate lookup");
+    sqlite3_reset(st);
+    return out;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
+    if (t) sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, i);
+}
+
+static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *norm,
+                        uint64_t h) {
+    sqlite3_bind_text(st, 1, m->ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, m->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, m->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, m->tier, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, m->text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, norm, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, (int64_t)h);
+    sqlite3_bind_double(st, 8, m->importance);
+    sqlite3_bind_int64(st, 9, m->created_at);
+    sqlite3_bind_int64(st, 10, m->updated_at);
+    sqlite3_bind_int64(st, 11, m->accessed_at);
+    sqlite3_bind_int64(st, 12, m->access_count);
+    sqlite3_bind_int64(st, 13, m->expires_at);
+    sqlite3_bind_int64(st, 14, m->invalidated_at);
+    bind_text_or_null(st, 15, m->superseded_by);
+    sqlite3_bind_int64(st, 16, m->duplicate_count);
+    bind_text_or_null(st, 17, m->metadata);
+    bind_text_or_null(st, 18, m->links);
+    bind_text_or_null(st, 19, m->vector ? m->model : NULL);
+    if (m->vector)
+        sqlite3_bind_blob(st, 20, m->vector, m->dim * (int)sizeof(float),
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 20);
+}
+
+static int step_done(store *s, sqlite3_stmt *st, const char *what) {
+    int rc = sqlite3_step(st);
+    int out = rc == SQLITE_DONE ? REMEM_OK : sqlfail(s, what);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return out;
+}
+
+int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h,
+                 int64_t *rowid) {
+    sqlite3_stmt *st = s->st[ST_INSERT];
+    bind_memory(st, m, norm, h);
+    int rc = step_done(s, st, "inserting a memory");
+    if (!rc && rowid) *rowid = sqlite3_last_insert_rowid(s->db);
+    return rc;
+}
+
+int store_replace(store *s, int64_t rowid, const remem_memory *m,
+                  const char *norm, uint64_t h) {
+    sqlite3_stmt *st = s->st[ST_REPLACE];
+    bind_memory(st, m, norm, h);
+    sqlite3_bind_int64(st, 21, rowid);
+    return step_done(s, st, "updating a memory");
+}
+
+int store_bump_duplicate(store *s, int64_t rowid, int64_t now) {
+    sqlite3_stmt *st = s->st[ST_BUMPDUP];
+    sqlite3_bind_int64(st, 1, now);
+    sqlite3_bind_int64(st, 2, rowid);
+    return step_done(s, st, "recording a duplicate");
+}
+
+int store_delete(store *s, int64_t rowid) {
+    sqlite3_stmt *st = s->st[ST_DELETE];
+    sqlite3_bind_int64(st, 1, rowid);
+    return step_done(s, st, "deleting a memory");
+}
+
+int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now) {
+    sqlite3_stmt *st = s->st[ST_TOUCH];
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(st, 1, now);
+        sqlite3_bind_int64(st, 2, rowids[i]);
+        int rc = step_done(s, st, "touching memories");
+        if (rc) return rc;
+    }
+    return REMEM_OK;
+}
+
+int store_set_vector(store *s, int64_t rowid, const char *model,
+                     const float *vec, int dim) {
+    sqlite3_stmt *st = s->st[ST_SETVEC];
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 2, vec, dim * (int)sizeof(float), SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, rowid);
+    return step_done(s, st, "storing a vector");
+}
+
+/* ---- namespaces ---- */
+
+int store_ns_info(store *s, const char *ns, char *model, size_t model_cap,
+                  int *dim, int64_t *version, int64_t *rows) {
+    sqlite3_stmt *st = s->st[ST_NS_INFO];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        if (model) snprintf(model, model_cap, "%s", sqlite3_column_text(st, 0));
+        if (dim) *dim = sqlite3_column_int(st, 1);
+        if (version) *version = sqlite3_column_int64(st, 2);
+        if (rows) *rows = sqlite3_column_int64(st, 3);
+        rc = REMEM_OK;
+    } else if (rc == SQLITE_DONE) {
+        if (model && model_cap) model[0] = '\0';
+        if (dim) *dim = 0;
+        if (version) *version = 0;
+        if (rows) *rows = 0;
+        rc = fail(s, REMEM_ENOTFOUND, "no namespace %.200s", ns);
+    } else {
+        rc = sqlfail(s, "reading a namespace");
+    }
+    sqlite3_reset(st);
+    return rc;
+}
+
+int store_ns_set_model(store *s, const char *ns, const char *model, int dim) {
+    sqlite3_stmt *st = s->st[ST_NS_SET];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, dim);
+    return step_done(s, st, "recording the namespace's model");
+}
+
+/* ---- history ---- */
+
+int store_history_add(store *s, const char *ns, const char *id, int64_t at,
+                      const char *op, const char *actor, const char *before,
+                      const char *after) {
+    sqlite3_stmt *st = s->st[ST_HIST_ADD];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, at);
+    sqlite3_bind_text(st, 4, op, -1, SQLITE_STATIC);
+    bind_text_or_null(st, 5, actor);
+    bind_text_or_null(st, 6, before);
+    bind_text_or_null(st, 7, after);
+    return step_done(s, st, "writing history");
+}
+
+int store_history_scrub(store *s, const char *ns, const char *id) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "UPDATE history SET"
+                           " before = CASE WHEN json_valid(before) THEN json_remove(before,'$.text') END,"
+                           " after = CASE WHEN json_valid(after) THEN json_remove(after,'$.text') END"
+                           " WHERE ns=? AND id=?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "scrubbing history");
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? REMEM_OK : sqlfail(s, "scrubbing history");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static json_t *json_or_null(const unsigned char *t) {
+    if (!t) return json_null();
+    json_t *j = json_loads((const char *)t, JSON_DECODE_ANY, NULL);
+    return j ? j : json_string((const char *)t);
+}
+
+int store_history_json(store *s, const char *ns, const char *id, char **json) {
+    *json = NULL;
+    sqlite3_stmt *st;
+    const char *sql =
+        ns ? "SELECT seq, ns, at, op, actor, before, after FROM history "
+             "WHERE ns=?1 AND id=?2 ORDER BY seq"
+           : "SELECT seq, ns, at, op, actor, before, after FROM history "
+             "WHERE id=?2 ORDER BY seq";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "reading history");
+    if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    json_t *arr = json_array();
+    char first_ns[512] = "";
+    int rc = REMEM_OK;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *rns = (const char *)sqlite3_column_text(st, 1);
+        if (!ns) {
+            if (!first_ns[0]) snprintf(first_ns, sizeof first_ns, "%s", rns);
+            else if (strcmp(first_ns, rns) != 0) {
+                rc = fail(s, REMEM_EAMBIGUOUS,
+                          "id %.200s has history in several namespaces; name one", id);
+                break;
+            }
+        }
+        char at[40];
+        util_format_time(sqlite3_column_int64(st, 2), at, sizeof at);
+        json_t *o = json_object();
+        json_object_set_new(o, "seq", json_integer(sqlite3_column_int64(st, 0)));
+        json_object_set_new(o, "ns", json_string(rns));
+        json_object_set_new(o, "id", json_string(id));
+        json_object_set_new(o, "at", json_string(at));
+        json_object_set_new(o, "op", json_string((const char *)sqlite3_column_text(st, 3)));
+        const unsigned char *actor = sqlite3_column_text(st, 4);
+        json_object_set_new(o, "actor", actor ? json_string((const char *)actor) : json_null());
+        json_object_set_new(o, "before", json_or_null(sqlite3_column_text(st, 5)));
+        json_object_set_new(o, "after", json_or_null(sqlite3_column_text(st, 6)));
+        json_array_append_new(arr, o);
+    }
+    sqlite3_finalize(st);
+    if (!rc && json_array_size(arr) == 0)
+        rc = fail(s, REMEM_ENOTFOUND, "no history for %s%s%.200s", ns ? ns : "",
+                  ns ? "/" : "", id);
+    if (!rc) {
+        *json = json_dumps(arr, JSON_COMPACT);
+        if (!*json) rc = fail(s, REMEM_ENOMEM, "out of memory");
+    }
+    json_decref(arr);
+    return rc;
+}
+
+/* ---- scans ---- */
+
+int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
+               void *ctx) {
+    sqlite3_stmt *st;
+    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=? ORDER BY rowid"
+                         : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "scanning memories");
+    if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    int rc = REMEM_OK, step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_row r;
+        if (read_row(st, 0, &r)) {
+            store_row_clear(&r);
+            rc = fail(s, REMEM_ENOMEM, "out of memory scanning");
+            break;
+        }
+        /* Borrow the blob for the callback instead of copying it. */
+        if (with_vec && r.m.dim > 0) r.m.vector = sqlite3_column_blob(st, 18);
+        rc = fn(ctx, &r);
+        store_row_clear(&r);
+        if (rc) break;
+    }
+    if (!rc && step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "scanning memories");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match,
+              store_fts_fn fn, void *ctx) {
+    strbuf sql;
+    sb_init(&sql);
+    sb_puts(&sql, "SELECT f.rowid, -bm25(memories_fts) FROM memories_fts f "
+                  "JOIN memories m ON m.rowid = f.rowid "
+                  "WHERE memories_fts MATCH ?1 AND m.ns IN (");
+    for (size_t i = 0; i < n_ns; i++) sb_printf(&sql, "%s?%zu", i ? "," : "", i + 2);
+    sb_puts(&sql, ") ORDER BY bm25(memories_fts)");
+    if (sql.oom) {
+        sb_free(&sql);
+        return fail(s, REMEM_ENOMEM, "out of memory");
+    }
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+    sb_free(&sql);
+    if (rc != SQLITE_OK) return sqlfail(s, "full-text query");
+    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+    for (size_t i = 0; i < n_ns; i++)
+        sqlite3_bind_text(st, (int)i + 2, ns[i], -1, SQLITE_STATIC);
+    rc = REMEM_OK;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1))) break;
+    }
+    if (step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "full-text query");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- namespaces, stats, clear ---- */
+
+int store_namespaces_json(store *s, char **json) {
+    *json = NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT ns, rows, coalesce(model,''), coalesce(dim,0) "
+                           "FROM namespaces WHERE rows > 0 ORDER BY ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "listing namespaces");
+    json_t *arr = json_array();
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        json_t *o = json_object();
+        json_object_set_new(o, "ns", json_string((const char *)sqlite3_column_text(st, 0)));
+        json_object_set_new(o, "count", json_integer(sqlite3_column_int64(st, 1)));
+        json_object_set_new(o, "model", json_string((const char *)sqlite3_column_text(st, 2)));
+        json_object_set_new(o, "dim", json_integer(sqlite3_column_int(st, 3)));
+        json_array_append_new(arr, o);
+    }
+    sqlite3_finalize(st);
+    *json = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    return *json ? REMEM_OK : fail(s, REMEM_ENOMEM, "out of memory");
+}
+
+/* Run a "SELECT key, count(*) ... GROUP BY key" into obj. */
+static int group_counts(store *s, const char *col, const char *ns, int64_t now,
+                        json_t *obj) {
+    char sql[256];
+    (void)now;
+    snprintf(sql, sizeof sql,
+             "SELECT %s, count(*) FROM memories %s GROUP BY 1 ORDER BY 1", col,
+             ns ? "WHERE ns=?1" : "");
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "statistics");
+    if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *k = sqlite3_column_text(st, 0);
+        json_object_set_new(obj, k ? (const char *)k : "", json_integer(sqlite3_column_int64(st, 1)));
+    }
+    sqlite3_finalize(st);
+    return REMEM_OK;
+}
+
+int store_stats_json(store *s, const char *ns, int64_t now, char **json) {
+    *json = NULL;
+    json_t *o = json_object();
+    int rc = REMEM_OK;
+    sqlite3_stmt *st;
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*), coalesce(sum(invalidated_at > 0),0),"
+             " coalesce(sum(expires_at > 0 AND expires_at <= ?2),0),"
+             " coalesce(sum(duplicate_count),0), coalesce(avg(importance),0),"
+             " coalesce(min(created_at),0), coalesce(max(created_at),0)"
+             " FROM memories %s", ns ? "WHERE ns=?1" : "");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        json_decref(o);
+        return sqlfail(s, "statistics");
+    }
+    if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        json_object_set_new(o, "memories", json_integer(sqlite3_column_int64(st, 0)));
+        json_object_set_new(o, "invalidated", json_integer(sqlite3_column_int64(st, 1)));
+        json_object_set_new(o, "expired", json_integer(sqlite3_column_int64(st, 2)));
+        json_object_set_new(o, "duplicates_folded", json_integer(sqlite3_column_int64(st, 3)));
+        json_object_set_new(o, "mean_importance", json_real(sqlite3_column_double(st, 4)));
+        char t[40];
+        if (sqlite3_column_int64(st, 0) > 0) {
+            util_format_time(sqlite3_column_int64(st, 5), t, sizeof t);
+            json_object_set_new(o, "oldest", json_string(t));
+            util_format_time(sqlite3_column_int64(st, 6), t, sizeof t);
+            json_object_set_new(o, "newest", json_string(t));
+        }
+    }
+    sqlite3_finalize(st);
+    json_t *kinds = json_object(), *tiers = json_object(), *models = json_object();
+    if (!rc) rc = group_counts(s, "kind", ns, now, kinds);
+    if (!rc) rc = group_counts(s, "tier", ns, now, tiers);
+    if (!rc) rc = group_counts(s, "coalesce(model,'')", ns, now, models);
+    json_object_set_new(o, "by_kind", kinds);
+    json_object_set_new(o, "by_tier", tiers);
+    json_object_set_new(o, "by_model", models);
+    if (!ns) {
+        json_t *per = json_object();
+        if (sqlite3_prepare_v2(s->db,
+                               "SELECT ns, rows FROM namespaces WHERE rows>0 ORDER BY ns",
+                               -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW)
+                json_object_set_new(per, (const char *)sqlite3_column_text(st, 0),
+                                    json_integer(sqlite3_column_int64(st, 1)));
+            sqlite3_finalize(st);
+        }
+        json_object_set_new(o, "by_namespace", per);
+        json_object_set_new(o, "path", json_string(s->path));
+        if (sqlite3_prepare_v2(s->db,
+                               "SELECT page_count*page_size FROM pragma_page_count, pragma_page_size",
+                               -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                json_object_set_new(o, "file_bytes", json_integer(sqlite3_column_int64(st, 0)));
+            sqlite3_finalize(st);
+        }
+    } else {
+        json_object_set_new(o, "ns", json_string(ns));
+    }
+    if (!rc) {
+        *json = json_dumps(o, JSON_COMPACT);
+        if (!*json) rc = fail(s, REMEM_ENOMEM, "out of memory");
+    }
+    json_decref(o);
+    return rc;
+}
+
+int store_clear(store *s, const char *ns, int64_t *deleted) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM memories WHERE ns=?", -1, &st, NULL) != SQLITE_OK)
+        return sqlfail(s, "clearing a namespace");
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? REMEM_OK : sqlfail(s, "clearing a namespace");
+    sqlite3_finalize(st);
+    if (!rc && deleted) *deleted = sqlite3_changes64(s->db);
+    if (!rc) {
+        /* An empty namespace may take vectors of another model again. */
+        if (sqlite3_prepare_v2(s->db, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=?",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE) rc = sqlfail(s, "clearing a namespace");
+            sqlite3_finalize(st);
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * util.h: the small pieces every layer of remem shares and no Debian
+ * library covers directly: times (ISO 8601 <-> ms), time-ordered ids, text
+ * normalisation for duplicate detection, a 64-bit string hash, and a
+ * growable byte buffer. Nothing here allocates global state.
+ */
+#ifndef REMEM_UTIL_H
+#define REMEM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Times: int64 milliseconds since the epoch, UTC. */
+int64_t util_now_ms(void);
+/* ISO 8601 date or date-time (Z or +hh:mm offset, optional fraction), an
+ * integer of milliseconds, or "now". 0 on success, -1 if malformed. */
+int util_parse_time(const char *s, int64_t *ms);
+void util_format_time(int64_t ms, char *buf, size_t cap);
+
+/* A new unique, time-ordered id (26 characters of Crockford base32, as a
+ * ULID: 48 bits of milliseconds then 80 random bits that increase within
+ * one millisecond). buf must hold 27 bytes. Thread-safe. */
+void util_new_id(int64_t now_ms, char buf[27]);
+
+/* Normalised form for duplicate detection: trimmed, runs of whitespace to
+ * one space, ASCII lowercased. Returns a malloc'd string (NULL: no memory). */
+char *util_normalize_text(const char *s);
+/* 64-bit hash of n bytes (FNV-1a with a final avalanche mix). */
+uint64_t util_hash64(const void *p, size_t n);
+
+/* A growable buffer; data is always NUL-terminated. On out-of-memory the
+ * buffer sets oom and further appends do nothing. */
+typedef struct strbuf {
+    char *data;
+    size_t len, cap;
+    int oom;
+} strbuf;
+void sb_init(strbuf *b);
+void sb_free(strbuf *b);
+void sb_append(strbuf *b, const char *s, size_t n);
+void sb_puts(strbuf *b, const char *s);
+void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hand over the data (malloc'd; the caller frees) and reset b. */
+char *sb_take(strbuf *b);
+
+#endif
