@@ -54,9 +54,46 @@ size_t flat_search(const flat_index *ix, const float *q, const uint64_t *allow,
 size_t flat_search_reference(const flat_index *ix, const float *q,
                              const uint64_t *allow, size_t n, flat_hit *out);
 
-/* Inner product of two vectors with the chosen kernel. */
+/* Inner product of two vectors with the chosen kernel. Every kernel sums in
+ * the same order (16 lanes, then a fixed tree), so all levels and the
+ * reference return the same bits. */
 float flat_dot(const float *a, const float *b, int dim);
 /* "avx512", "avx2" or "scalar". */
 const char *flat_kernel_name(void);
+
+/* HOW THE SEARCH IS EXACT AND FAST
+ * Beside the float32 rows the index keeps each row as int8 codes with a
+ * per-row scale, plus rigorous bounds on what the quantisation loses. A
+ * search over a large index (>= 2048 rows) first scores every allowed row
+ * with the int8 codes (a quarter of the bytes), which brackets each row's
+ * float32 score in [approx - bound, approx + bound]; every row whose upper
+ * end reaches the n-th best lower end is then scored in float32, and only
+ * those compete for the result. Rows left out are provably below n others,
+ * so the answer is the reference's, bit for bit. Small indexes, n close to
+ * the allowed count, and odd queries (zero, non-finite, huge) use the plain
+ * float32 scan. */
+
+/* What one search did; for tests and benchmarks. */
+typedef struct flat_trace {
+    int prescanned;  /* 1: int8 pre-scan then float32 rescore; 0: float32 scan */
+    size_t allowed;  /* rows the filter allowed */
+    size_t rescored; /* rows scored in float32 */
+} flat_trace;
+
+/* flat_search, also filling *trace (may be NULL). */
+size_t flat_search_traced(const flat_index *ix, const float *q,
+                          const uint64_t *allow, size_t n, flat_hit *out,
+                          flat_trace *trace);
+
+/* For tests and benchmarks; not thread-safe against running searches. */
+/* 1 when this CPU can run the level ("scalar", "avx2", "avx512"). */
+int flat_kernel_available(const char *name);
+/* Use that level from now on; 0, or -1 when unknown or not available. */
+int flat_set_kernel(const char *name);
+/* When flat_search uses the int8 pre-scan: FLAT_PRESCAN_AUTO (the default,
+ * by index size and n), FLAT_PRESCAN_ALWAYS (whenever the query allows it,
+ * even for tiny indexes and huge n) or FLAT_PRESCAN_NEVER. */
+enum { FLAT_PRESCAN_AUTO = 0, FLAT_PRESCAN_ALWAYS = 1, FLAT_PRESCAN_NEVER = 2 };
+void flat_set_prescan(int mode);
 
 #endif

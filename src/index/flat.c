@@ -1,0 +1,614 @@
+/*
+ * flat.c: the exact flat index (see flat.h for the contract).
+ *
+ * Layout. Rows live in one 64-byte-aligned float32 array (row-major, stride
+ * dim). Beside it, each row is kept quantised: uint8 codes (code c in
+ * [-127, 127] stored as c + 128, stride padded to 64 bytes) and a
+ * flat_row_quant with the scale s and two upper bounds, |x| and |e| where
+ * e = x - s*c is what the quantisation lost. Append, set and swap_remove keep
+ * both copies in step.
+ *
+ * Why the pre-scan is exact. The query q is quantised the same way per query
+ * (scale t, codes d, residue f = q - t*d). For row x with integer
+ * C = sum c_i d_i,
+ *     x.q - s*t*C = sum x_i f_i + t * sum d_i e_i,
+ * so |x.q - s t C| <= |x| |f| + |t d| |e| (Cauchy-Schwarz twice). The search
+ * ranks rows by the float32 dot of the canonical kernel, which differs from
+ * x.q by at most gamma |x| |q| with gamma = (dim/16 + 8) 2^-23 (twice the
+ * textbook bound for 16-lane summation, leaving room for the rounding of the
+ * bound arithmetic itself), plus an absolute (dim + 64) 2^-149 for products
+ * that underflow. Rows and queries whose norm exceeds 1e16 are kept off this
+ * path (their float dots could overflow), so every row's float score lies in
+ * [A - B, A + B] with A = s t C and B the sum of those terms. If n allowed
+ * rows have A - B >= lambda, any row with A + B < lambda is strictly below n
+ * rows and cannot be in the answer; the rest are rescored in float32 and the
+ * best n of them are the reference's best n, with the same ties.
+ *
+ * The scan keeps lambda as it goes (the n-th best lower bound so far, which
+ * only rises), so a row is remembered only if its upper bound reaches the
+ * current lambda; the list is filtered once more against the final lambda.
+ * The top-n heaps live in the caller's out array, so the float path never
+ * allocates and the int8 path only allocates its candidate list (and falls
+ * back to the float path if it cannot).
+ */
+#include "index/flat.h"
+
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/flat_kernels.h"
+
+/* Below this many rows a float32 scan is as fast as anything else. */
+#define FLAT_PRESCAN_MIN_ROWS 2048
+/* The pre-scan pays off when few rows can reach the result. */
+#define FLAT_PRESCAN_MAX_SHARE 16
+/* Below this dimension int8 codes save too little to matter. */
+#define FLAT_PRESCAN_MIN_DIM 32
+/* int32 sums of (c + 128) * d stay exact up to this dimension. */
+#define FLAT_PRESCAN_MAX_DIM 65536
+/* Vectors with a larger norm skip the pre-scan (float dots could overflow). */
+#define FLAT_MAX_NORM 1e16
+/* Vectors whose largest component is below this are not worth a scale. */
+#define FLAT_MIN_MAXABS 1e-30
+/* Rows per kernel call: one word of the allow bitmap. */
+#define FLAT_BATCH 64
+
+typedef struct flat_row_quant {
+    float scale; /* s: code c means c * s; 0 for zero or tiny rows */
+    float xnorm; /* >= |x|; +inf marks a row the bounds cannot cover */
+    float enorm; /* >= |x - s*c| */
+} flat_row_quant;
+
+struct flat_index {
+    int dim;
+    size_t count, cap;
+    size_t code_stride; /* bytes per quantised row, a multiple of 64 */
+    float *vecs;
+    uint8_t *codes;
+    flat_row_quant *quant;
+};
+
+/* ---------------------------------------------------------------- */
+/* kernel choice                                                      */
+/* ---------------------------------------------------------------- */
+
+static const char *const level_names[] = {"avx512", "avx2", "scalar"};
+static const flat_kernels *active_kernels;
+static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
+static int prescan_mode = FLAT_PRESCAN_AUTO;
+
+/* The best level the CPU has, or with REMEM_SIMD the best one not above the
+ * requested level. */
+static void choose_kernels(void)
+{
+    const char *want = getenv("REMEM_SIMD");
+    size_t first = 0, levels = sizeof level_names / sizeof level_names[0];
+    if (want)
+        for (size_t i = 0; i < levels; i++)
+            if (strcmp(want, level_names[i]) == 0) first = i;
+    for (size_t i = first; i < levels; i++) {
+        const flat_kernels *k = flat_kernels_for(level_names[i]);
+        if (k) {
+            __atomic_store_n(&active_kernels, k, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+static const flat_kernels *kernels(void)
+{
+    pthread_once(&kernels_once, choose_kernels);
+    return __atomic_load_n(&active_kernels, __ATOMIC_ACQUIRE);
+}
+
+const char *flat_kernel_name(void) { return kernels()->name; }
+
+int flat_kernel_available(const char *name) { return flat_kernels_for(name) != NULL; }
+
+int flat_set_kernel(const char *name)
+{
+    kernels();
+    const flat_kernels *k = flat_kernels_for(name);
+    if (!k) return -1;
+    __atomic_store_n(&active_kernels, k, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void flat_set_prescan(int mode)
+{
+    if (mode >= FLAT_PRESCAN_AUTO && mode <= FLAT_PRESCAN_NEVER)
+        __atomic_store_n(&prescan_mode, mode, __ATOMIC_RELAXED);
+}
+
+float flat_dot(const float *a, const float *b, int dim)
+{
+    return dim > 0 ? kernels()->dot(a, b, dim) : 0.0f;
+}
+
+/* ---------------------------------------------------------------- */
+/* rounding helpers                                                   */
+/* ---------------------------------------------------------------- */
+
+static float round_up_to_float(double v)
+{
+    float f = (float)v;
+    if ((double)f < v) f = nextafterf(f, INFINITY);
+    return f;
+}
+
+static float round_down_to_float(double v)
+{
+    float f = (float)v;
+    if ((double)f > v) f = nextafterf(f, -INFINITY);
+    return f;
+}
+
+static int8_t clamp_code(double v)
+{
+    double r = nearbyint(v);
+    if (r > 127) r = 127;
+    if (r < -127) r = -127;
+    return (int8_t)r;
+}
+
+/* ---------------------------------------------------------------- */
+/* rows                                                               */
+/* ---------------------------------------------------------------- */
+
+/* Codes, scale and bounds for x (see the top of the file). The sums are
+ * taken in double, exact up to a relative dim * 2^-53, and the stored
+ * bounds are widened past that and rounded up. */
+static void quantise_row(int dim, size_t stride, const float *x, uint8_t *codes,
+                         flat_row_quant *rq)
+{
+    double maxabs = 0, sumsq = 0;
+    int finite = 1;
+    for (int i = 0; i < dim; i++) {
+        double v = x[i];
+        if (!isfinite(v)) finite = 0;
+        else {
+            if (fabs(v) > maxabs) maxabs = fabs(v);
+            sumsq += v * v;
+        }
+    }
+    memset(codes, 128, stride);
+    const double widen = 1.0 + (dim + 2) * 0x1p-50;
+    double norm = sqrt(sumsq);
+    if (!finite || norm > FLAT_MAX_NORM) {
+        rq->scale = 0;
+        rq->xnorm = rq->enorm = INFINITY;
+        return;
+    }
+    rq->xnorm = round_up_to_float(norm * widen);
+    if (maxabs < FLAT_MIN_MAXABS) {
+        /* All codes 0: what is lost is the row itself. */
+        rq->scale = 0;
+        rq->enorm = rq->xnorm;
+        return;
+    }
+    float s = (float)(maxabs / 127.0);
+    double esq = 0;
+    for (int i = 0; i < dim; i++) {
+        int8_t c = clamp_code(x[i] / (double)s);
+        codes[i] = (uint8_t)(c + 128);
+        double e = x[i] - (double)s * c; /* s*c is exact in double */
+        esq += e * e;
+    }
+    rq->scale = s;
+    rq->enorm = round_up_to_float(sqrt(esq) * widen);
+}
+
+static size_t round_up_size(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+flat_index *flat_new(int dim)
+{
+    if (dim <= 0 || dim > (1 << 24)) return NULL;
+    flat_index *ix = calloc(1, sizeof *ix);
+    if (!ix) return NULL;
+    ix->dim = dim;
+    ix->code_stride = round_up_size((size_t)dim, FLAT_CODE_ALIGN);
+    return ix;
+}
+
+void flat_free(flat_index *ix)
+{
+    if (!ix) return;
+    free(ix->vecs);
+    free(ix->codes);
+    free(ix->quant);
+    free(ix);
+}
+
+int flat_dim(const flat_index *ix) { return ix ? ix->dim : 0; }
+size_t flat_count(const flat_index *ix) { return ix ? ix->count : 0; }
+
+/* aligned_alloc of at least bytes (rounded to the alignment, as C11 asks). */
+static void *alloc_aligned(size_t bytes)
+{
+    return aligned_alloc(64, round_up_size(bytes ? bytes : 1, 64));
+}
+
+/* Room for at least need rows; 0, or -1 when out of memory (ix unchanged). */
+static int reserve(flat_index *ix, size_t need)
+{
+    if (need <= ix->cap) return 0;
+    size_t cap = ix->cap ? ix->cap : 64;
+    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    if (cap > (size_t)UINT32_MAX + 1) cap = (size_t)UINT32_MAX + 1;
+    if (cap < need) return -1;
+    size_t dim = (size_t)ix->dim;
+    if (cap > SIZE_MAX / sizeof(float) / dim || cap > SIZE_MAX / ix->code_stride) return -1;
+    float *vecs = alloc_aligned(cap * dim * sizeof(float));
+    uint8_t *codes = alloc_aligned(cap * ix->code_stride);
+    flat_row_quant *quant = malloc(cap * sizeof *quant);
+    if (!vecs || !codes || !quant) {
+        free(vecs);
+        free(codes);
+        free(quant);
+        return -1;
+    }
+    if (ix->count) {
+        memcpy(vecs, ix->vecs, ix->count * dim * sizeof(float));
+        memcpy(codes, ix->codes, ix->count * ix->code_stride);
+        memcpy(quant, ix->quant, ix->count * sizeof *quant);
+    }
+    free(ix->vecs);
+    free(ix->codes);
+    free(ix->quant);
+    ix->vecs = vecs;
+    ix->codes = codes;
+    ix->quant = quant;
+    ix->cap = cap;
+    return 0;
+}
+
+static void store_row(flat_index *ix, size_t i, const float *v)
+{
+    memcpy(ix->vecs + i * (size_t)ix->dim, v, (size_t)ix->dim * sizeof(float));
+    quantise_row(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride,
+                 &ix->quant[i]);
+}
+
+long flat_append(flat_index *ix, const float *v)
+{
+    if (!ix || !v || ix->count > (size_t)UINT32_MAX || reserve(ix, ix->count + 1) != 0) return -1;
+    store_row(ix, ix->count, v);
+    return (long)ix->count++;
+}
+
+void flat_set(flat_index *ix, size_t i, const float *v)
+{
+    if (!ix || !v || i >= ix->count) return;
+    store_row(ix, i, v);
+}
+
+const float *flat_row(const flat_index *ix, size_t i)
+{
+    if (!ix || i >= ix->count) return NULL;
+    return ix->vecs + i * (size_t)ix->dim;
+}
+
+void flat_swap_remove(flat_index *ix, size_t i)
+{
+    if (!ix || i >= ix->count) return;
+    size_t last = ix->count - 1;
+    if (i != last) {
+        memcpy(ix->vecs + i * (size_t)ix->dim, ix->vecs + last * (size_t)ix->dim,
+               (size_t)ix->dim * sizeof(float));
+        memcpy(ix->codes + i * ix->code_stride, ix->codes + last * ix->code_stride,
+               ix->code_stride);
+        ix->quant[i] = ix->quant[last];
+    }
+    ix->count = last;
+}
+
+/* ---------------------------------------------------------------- */
+/* top-n heap (in the caller's out array)                             */
+/* ---------------------------------------------------------------- */
+
+/* The result order: higher sim first, then lower row; NaN sims rank below
+ * every number so that the order is total. */
+static int hit_better(flat_hit a, flat_hit b)
+{
+    int a_nan = a.sim != a.sim, b_nan = b.sim != b.sim;
+    if (a_nan || b_nan) return a_nan && b_nan ? a.row < b.row : b_nan;
+    if (a.sim != b.sim) return a.sim > b.sim;
+    return a.row < b.row;
+}
+
+/* A heap whose root is its worst hit. */
+typedef struct hit_heap {
+    flat_hit *h;
+    size_t size, cap;
+} hit_heap;
+
+static void sift_down(flat_hit *h, size_t size, size_t i)
+{
+    flat_hit top = h[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= size) break;
+        if (child + 1 < size && hit_better(h[child], h[child + 1])) child++;
+        if (!hit_better(top, h[child])) break;
+        h[i] = h[child];
+        i = child;
+    }
+    h[i] = top;
+}
+
+static void heap_offer(hit_heap *hp, uint32_t row, float sim)
+{
+    flat_hit hit = {row, sim};
+    if (hp->size < hp->cap) {
+        size_t i = hp->size++;
+        while (i > 0) {
+            size_t parent = (i - 1) / 2;
+            if (!hit_better(hp->h[parent], hit)) break;
+            hp->h[i] = hp->h[parent];
+            i = parent;
+        }
+        hp->h[i] = hit;
+    } else if (hit_better(hit, hp->h[0])) {
+        hp->h[0] = hit;
+        sift_down(hp->h, hp->size, 0);
+    }
+}
+
+/* Sorts the heap best first in place; returns its size. */
+static size_t heap_finish(hit_heap *hp)
+{
+    for (size_t end = hp->size; end > 1; end--) {
+        flat_hit worst = hp->h[0];
+        hp->h[0] = hp->h[end - 1];
+        hp->h[end - 1] = worst;
+        sift_down(hp->h, end - 1, 0);
+    }
+    return hp->size;
+}
+
+/* ---------------------------------------------------------------- */
+/* walking the allowed rows                                           */
+/* ---------------------------------------------------------------- */
+
+static size_t word_count(size_t count) { return (count + 63) / 64; }
+
+/* Bits of word w that name allowed rows below count. */
+static uint64_t allowed_word(const uint64_t *allow, size_t count, size_t w)
+{
+    uint64_t bits = allow ? allow[w] : ~(uint64_t)0;
+    size_t tail = count - w * 64;
+    if (tail < 64) bits &= ((uint64_t)1 << tail) - 1;
+    return bits;
+}
+
+/* The row numbers of word w's bits into rows; returns how many. */
+static size_t word_rows(uint64_t bits, size_t w, uint32_t *rows)
+{
+    size_t m = 0;
+    uint32_t base = (uint32_t)(w * 64);
+    if (bits == ~(uint64_t)0) {
+        for (uint32_t k = 0; k < 64; k++) rows[k] = base + k;
+        return 64;
+    }
+    while (bits) {
+        rows[m++] = base + (uint32_t)__builtin_ctzll(bits);
+        bits &= bits - 1;
+    }
+    return m;
+}
+
+static size_t allowed_count(const uint64_t *allow, size_t count)
+{
+    if (!allow) return count;
+    size_t total = 0;
+    for (size_t w = 0; w < word_count(count); w++)
+        total += (size_t)__builtin_popcountll(allowed_word(allow, count, w));
+    return total;
+}
+
+/* ---------------------------------------------------------------- */
+/* float32 scan                                                       */
+/* ---------------------------------------------------------------- */
+
+static size_t search_float(const flat_index *ix, const flat_kernels *k, const float *q,
+                           const uint64_t *allow, size_t m, flat_hit *out)
+{
+    hit_heap heap = {out, 0, m};
+    uint32_t rows[FLAT_BATCH];
+    float sims[FLAT_BATCH];
+    for (size_t w = 0; w < word_count(ix->count); w++) {
+        uint64_t bits = allowed_word(allow, ix->count, w);
+        if (!bits) continue;
+        size_t got = word_rows(bits, w, rows);
+        k->dot_rows(ix->vecs, ix->dim, q, rows, got, sims);
+        for (size_t j = 0; j < got; j++) heap_offer(&heap, rows[j], sims[j]);
+    }
+    return heap_finish(&heap);
+}
+
+size_t flat_search_reference(const flat_index *ix, const float *q,
+                             const uint64_t *allow, size_t n, flat_hit *out)
+{
+    if (!ix || !q || !out || n == 0 || ix->count == 0) return 0;
+    const flat_kernels *scalar = flat_kernels_for("scalar");
+    hit_heap heap = {out, 0, n};
+    for (size_t r = 0; r < ix->count; r++) {
+        if (allow && !((allow[r / 64] >> (r % 64)) & 1)) continue;
+        heap_offer(&heap, (uint32_t)r, scalar->dot(ix->vecs + r * (size_t)ix->dim, q, ix->dim));
+    }
+    return heap_finish(&heap);
+}
+
+/* ---------------------------------------------------------------- */
+/* int8 pre-scan                                                      */
+/* ---------------------------------------------------------------- */
+
+typedef struct query_quant {
+    int8_t *codes;  /* code_stride bytes, zero padded */
+    int32_t sum;    /* sum of codes */
+    double scale;   /* t */
+    double k_xnorm; /* bound per unit of |x|: |f| + gamma |q| */
+    double k_enorm; /* bound per unit of |e|: |t d| */
+    double slack;   /* underflow of float products */
+} query_quant;
+
+/* Quantises q; 0, or -1 when the bounds would not hold (non-finite, zero,
+ * tiny or huge query): then the caller scans in float32. */
+static int quantise_query(const flat_index *ix, const float *q, query_quant *qq)
+{
+    int dim = ix->dim;
+    double maxabs = 0, qsq = 0;
+    for (int i = 0; i < dim; i++) {
+        double v = q[i];
+        if (!isfinite(v)) return -1;
+        if (fabs(v) > maxabs) maxabs = fabs(v);
+        qsq += v * v;
+    }
+    double qnorm = sqrt(qsq);
+    if (maxabs < FLAT_MIN_MAXABS || qnorm > FLAT_MAX_NORM) return -1;
+    float t = (float)(maxabs / 127.0);
+    double fsq = 0, tdsq = 0;
+    int32_t sum = 0;
+    memset(qq->codes, 0, ix->code_stride);
+    for (int i = 0; i < dim; i++) {
+        int8_t d = clamp_code(q[i] / (double)t);
+        double td = (double)t * d, f = q[i] - td;
+        qq->codes[i] = d;
+        sum += d;
+        fsq += f * f;
+        tdsq += td * td;
+    }
+    const double widen = 1.0 + (dim + 2) * 0x1p-50;
+    double gamma = ((dim + FLAT_LANES - 1) / FLAT_LANES + 8) * 0x1p-23;
+    qq->sum = sum;
+    qq->scale = t;
+    qq->k_xnorm = (sqrt(fsq) + gamma * qnorm) * widen + 1e-300;
+    qq->k_enorm = sqrt(tdsq) * widen + 1e-300;
+    qq->slack = (dim + 64) * 0x1p-149;
+    return 0;
+}
+
+typedef struct candidate {
+    uint32_t row;
+    float upper;
+} candidate;
+
+typedef struct candidate_list {
+    candidate *items;
+    size_t size, cap;
+} candidate_list;
+
+static int candidates_push(candidate_list *cl, uint32_t row, float upper)
+{
+    if (cl->size == cl->cap) {
+        size_t cap = cl->cap ? cl->cap * 2 : 256;
+        candidate *items = realloc(cl->items, cap * sizeof *items);
+        if (!items) return -1;
+        cl->items = items;
+        cl->cap = cap;
+    }
+    cl->items[cl->size++] = (candidate){row, upper};
+    return 0;
+}
+
+/* Pre-scan with int8 codes, then float32 for the rows that may be in the
+ * top m. Returns the hit count, or -1 when out of memory (out is then
+ * scratch and the caller scans in float32). */
+static long search_prescan(const flat_index *ix, const flat_kernels *k, const query_quant *qq,
+                           const float *q, const uint64_t *allow, size_t m,
+                           flat_hit *out, size_t *rescored)
+{
+    candidate_list cl = {0};
+    hit_heap lower = {out, 0, m}; /* the m best lower bounds, as (row, bound) */
+    double lambda = -INFINITY;
+    uint32_t rows[FLAT_BATCH];
+    int32_t dots[FLAT_BATCH];
+    float sims[FLAT_BATCH];
+
+    for (size_t w = 0; w < word_count(ix->count); w++) {
+        uint64_t bits = allowed_word(allow, ix->count, w);
+        if (!bits) continue;
+        size_t got = word_rows(bits, w, rows);
+        k->dot_i8_rows(ix->codes, ix->code_stride, qq->codes, qq->sum, rows, got, dots);
+        for (size_t j = 0; j < got; j++) {
+            const flat_row_quant *rq = &ix->quant[rows[j]];
+            double approx = (double)dots[j] * ((double)rq->scale * qq->scale);
+            double bound = rq->xnorm * qq->k_xnorm + rq->enorm * qq->k_enorm + qq->slack;
+            double upper = approx + bound;
+            if (upper < lambda) continue;
+            if (candidates_push(&cl, rows[j], round_up_to_float(upper)) != 0) {
+                free(cl.items);
+                return -1;
+            }
+            heap_offer(&lower, rows[j], round_down_to_float(approx - bound));
+            if (lower.size == lower.cap) lambda = lower.h[0].sim;
+        }
+    }
+
+    /* Keep the candidates that reach the final lambda, then rescore them. */
+    float final_lambda = lower.size == lower.cap ? lower.h[0].sim : -INFINITY;
+    hit_heap best = {out, 0, m};
+    size_t kept = 0;
+    for (size_t i = 0; i < cl.size;) {
+        size_t got = 0;
+        for (; i < cl.size && got < FLAT_BATCH; i++)
+            if (cl.items[i].upper >= final_lambda) rows[got++] = cl.items[i].row;
+        if (!got) continue;
+        k->dot_rows(ix->vecs, ix->dim, q, rows, got, sims);
+        for (size_t j = 0; j < got; j++) heap_offer(&best, rows[j], sims[j]);
+        kept += got;
+    }
+    free(cl.items);
+    *rescored = kept;
+    return (long)heap_finish(&best);
+}
+
+static int use_prescan(const flat_index *ix, size_t allowed, size_t m)
+{
+    int mode = __atomic_load_n(&prescan_mode, __ATOMIC_RELAXED);
+    if (mode == FLAT_PRESCAN_NEVER || ix->dim > FLAT_PRESCAN_MAX_DIM) return 0;
+    if (mode == FLAT_PRESCAN_ALWAYS) return 1;
+    return ix->count >= FLAT_PRESCAN_MIN_ROWS && ix->dim >= FLAT_PRESCAN_MIN_DIM &&
+           m <= allowed / FLAT_PRESCAN_MAX_SHARE;
+}
+
+size_t flat_search_traced(const flat_index *ix, const float *q,
+                          const uint64_t *allow, size_t n, flat_hit *out,
+                          flat_trace *trace)
+{
+    flat_trace local;
+    if (!trace) trace = &local;
+    memset(trace, 0, sizeof *trace);
+    if (!ix || !q || !out || n == 0 || ix->count == 0) return 0;
+    size_t allowed = allowed_count(allow, ix->count);
+    trace->allowed = allowed;
+    if (allowed == 0) return 0;
+    size_t m = n < allowed ? n : allowed;
+    const flat_kernels *k = kernels();
+
+    if (use_prescan(ix, allowed, m)) {
+        int8_t stack_codes[2048];
+        query_quant qq = {0};
+        qq.codes = ix->code_stride <= sizeof stack_codes ? stack_codes
+                                                         : malloc(ix->code_stride);
+        long got = -1;
+        if (qq.codes && quantise_query(ix, q, &qq) == 0)
+            got = search_prescan(ix, k, &qq, q, allow, m, out, &trace->rescored);
+        if (qq.codes != stack_codes) free(qq.codes);
+        if (got >= 0) {
+            trace->prescanned = 1;
+            return (size_t)got;
+        }
+    }
+    trace->rescored = allowed;
+    return search_float(ix, k, q, allow, m, out);
+}
+
+size_t flat_search(const flat_index *ix, const float *q, const uint64_t *allow,
+                   size_t n, flat_hit *out)
+{
+    return flat_search_traced(ix, q, allow, n, out, NULL);
+}
