@@ -255,7 +255,6 @@ void cache_check_external(remem *db) {
 
 ns_cache *cache_get(remem *db, const char *ns, int *rc) {
     *rc = REMEM_OK;
-    cache_check_external(db);
     ns_cache **p = find_link(db, ns);
     if (p) return *p;
     return load(db, ns, rc);

@@ -48,8 +48,10 @@ int eng_store_fail(remem *db, int rc);
 void eng_ok(remem *db);
 
 /* Caches (cache.c). */
-/* The fresh cache of ns (loading or refreshing it). NULL with *rc set when
- * the namespace is empty (rc = REMEM_OK) or on error. */
+/* The cache of ns, loading it if needed. NULL with *rc set when the
+ * namespace is empty (rc = REMEM_OK) or on error. It does not look for other
+ * processes' changes: call cache_check_external once first (it may free
+ * caches, so never between two cache_get calls whose results are kept). */
 ns_cache *cache_get(remem *db, const char *ns, int *rc);
 /* Forget every cache whose namespace another connection changed. */
 void cache_check_external(remem *db);

@@ -1,0 +1,512 @@
+/*
+ * recall.c: the retrieval pipeline (DESIGN.md, "Retrieval").
+ *
+ *   1. Candidates, per namespace: the vector lane (exact top-N over the
+ *      namespace's cached vectors, with the filter, tiers, validity and TTL
+ *      folded into an allow bitmap before the scan) and the lexical lane
+ *      (FTS5 BM25 over the same namespaces, read best-first until N allowed
+ *      rows are found). Lexical-only candidates get their cosine computed
+ *      from the cache, so every candidate has every signal.
+ *   2. Components and score (score.c), thresholds, kind boost.
+ *   3. Ordering (tier priority first when the profile says so), top-k, and
+ *      the results copied out so they outlive the caches.
+ *   4. Touch: accessed_at and access_count of the returned memories, in one
+ *      small transaction, unless the query says no_touch. Touching is best
+ *      effort: a busy store does not fail a read.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "filter/filter.h"
+#include "score.h"
+#include "util/util.h"
+
+#define MAX_K 1000
+
+typedef struct cand_ref {
+    ns_cache *c;
+    size_t row;
+    unsigned lanes;
+    double sim, bm25;
+} cand_ref;
+
+typedef struct pool {
+    cand_ref *v;
+    size_t n, cap;
+} pool;
+
+static cand_ref *pool_add(pool *p) {
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 128;
+        cand_ref *v = realloc(p->v, cap * sizeof *v);
+        if (!v) return NULL;
+        p->v = v;
+        p->cap = cap;
+    }
+    cand_ref *r = &p->v[p->n++];
+    memset(r, 0, sizeof *r);
+    r->sim = NAN;
+    return r;
+}
+
+static cand_ref *pool_find(pool *p, ns_cache *c, size_t row) {
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].c == c && p->v[i].row == row) return &p->v[i];
+    return NULL;
+}
+
+/* Tiers in priority order. */
+typedef struct tierset {
+    char names[4][16];
+    int n;
+} tierset;
+
+static int parse_tiers(remem *db, const char *list, tierset *t) {
+    t->n = 0;
+    if (!list || !*list) list = "static,short,long";
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char name[16];
+        if (len == 0 || len >= sizeof name)
+            return eng_fail(db, REMEM_EINVAL, "bad tier list \"%s\"", list);
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (strcmp(name, "static") && strcmp(name, "short") && strcmp(name, "long") &&
+            strcmp(name, "archived"))
+            return eng_fail(db, REMEM_EINVAL,
+                            "unknown tier \"%s\" (static, short, long, archived)", name);
+        if (t->n < 4) snprintf(t->names[t->n++], sizeof t->names[0], "%s", name);
+        p += len;
+        if (*p == ',') p++;
+    }
+    return REMEM_OK;
+}
+
+static int tier_rank(const tierset *t, const char *tier) {
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->names[i], tier) == 0) return i;
+    return -1;
+}
+
+typedef struct query_ctx {
+    remem *db;
+    const remem_query *q;
+    profile p;
+    filter *f, *pf; /* the query's filter and the profile's */
+    tierset tiers;
+    int64_t now;
+    float *qv;
+    size_t n_cand;
+    pool pool;
+    ns_cache **caches;
+    uint64_t **allow;
+    size_t n_caches;
+    size_t lex_found;
+} query_ctx;
+
+static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
+    const remem_memory *m = &c->rows[i].m;
+    if (tier_rank(&x->tiers, m->tier) < 0) return 0;
+    if (!x->q->include_invalid) {
+        if (m->invalidated_at) return 0;
+        if (m->expires_at && m->expires_at <= x->now) return 0;
+    }
+    if (!x->f && !x->pf) return 1;
+    filter_record r = {
+        .id = m->id, .ns = m->ns, .kind = m->kind, .tier = m->tier, .text = m->text,
+        .importance = m->importance, .created_at = m->created_at,
+        .updated_at = m->updated_at, .accessed_at = m->accessed_at,
+        .expires_at = m->expires_at, .access_count = m->access_count,
+        .duplicate_count = m->duplicate_count, .metadata = NULL};
+    if ((x->f && filter_uses_metadata(x->f)) || (x->pf && filter_uses_metadata(x->pf)))
+        r.metadata = cache_meta(c, i);
+    return (!x->f || filter_match(x->f, &r)) && (!x->pf || filter_match(x->pf, &r));
+}
+
+static uint64_t *build_allow(query_ctx *x, ns_cache *c, size_t *allowed) {
+    size_t words = (c->n + 63) / 64;
+    uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
+    if (!bits) return NULL;
+    size_t count = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (row_allowed(x, c, i)) {
+            bits[i >> 6] |= 1ULL << (i & 63);
+            count++;
+        }
+    }
+    *allowed = count;
+    return bits;
+}
+
+/* ---- the lexical lane ---- */
+
+static void add_term(const char *term, size_t len, void *ctx) {
+    strbuf *b = ctx;
+    /* Each term is a quoted FTS5 string: no operator in the user's text can
+     * change the query's meaning. */
+    if (b->len) sb_puts(b, " OR ");
+    sb_puts(b, "\"");
+    for (size_t i = 0; i < len; i++) {
+        if (term[i] == '"') sb_puts(b, "\"\"");
+        else sb_append(b, &term[i], 1);
+    }
+    sb_puts(b, "\"");
+}
+
+static int on_fts(void *vctx, int64_t rowid, double score) {
+    query_ctx *x = vctx;
+    for (size_t j = 0; j < x->n_caches; j++) {
+        ns_cache *c = x->caches[j];
+        long i = cache_find(c, rowid);
+        if (i < 0) continue;
+        if (!(x->allow[j][i >> 6] & (1ULL << (i & 63)))) return 0;
+        cand_ref *r = pool_find(&x->pool, c, (size_t)i);
+        if (!r && !(r = pool_add(&x->pool))) return 1;
+        r->c = c;
+        r->row = (size_t)i;
+        r->lanes |= 2;
+        r->bm25 = score;
+        x->lex_found++;
+        break;
+    }
+    return x->lex_found >= x->n_cand;
+}
+
+static int lexical_lane(query_ctx *x) {
+    strbuf match;
+    sb_init(&match);
+    embed_hash_terms(x->q->text, add_term, &match);
+    if (match.oom) {
+        sb_free(&match);
+        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    }
+    if (match.len == 0) {
+        sb_free(&match);
+        return REMEM_OK;
+    }
+    const char **ns = malloc(x->n_caches * sizeof *ns);
+    if (!ns) {
+        sb_free(&match);
+        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    }
+    for (size_t j = 0; j < x->n_caches; j++) ns[j] = x->caches[j]->ns;
+    int rc = store_fts(x->db->st, ns, x->n_caches, match.data, on_fts, x);
+    free(ns);
+    sb_free(&match);
+    return rc ? eng_store_fail(x->db, rc) : REMEM_OK;
+}
+
+/* ---- results ---- */
+
+typedef struct result_impl {
+    remem_result pub;
+    char **strs;
+    size_t n_strs, cap_strs;
+} result_impl;
+
+static const char *keep(result_impl *r, const char *s) {
+    if (!s) return NULL;
+    if (r->n_strs == r->cap_strs) {
+        size_t cap = r->cap_strs ? r->cap_strs * 2 : 64;
+        char **v = realloc(r->strs, cap * sizeof *v);
+        if (!v) return NULL;
+        r->strs = v;
+        r->cap_strs = cap;
+    }
+    char *d = strdup(s);
+    if (d) r->strs[r->n_strs++] = d;
+    return d;
+}
+
+void remem_result_free(remem_result *pub) {
+    if (!pub) return;
+    result_impl *r = (result_impl *)pub;
+    for (size_t i = 0; i < r->n_strs; i++) free(r->strs[i]);
+    free(r->strs);
+    free(r->pub.hits);
+    free(r);
+}
+
+typedef struct ranked {
+    candidate c;
+    cand_ref *ref;
+    int tier;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b) {
+    const ranked *x = a, *y = b;
+    if (x->tier != y->tier) return x->tier < y->tier ? -1 : 1;
+    if (x->c.score != y->c.score) return x->c.score > y->c.score ? -1 : 1;
+    double sx = isnan(x->c.sim) ? -2 : x->c.sim, sy = isnan(y->c.sim) ? -2 : y->c.sim;
+    if (sx != sy) return sx > sy ? -1 : 1;
+    int64_t rx = x->ref->c->rows[x->ref->row].rowid, ry = y->ref->c->rows[y->ref->row].rowid;
+    return rx > ry ? -1 : rx < ry; /* newer first */
+}
+
+static int copy_memory(result_impl *r, remem_memory *dst, const remem_memory *src) {
+    *dst = *src;
+    dst->vector = NULL;
+    dst->dim = 0;
+    dst->ns = keep(r, src->ns);
+    dst->id = keep(r, src->id);
+    dst->kind = keep(r, src->kind);
+    dst->tier = keep(r, src->tier);
+    dst->text = keep(r, src->text);
+    dst->superseded_by = keep(r, src->superseded_by);
+    dst->metadata = keep(r, src->metadata);
+    dst->links = keep(r, src->links);
+    dst->model = keep(r, src->model);
+    if (!dst->ns || !dst->id || !dst->kind || !dst->tier || !dst->text) return -1;
+    return 0;
+}
+
+static double elapsed_ms(const struct timespec *t0) {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int check_query(remem *db, const remem_query *q) {
+    if (!q) return eng_fail(db, REMEM_EINVAL, "no query given");
+    if (!q->namespaces || q->n_namespaces == 0)
+        return eng_fail(db, REMEM_EINVAL, "a query names at least one namespace");
+    for (size_t i = 0; i < q->n_namespaces; i++)
+        if (!q->namespaces[i] || !*q->namespaces[i])
+            return eng_fail(db, REMEM_EINVAL, "namespace %zu of the query is empty", i);
+    if ((!q->text || !*q->text) && !q->vector)
+        return eng_fail(db, REMEM_EINVAL, "a query needs text or a vector");
+    if (q->vector && q->dim != db->emb->dim)
+        return eng_fail(db, REMEM_EDIM,
+                        "query vector has %d dimensions; the %s embedder (%s) makes %d",
+                        q->dim, db->emb->name, db->emb->model_id, db->emb->dim);
+    if (q->k > MAX_K) return eng_fail(db, REMEM_EINVAL, "k = %d is above %d", q->k, MAX_K);
+    return REMEM_OK;
+}
+
+static int prepare(query_ctx *x) {
+    remem *db = x->db;
+    const remem_query *q = x->q;
+    int rc;
+    if (profile_get(q->profile, &x->p)) {
+        strbuf names;
+        sb_init(&names);
+        for (const char *const *n = profile_names(); *n; n++)
+            sb_printf(&names, "%s%s", n == profile_names() ? "" : ", ", *n);
+        rc = eng_fail(db, REMEM_EPROFILE, "unknown profile \"%.64s\" (known: %s)", q->profile,
+                      names.data ? names.data : "");
+        sb_free(&names);
+        return rc;
+    }
+    profile_apply_query(&x->p, q);
+    if (!q->text || !*q->text) x->p.lexical_lane = 0;
+    if ((rc = parse_tiers(db, x->p.tiers, &x->tiers))) return rc;
+    char err[512];
+    if (q->filter && *q->filter &&
+        filter_parse(q->filter, strlen(q->filter), &x->f, err, sizeof err))
+        return eng_fail(db, REMEM_EFILTER, "%s", err);
+    if (x->p.filter[0] &&
+        filter_parse(x->p.filter, strlen(x->p.filter), &x->pf, err, sizeof err))
+        return eng_fail(db, REMEM_EFILTER, "profile filter: %s", err);
+    x->now = q->now ? q->now : util_now_ms();
+    int k = x->p.k > 0 ? x->p.k : 10;
+    x->p.k = k;
+    x->n_cand = x->p.candidates > 0 ? (size_t)x->p.candidates
+                : x->p.candidates_per_k > 0 ? (size_t)(k * x->p.candidates_per_k)
+                : (size_t)(k * 5 > 50 ? k * 5 : 50);
+    int dim = db->emb->dim;
+    x->qv = malloc((size_t)dim * sizeof *x->qv);
+    if (!x->qv) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (q->vector) {
+        double s = 0;
+        for (int i = 0; i < dim; i++) s += (double)q->vector[i] * q->vector[i];
+        double inv = s > 0 ? 1.0 / sqrt(s) : 0;
+        for (int i = 0; i < dim; i++) x->qv[i] = (float)(q->vector[i] * inv);
+    } else {
+        err[0] = '\0';
+        rc = db->emb->embed(db->emb, &q->text, 1, x->qv, err, sizeof err);
+        if (rc) return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
+    }
+    return REMEM_OK;
+}
+
+/* Gather every namespace's cache and run the vector lane over it. */
+static int vector_lane(query_ctx *x) {
+    remem *db = x->db;
+    const remem_query *q = x->q;
+    x->caches = calloc(q->n_namespaces, sizeof *x->caches);
+    x->allow = calloc(q->n_namespaces, sizeof *x->allow);
+    flat_hit *hits = malloc(x->n_cand * sizeof *hits);
+    if (!x->caches || !x->allow || !hits) {
+        free(hits);
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
+    int rc = REMEM_OK;
+    cache_check_external(db);
+    for (size_t i = 0; i < q->n_namespaces && !rc; i++) {
+        const char *ns = q->namespaces[i];
+        int dup = 0;
+        for (size_t j = 0; j < i; j++) dup |= strcmp(q->namespaces[j], ns) == 0;
+        if (dup) continue;
+        char model[128] = "";
+        int r = store_ns_info(db->st, ns, model, sizeof model, NULL, NULL, NULL);
+        if (r == REMEM_ENOTFOUND) continue;
+        if (r) {
+            rc = eng_store_fail(db, r);
+            break;
+        }
+        if (model[0] && strcmp(model, db->emb->model_id) != 0) {
+            rc = eng_fail(db, REMEM_EMODEL,
+                          "namespace %s holds vectors of model %s; this handle embeds with "
+                          "%s. Open it with the same embedder, or run `remem reindex --ns %s`",
+                          ns, model, db->emb->model_id, ns);
+            break;
+        }
+        ns_cache *c = cache_get(db, ns, &rc);
+        if (!c) continue;
+        size_t allowed = 0;
+        uint64_t *bits = build_allow(x, c, &allowed);
+        if (!bits) {
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            break;
+        }
+        x->caches[x->n_caches] = c;
+        x->allow[x->n_caches++] = bits;
+        if (allowed == 0) continue;
+        size_t nh = flat_search(c->ix, x->qv, bits, x->n_cand, hits);
+        for (size_t h = 0; h < nh; h++) {
+            cand_ref *r2 = pool_add(&x->pool);
+            if (!r2) {
+                rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+                break;
+            }
+            r2->c = c;
+            r2->row = hits[h].row;
+            r2->lanes = 1;
+            r2->sim = hits[h].sim;
+        }
+    }
+    free(hits);
+    return rc;
+}
+
+static void touch(remem *db, result_impl *res, ranked *top, size_t n, int64_t now) {
+    if (n == 0 || db->opt.read_only) return;
+    int64_t *ids = malloc(n * sizeof *ids);
+    if (!ids) return;
+    for (size_t i = 0; i < n; i++) ids[i] = top[i].ref->c->rows[top[i].ref->row].rowid;
+    if (store_begin(db->st) == REMEM_OK) {
+        if (store_touch(db->st, ids, n, now) == REMEM_OK && store_commit(db->st) == REMEM_OK) {
+            for (size_t i = 0; i < n; i++) {
+                remem_memory *m = &top[i].ref->c->rows[top[i].ref->row].m;
+                m->accessed_at = now;
+                m->access_count++;
+            }
+        } else {
+            store_rollback(db->st);
+        }
+        store_changed(db->st);
+    }
+    (void)res;
+    free(ids);
+}
+
+int remem_recall(remem *db, const remem_query *q, remem_result **out) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *out = NULL;
+    if (!db) return REMEM_EINVAL;
+    if (!db->st || !db->emb) return eng_fail(db, REMEM_EINVAL, "the store is not open");
+    eng_ok(db);
+    int rc = check_query(db, q);
+    if (rc) return rc;
+    query_ctx x;
+    memset(&x, 0, sizeof x);
+    x.db = db;
+    x.q = q;
+    ranked *rk = NULL;
+    result_impl *res = NULL;
+    if ((rc = prepare(&x))) goto out;
+    if ((rc = vector_lane(&x))) goto out;
+    if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
+    rk = calloc(x.pool.n ? x.pool.n : 1, sizeof *rk);
+    res = calloc(1, sizeof *res);
+    if (!rk || !res) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < x.pool.n; i++) {
+        cand_ref *r = &x.pool.v[i];
+        const remem_memory *m = &r->c->rows[r->row].m;
+        if (isnan(r->sim)) r->sim = flat_dot(x.qv, flat_row(r->c->ix, r->row), r->c->dim);
+        rk[n].ref = r;
+        rk[n].c.sim = r->sim;
+        rk[n].c.bm25 = r->bm25;
+        rk[n].c.importance = m->importance;
+        rk[n].c.last_access = m->accessed_at ? m->accessed_at : m->created_at;
+        rk[n].c.boosted = x.p.boost_kind[0] && strcmp(m->kind, x.p.boost_kind) == 0;
+        rk[n].tier = x.p.tier_priority ? tier_rank(&x.tiers, m->tier) : 0;
+        n++;
+    }
+    candidate *cs = malloc((n ? n : 1) * sizeof *cs);
+    if (!cs) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) cs[i] = rk[i].c;
+    score_candidates(&x.p, x.now, cs, n);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        rk[i].c = cs[i];
+        if (!isinf(x.p.min_similarity) && !(cs[i].sim >= x.p.min_similarity)) continue;
+        if (!isinf(x.p.min_score) && !(cs[i].score >= x.p.min_score)) continue;
+        rk[kept++] = rk[i];
+    }
+    free(cs);
+    qsort(rk, kept, sizeof *rk, cmp_ranked);
+    size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
+    res->pub.hits = calloc(k ? k : 1, sizeof *res->pub.hits);
+    if (!res->pub.hits) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++) {
+        remem_hit *h = &res->pub.hits[i];
+        if (copy_memory(res, &h->mem, &rk[i].ref->c->rows[rk[i].ref->row].m)) {
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
+        }
+        h->score = rk[i].c.score;
+        h->relevance = rk[i].c.relevance;
+        h->similarity = rk[i].c.sim;
+        h->lexical = rk[i].c.lexical;
+        h->bm25 = rk[i].c.bm25;
+        h->recency = rk[i].c.recency;
+        h->importance = rk[i].c.importance;
+        h->lanes = rk[i].ref->lanes;
+    }
+    res->pub.n = k;
+    res->pub.profile = keep(res, x.p.name);
+    res->pub.now = x.now;
+    res->pub.candidates = n;
+    if (!q->no_touch) touch(db, res, rk, k, x.now);
+    res->pub.took_ms = elapsed_ms(&t0);
+    *out = &res->pub;
+    res = NULL;
+out:
+    remem_result_free(res ? &res->pub : NULL);
+    free(rk);
+    for (size_t j = 0; j < x.n_caches; j++) free(x.allow[j]);
+    free(x.allow);
+    free(x.caches);
+    free(x.pool.v);
+    free(x.qv);
+    filter_free(x.f);
+    filter_free(x.pf);
+    return rc;
+}
