@@ -55,6 +55,9 @@ $(BUILD)/libremem.so: $(LIB_OBJ)
 $(BUILD)/remem: $(FACE_OBJ) $(BUILD)/libremem.a
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(FACE_OBJ) $(BUILD)/libremem.a $(LDLIBS)
 
+# server/openapi.c embeds docs/openapi.json with .incbin, which -MMD cannot see.
+$(BUILD)/obj/server/openapi.o: docs/openapi.json
+
 $(BUILD)/remem.pc: remem.pc.in
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' $< > $@

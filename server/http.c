@@ -1,0 +1,875 @@
+/*
+ * http.c: remem serve's life on libmicrohttpd. The daemon runs its own
+ * thread pool (epoll per thread); each request goes through:
+ *
+ *   1. headers  (first call)  draining? route known? method allowed? Host
+ *               and Origin loopback-only without keys; the bearer key;
+ *               Content-Type and Content-Length of a body. Any refusal is
+ *               answered right here, before a byte of the body is read.
+ *   2. body     (upload calls) copied up to --max-body; past it, dropped
+ *               and counted (413 at the end; the connection is cut when a
+ *               client keeps sending far past the limit).
+ *   3. handler  (last call)   routes.c on a pooled handle, reply queued.
+ *   4. done     (completion)  metrics, free, in-flight count down.
+ *
+ * Shutdown: SIGINT/SIGTERM are blocked in every thread and taken by the
+ * main thread with sigwait. Then the listening socket is closed (quiesce),
+ * requests arriving on kept-alive connections get 503 with
+ * "Connection: close", and the ones in flight finish (up to a grace
+ * period; a second signal cuts it short) before the daemon stops and every
+ * handle is closed. A request's write is committed before its reply is
+ * queued, so a 2xx always means durable.
+ *
+ * Export streams through a pipe: remem_export pushes lines from its own
+ * thread, libmicrohttpd pulls them as the client reads; memory stays
+ * bounded by the pipe and a client that goes away stops the export.
+ *
+ * The /mcp route is the MCP streamable HTTP transport around mcp_handle:
+ * JSON responses (no SSE stream: GET answers 405 as the transport allows),
+ * sessions issued at initialize and checked on later requests.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "mcp.h"
+#include "serverInt.h"
+
+#define DRAIN_GRACE_MS 30000
+/* A client still sending this far past --max-body is cut off. */
+#define BODY_DROP_FACTOR 4
+
+void serve_config_init(serve_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    remem_options_init(&cfg->opt);
+    cfg->db_path = "./remem.db";
+    cfg->listen = SERVE_DEFAULT_LISTEN;
+    cfg->max_body = SERVE_DEFAULT_MAX_BODY;
+    cfg->timeout_s = SERVE_DEFAULT_TIMEOUT_S;
+    cfg->max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Query strings                                                       */
+/* ------------------------------------------------------------------ */
+
+char *request_arg(const request *rq, const char *name)
+{
+    const char *raw =
+        MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+    if (!raw) return NULL;
+    char *s = strdup(raw);
+    if (!s) return NULL;
+    for (char *p = s; *p; p++)
+        if (*p == '+') *p = ' ';
+    MHD_http_unescape(s);
+    return s;
+}
+
+int request_flag(const request *rq, const char *name, int dflt)
+{
+    char *v = request_arg(rq, name);
+    if (!v) return dflt;
+    int r = -1;
+    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !*v) r = 1;
+    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no")) r = 0;
+    free(v);
+    return r;
+}
+
+/* Paths are matched raw (routes.c decodes captures itself), so the daemon
+ * must not decode them first; query values are decoded by request_arg. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls, (void)c;
+    return strlen(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Replies                                                             */
+/* ------------------------------------------------------------------ */
+
+static void reply_init(reply *rp)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->pipe_fd = -1;
+}
+
+static void reply_release(reply *rp)
+{
+    if (rp->free_body) rp->free_body(rp->body);
+    if (rp->pipe_fd >= 0) close(rp->pipe_fd);
+    reply_init(rp);
+}
+
+/* Hand rp to the daemon (which then owns body or pipe). */
+static enum MHD_Result send_reply(request *rq, reply *rp)
+{
+    struct MHD_Response *resp;
+    if (rp->pipe_fd >= 0) {
+        resp = MHD_create_response_from_pipe(rp->pipe_fd);
+    } else if (!rp->free_body) {
+        resp = MHD_create_response_from_buffer(rp->len, rp->body,
+                                               MHD_RESPMEM_PERSISTENT);
+    } else {
+        resp = MHD_create_response_from_buffer_with_free_callback(
+            rp->len, rp->body, rp->free_body);
+    }
+    if (!resp) {
+        reply_release(rp);
+        return MHD_NO;
+    }
+    rp->pipe_fd = -1; /* the response owns them now */
+    rp->free_body = NULL;
+    if (rp->content_type && (rp->len || rp->status < 300))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                rp->content_type);
+    if (rp->allow[0]) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rp->allow);
+    if (rp->session[0]) MHD_add_response_header(resp, "Mcp-Session-Id", rp->session);
+    if (rp->bearer_challenge)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                "Bearer realm=\"remem\"");
+    if (atomic_load(&rq->srv->draining) || rq->too_large)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)rp->status, resp);
+    MHD_destroy_response(resp);
+    rq->responded = 1;
+    rq->status = rp->status;
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Admission: everything decided from the headers alone                */
+/* ------------------------------------------------------------------ */
+
+/* "localhost", "127.x.y.z", "::1", "[::1]", optionally with ":port". */
+static int is_loopback_host(const char *h)
+{
+    char host[256];
+    if (*h == '[') {
+        const char *end = strchr(h, ']');
+        if (!end || (size_t)(end - h - 1) >= sizeof host) return 0;
+        memcpy(host, h + 1, (size_t)(end - h - 1));
+        host[end - h - 1] = 0;
+    } else {
+        size_t n = strcspn(h, ":");
+        if (n >= sizeof host) return 0;
+        memcpy(host, h, n);
+        host[n] = 0;
+    }
+    if (!strcasecmp(host, "localhost")) return 1;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, host, &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
+    return 0;
+}
+
+/* Without keys, anything that can reach the loopback port is trusted; a web
+ * page must not become such a thing through DNS rebinding or a cross-site
+ * request, so the Host and any Origin must name the loopback too. */
+static int loopback_browser_check(request *rq, reply *rp)
+{
+    const char *host = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_HOST);
+    const char *origin = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                     "Origin");
+    if (host && !is_loopback_host(host)) {
+        reply_error(rp, 403, "REMEM_EFORBIDDEN",
+                    "Host \"%s\" refused: without --keys the server answers "
+                    "only to loopback names",
+                    host);
+        return 0;
+    }
+    if (origin) {
+        const char *h = strstr(origin, "://");
+        if (!h || !is_loopback_host(h + 3)) {
+            reply_error(rp, 403, "REMEM_EFORBIDDEN",
+                        "Origin \"%s\" refused: without --keys only loopback "
+                        "origins may call the server",
+                        origin);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int authenticate(request *rq, reply *rp)
+{
+    const char *auth = MHD_lookup_connection_value(
+        rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    rp->bearer_challenge = 1;
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) {
+        reply_error(rp, 401, "REMEM_EAUTH",
+                    "this server needs a key: send \"Authorization: Bearer "
+                    "SECRET\"");
+        return 0;
+    }
+    const char *secret = auth + 7;
+    while (*secret == ' ') secret++;
+    if (!(rq->key = keys_find(&rq->srv->keys, secret))) {
+        reply_error(rp, 401, "REMEM_EAUTH", "unknown key");
+        return 0;
+    }
+    rp->bearer_challenge = 0;
+    return 1;
+}
+
+/* Is the media type application/json (parameters such as charset ok)? */
+static int is_json_type(const char *ct)
+{
+    if (!ct) return 0;
+    while (*ct == ' ') ct++;
+    size_t n = strlen("application/json");
+    return strncasecmp(ct, "application/json", n) == 0 &&
+           (ct[n] == 0 || ct[n] == ';' || ct[n] == ' ');
+}
+
+static int check_body_headers(request *rq, reply *rp, unsigned flags)
+{
+    const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = MHD_lookup_connection_value(
+        rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    unsigned long long length = cl ? strtoull(cl, NULL, 10) : 0;
+    rq->has_body = length > 0 || te != NULL;
+    if (!rq->has_body || !(flags & (RF_BODY | RF_BODY_OPTIONAL))) return 1;
+    const char *ct = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!is_json_type(ct)) {
+        reply_error(rp, 415, "REMEM_EMEDIA",
+                    "send the body as Content-Type: application/json (got %s)",
+                    ct ? ct : "none");
+        return 0;
+    }
+    if (length > rq->srv->cfg.max_body) {
+        reply_error(rp, 413, "REMEM_ETOOLARGE",
+                    "body of %llu bytes is over the limit of %zu (--max-body)",
+                    length, rq->srv->cfg.max_body);
+        return 0;
+    }
+    return 1;
+}
+
+/* 1 to go on reading the body; 0 with the refusal in rp. */
+static int admit(request *rq, const char *url, const char *method, reply *rp)
+{
+    server *srv = rq->srv;
+    if (atomic_load(&srv->draining)) {
+        reply_error(rp, 503, "REMEM_ESHUTDOWN", "the server is shutting down");
+        return 0;
+    }
+    int r = route_match(method, url, &rq->ns, &rq->id, rp->allow,
+                        sizeof rp->allow);
+    if (r == -405) {
+        reply_error(rp, 405, "REMEM_EMETHOD", "%s is not allowed on %s (allowed: %s)",
+                    method, url, rp->allow);
+        return 0;
+    }
+    rp->allow[0] = 0;
+    if (r == -400) {
+        reply_error(rp, 400, "REMEM_EINVAL",
+                    "bad percent-encoding in the path %s", url);
+        return 0;
+    }
+    if (r < 0) {
+        reply_error(rp, 404, "REMEM_ENOROUTE", "no route %s %s (see /openapi.json)",
+                    method, url);
+        return 0;
+    }
+    rq->route = r;
+    unsigned flags = server_routes[r].flags;
+    if (!srv->keys_on && !loopback_browser_check(rq, rp)) return 0;
+    if (srv->keys_on && !(flags & RF_PUBLIC) && !authenticate(rq, rp)) return 0;
+    return check_body_headers(rq, rp, flags);
+}
+
+/* Keep the body under the limit; 0 when the client should be cut off. */
+static int take_body(request *rq, const char *data, size_t n)
+{
+    size_t max = rq->srv->cfg.max_body;
+    if (rq->too_large || rq->body_len + n > max) {
+        rq->too_large = 1;
+        free(rq->body);
+        rq->body = NULL;
+        rq->body_dropped += n + rq->body_len;
+        rq->body_len = 0;
+        return rq->body_dropped <= BODY_DROP_FACTOR * max;
+    }
+    if (rq->body_len + n + 1 > rq->body_cap) {
+        size_t cap = rq->body_cap ? rq->body_cap : 4096;
+        while (cap < rq->body_len + n + 1) cap *= 2;
+        char *b = realloc(rq->body, cap);
+        if (!b) return 0;
+        rq->body = b;
+        rq->body_cap = cap;
+    }
+    memcpy(rq->body + rq->body_len, data, n);
+    rq->body_len += n;
+    rq->body[rq->body_len] = 0;
+    return 1;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    server *srv = cls;
+    request *rq = *con_cls;
+    reply rp;
+    if (!rq) {
+        if (!(rq = calloc(1, sizeof *rq))) return MHD_NO;
+        rq->srv = srv;
+        rq->conn = conn;
+        rq->route = R_UNMATCHED;
+        rq->t0_ns = now_ns();
+        atomic_fetch_add(&srv->in_flight, 1);
+        *con_cls = rq;
+        reply_init(&rp);
+        if (admit(rq, url, method, &rp)) return MHD_YES;
+        return send_reply(rq, &rp);
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        /* A body after an early refusal, or one the route does not take, is
+         * read and dropped (within the same bound as an oversized one). */
+        if (rq->responded || rq->route >= R_COUNT ||
+            !(server_routes[rq->route].flags & (RF_BODY | RF_BODY_OPTIONAL))) {
+            rq->body_dropped += n;
+            return rq->body_dropped <= BODY_DROP_FACTOR * srv->cfg.max_body
+                       ? MHD_YES
+                       : MHD_NO;
+        }
+        return take_body(rq, upload_data, n) ? MHD_YES : MHD_NO;
+    }
+    if (rq->responded) return MHD_YES;
+    reply_init(&rp);
+    if (rq->too_large)
+        reply_error(&rp, 413, "REMEM_ETOOLARGE",
+                    "body over the limit of %zu bytes (--max-body)",
+                    srv->cfg.max_body);
+    else route_handle(rq, &rp);
+    return send_reply(rq, &rp);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn,
+                         void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)conn, (void)toe;
+    server *srv = cls;
+    request *rq = *con_cls;
+    if (!rq) return;
+    metrics_record(rq->route, rq->status, (now_ns() - rq->t0_ns) / 1e9);
+    free(rq->ns);
+    free(rq->id);
+    free(rq->body);
+    free(rq);
+    *con_cls = NULL;
+    atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n') line[--n] = 0;
+    fprintf(stderr, "remem serve: %s\n", line);
+}
+
+/* ------------------------------------------------------------------ */
+/* Export                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct export_job {
+    server *srv;
+    remem *db;
+    char *ns;
+    int vectors;
+    int fd;
+} export_job;
+
+static int export_write(void *ctx, const char *data, size_t len)
+{
+    export_job *job = ctx;
+    while (len > 0) {
+        ssize_t n = write(job->fd, data, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 1; /* the client went away: stop */
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void *export_run(void *arg)
+{
+    export_job *job = arg;
+    int64_t count = 0;
+    int rc = remem_export(job->db, job->ns, job->vectors, export_write, job,
+                          &count);
+    if (rc != REMEM_OK) {
+        /* The 200 is long gone: the failure becomes the stream's last line,
+         * and a reader that sees {"error": ...} knows the export is cut. */
+        json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code",
+                              remem_status_name(rc), "message",
+                              remem_errmsg(job->db));
+        char *line = e ? json_dumps(e, JSON_COMPACT) : NULL;
+        if (line) {
+            export_write(job, line, strlen(line));
+            export_write(job, "\n", 1);
+        }
+        free(line);
+        json_decref(e);
+    }
+    close(job->fd);
+    pool_put(&job->srv->pool, job->db);
+    atomic_fetch_sub(&job->srv->exports, 1);
+    free(job->ns);
+    free(job);
+    return NULL;
+}
+
+void server_export(request *rq, reply *rp, const char *ns, int vectors)
+{
+    server *srv = rq->srv;
+    if (atomic_fetch_add(&srv->exports, 1) >= srv->max_exports) {
+        atomic_fetch_sub(&srv->exports, 1);
+        reply_error(rp, 503, "REMEM_EBUSY",
+                    "%d exports are already streaming; try again later",
+                    srv->max_exports);
+        return;
+    }
+    export_job *job = calloc(1, sizeof *job);
+    int fds[2] = {-1, -1};
+    char err[512] = "out of memory";
+    if (!job || (ns && !(job->ns = strdup(ns))) || pipe2(fds, O_CLOEXEC) != 0 ||
+        !(job->db = pool_get(&srv->pool, err, sizeof err)))
+        goto fail;
+    job->srv = srv;
+    job->vectors = vectors;
+    job->fd = fds[1];
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int started = pthread_create(&t, &attr, export_run, job) == 0;
+    pthread_attr_destroy(&attr);
+    if (!started) {
+        pool_put(&srv->pool, job->db);
+        goto fail;
+    }
+    rp->status = 200;
+    rp->pipe_fd = fds[0];
+    rp->content_type = "application/x-ndjson";
+    return;
+fail:
+    if (fds[0] >= 0) close(fds[0]), close(fds[1]);
+    if (job) free(job->ns);
+    free(job);
+    atomic_fetch_sub(&srv->exports, 1);
+    reply_error(rp, 500, "REMEM_EIO", "export: %s", err);
+}
+
+/* ------------------------------------------------------------------ */
+/* MCP over streamable HTTP                                            */
+/* ------------------------------------------------------------------ */
+
+#define MCP_SESSIONS 1024
+
+/* Sessions carry no protocol state (mcp_handle keeps none); they tie a
+ * client's requests to the key that initialised them, and let a client end
+ * them. The table is bounded: the least recently used session goes. */
+static struct {
+    char id[33];
+    const api_key *key;
+    int64_t used_ms;
+} sessions[MCP_SESSIONS];
+static pthread_mutex_t sessions_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void session_new(const api_key *key, char out[33])
+{
+    unsigned char raw[16];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        for (size_t i = 0; i < sizeof raw; i++) raw[i] = (unsigned char)rand();
+    for (int i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", raw[i]);
+    pthread_mutex_lock(&sessions_mu);
+    int slot = 0;
+    for (int i = 1; i < MCP_SESSIONS; i++)
+        if (sessions[i].used_ms < sessions[slot].used_ms) slot = i;
+    memcpy(sessions[slot].id, out, 33);
+    sessions[slot].key = key;
+    sessions[slot].used_ms = remem_now();
+    pthread_mutex_unlock(&sessions_mu);
+}
+
+/* 1 if id is a live session of key (touching it); with drop, end it. */
+static int session_check(const char *id, const api_key *key, int drop)
+{
+    int found = 0;
+    pthread_mutex_lock(&sessions_mu);
+    for (int i = 0; i < MCP_SESSIONS; i++)
+        if (sessions[i].used_ms && !strcmp(sessions[i].id, id) &&
+            sessions[i].key == key) {
+            found = 1;
+            if (drop) memset(&sessions[i], 0, sizeof sessions[i]);
+            else sessions[i].used_ms = remem_now();
+            break;
+        }
+    pthread_mutex_unlock(&sessions_mu);
+    return found;
+}
+
+static int mcp_allowed(void *ctx, const char *ns, int right)
+{
+    return key_allows(ctx, ns, (unsigned)right);
+}
+
+/* Is this message (or a batch holding one) an initialize request? */
+static int is_initialize(json_t *msg)
+{
+    if (json_is_array(msg)) {
+        size_t i;
+        json_t *m;
+        json_array_foreach(msg, i, m) if (is_initialize(m)) return 1;
+        return 0;
+    }
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    return method && !strcmp(method, "initialize");
+}
+
+static int known_protocol_version(const char *v)
+{
+    static const char *const versions[] = {"2025-06-18", "2025-03-26",
+                                           "2024-11-05"};
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+        if (!strcmp(v, versions[i])) return 1;
+    return 0;
+}
+
+static void mcp_http_error(reply *rp, int status, int code, const char *msg)
+{
+    reply_json(rp, status,
+               json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+                         "error", "code", code, "message", msg));
+}
+
+void server_mcp(request *rq, reply *rp)
+{
+    const char *sid = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                  "Mcp-Session-Id");
+    const char *ver = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                  "MCP-Protocol-Version");
+    if (rq->route == R_MCP_GET) {
+        snprintf(rp->allow, sizeof rp->allow, "POST, DELETE");
+        reply_error(rp, 405, "REMEM_EMETHOD",
+                    "this server offers no SSE stream; POST JSON-RPC messages");
+        return;
+    }
+    if (rq->route == R_MCP_DELETE) {
+        if (!sid) reply_error(rp, 400, "REMEM_EINVAL", "Mcp-Session-Id header required");
+        else if (!session_check(sid, rq->key, 1))
+            reply_error(rp, 404, "REMEM_ENOTFOUND", "no such MCP session");
+        else rp->status = 204;
+        return;
+    }
+    if (ver && !known_protocol_version(ver)) {
+        mcp_http_error(rp, 400, -32600, "unsupported MCP-Protocol-Version");
+        return;
+    }
+    json_t *msg = json_loadb(rq->body, rq->body_len, 0, NULL);
+    int parsed = msg != NULL, init = parsed && is_initialize(msg);
+    json_decref(msg);
+    if (!init && sid && !session_check(sid, rq->key, 0)) {
+        mcp_http_error(rp, 404, -32001,
+                       "unknown or expired MCP session: initialize again");
+        return;
+    }
+    char err[512];
+    remem *db = pool_get(&rq->srv->pool, err, sizeof err);
+    if (!db) {
+        mcp_http_error(rp, 503, -32603, err);
+        return;
+    }
+    mcp_access acc = {mcp_allowed, (void *)rq->key};
+    char *out = mcp_handle(db, rq->body ? rq->body : "", rq->body_len,
+                           rq->srv->keys_on ? &acc : NULL);
+    pool_put(&rq->srv->pool, db);
+    if (!out) {
+        rp->status = 202; /* only notifications or responses came */
+        return;
+    }
+    /* A message that was not JSON at all is refused at the HTTP level too,
+     * with mcp_handle's parse error as the body. */
+    reply_text(rp, parsed ? 200 : 400, out, free, "application/json");
+    if (init) session_new(rq->key, rp->session);
+}
+
+/* ------------------------------------------------------------------ */
+/* Listening address                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct listen_addr {
+    struct sockaddr_storage sa;
+    int v6;
+    int loopback;
+} listen_addr;
+
+/* "HOST:PORT", "[V6]:PORT" or ":PORT"/"PORT" (loopback). */
+static int parse_listen(const char *spec, listen_addr *out, char *err,
+                        size_t errcap)
+{
+    char host[256] = "127.0.0.1";
+    const char *port;
+    if (spec[0] == '[') {
+        const char *end = strchr(spec, ']');
+        if (!end || end[1] != ':' || (size_t)(end - spec - 1) >= sizeof host) {
+            snprintf(err, errcap, "--listen %s: expected [ADDR]:PORT", spec);
+            return -1;
+        }
+        memcpy(host, spec + 1, (size_t)(end - spec - 1));
+        host[end - spec - 1] = 0;
+        port = end + 2;
+    } else if (strchr(spec, ':')) {
+        const char *colon = strrchr(spec, ':');
+        if ((size_t)(colon - spec) >= sizeof host) {
+            snprintf(err, errcap, "--listen %s: host too long", spec);
+            return -1;
+        }
+        if (colon > spec) {
+            memcpy(host, spec, (size_t)(colon - spec));
+            host[colon - spec] = 0;
+        }
+        port = colon + 1;
+    } else {
+        port = spec;
+    }
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (!*port || *end || p < 0 || p > 65535) {
+        snprintf(err, errcap, "--listen %s: bad port \"%s\"", spec, port);
+        return -1;
+    }
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0) {
+        snprintf(err, errcap, "--listen %s: %s", spec, gai_strerror(gai));
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    memcpy(&out->sa, res->ai_addr, res->ai_addrlen);
+    out->v6 = res->ai_family == AF_INET6;
+    freeaddrinfo(res);
+    if (out->v6) {
+        struct in6_addr *a = &((struct sockaddr_in6 *)&out->sa)->sin6_addr;
+        out->loopback = IN6_IS_ADDR_LOOPBACK(a) ||
+                        (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    } else {
+        uint32_t a = ntohl(((struct sockaddr_in *)&out->sa)->sin_addr.s_addr);
+        out->loopback = (a >> 24) == 127;
+    }
+    return 0;
+}
+
+static void format_addr(const listen_addr *la, int port, char *buf, size_t cap)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (la->v6) {
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&la->sa)->sin6_addr, host,
+                  sizeof host);
+        snprintf(buf, cap, "[%s]:%d", host, port);
+    } else {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&la->sa)->sin_addr, host,
+                  sizeof host);
+        snprintf(buf, cap, "%s:%d", host, port);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+/* ------------------------------------------------------------------ */
+
+static int default_threads(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Twice the cores: a thread waiting on a durable commit should not
+     * leave a core idle. */
+    int n = cores > 0 ? 2 * (int)cores : 4;
+    return n < 4 ? 4 : n > 64 ? 64 : n;
+}
+
+static void print_banner(const server *srv, FILE *out, const listen_addr *la,
+                         remem *db)
+{
+    const char *auth = srv->keys_on ? " -H \"Authorization: Bearer $REMEM_KEY\"" : "";
+    if (!srv->cfg.quiet) {
+        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n",
+                srv->cfg.db_path, remem_embedder_name(db),
+                remem_embedder_model(db), srv->cfg.threads);
+        if (srv->keys_on)
+            fprintf(out, "remem serve: %zu API keys from %s\n", srv->keys.n,
+                    srv->cfg.keys_path);
+        else
+            fprintf(out, "remem serve: no --keys file: listening on loopback "
+                         "only, every local caller may do everything\n");
+        if (!la->loopback && srv->keys_on)
+            fprintf(out, "remem serve: reachable from other hosts; keys "
+                         "required on every route but /healthz and "
+                         "/openapi.json\n");
+    }
+    fprintf(out, "listening on http://%s\n", srv->addr);
+    if (!srv->cfg.quiet) {
+        fprintf(out,
+                "try: curl -s http://%s/v1/namespaces/demo/memories -H "
+                "'Content-Type: application/json'%s -d '{\"text\":\"the "
+                "kettle is in the left cupboard\"}'\n",
+                srv->addr, auth);
+        fprintf(out,
+                "then: curl -s http://%s/v1/recall -H 'Content-Type: "
+                "application/json'%s -d '{\"namespaces\":[\"demo\"],\"text\":"
+                "\"where is the kettle?\"}'\n",
+                srv->addr, auth);
+    }
+    fflush(out);
+}
+
+/* Stop accepting, let the requests in flight finish, stop the daemon. */
+static void drain_and_stop(server *srv, const sigset_t *signals)
+{
+    atomic_store(&srv->draining, 1);
+    MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
+    if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    int64_t deadline = remem_now() + DRAIN_GRACE_MS;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    while (atomic_load(&srv->in_flight) > 0 && remem_now() < deadline) {
+        if (sigtimedwait(signals, NULL, &tick) > 0) {
+            fprintf(stderr, "remem serve: second signal, not waiting for %d "
+                            "requests in flight\n",
+                    atomic_load(&srv->in_flight));
+            break;
+        }
+    }
+    MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+    /* Export threads end once their pipe is closed; wait for their handles. */
+    while (atomic_load(&srv->exports) > 0) nanosleep(&tick, NULL);
+}
+
+static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (la->v6) flags |= MHD_USE_IPv6;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, srv,
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&la->sa,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)srv->cfg.threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv->cfg.max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->cfg.timeout_s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+        MHD_OPTION_END);
+}
+
+int serve_run(const serve_config *cfg, FILE *out)
+{
+    server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        fprintf(stderr, "remem: out of memory\n");
+        return 1;
+    }
+    srv->cfg = *cfg;
+    if (srv->cfg.threads <= 0) srv->cfg.threads = default_threads();
+    if (srv->cfg.max_body == 0) srv->cfg.max_body = SERVE_DEFAULT_MAX_BODY;
+    if (srv->cfg.timeout_s <= 0) srv->cfg.timeout_s = SERVE_DEFAULT_TIMEOUT_S;
+    if (srv->cfg.max_connections <= 0)
+        srv->cfg.max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
+    srv->max_exports = srv->cfg.threads;
+    srv->started_ms = remem_now();
+    char err[1024];
+    int rc = 1, pool_ready = 0;
+    listen_addr la;
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+
+    if (parse_listen(cfg->listen, &la, err, sizeof err) != 0) goto fail;
+    if (cfg->keys_path) {
+        if (keys_load(cfg->keys_path, &srv->keys, err, sizeof err) != 0) goto fail;
+        srv->keys_on = 1;
+    } else if (!la.loopback) {
+        snprintf(err, sizeof err,
+                 "--listen %s is not a loopback address: without --keys FILE "
+                 "anyone could read and change every memory; give a keys "
+                 "file (remem serve --help) or listen on 127.0.0.1",
+                 cfg->listen);
+        goto fail;
+    }
+    if (pool_init(&srv->pool, cfg->db_path, &cfg->opt,
+                  srv->cfg.threads + srv->max_exports, err, sizeof err) != 0)
+        goto fail;
+    pool_ready = 1;
+
+    /* Threads started from here on inherit the mask: the signals come only
+     * to sigwait below. A client gone mid-export must not kill us. */
+    pthread_sigmask(SIG_BLOCK, &signals, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (!(srv->daemon = start_daemon(srv, &la))) {
+        snprintf(err, sizeof err, "cannot listen on %s: %s", cfg->listen,
+                 errno ? strerror(errno) : "libmicrohttpd refused the options");
+        goto fail;
+    }
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    format_addr(&la, info ? info->port : 0, srv->addr, sizeof srv->addr);
+    remem *db = pool_get(&srv->pool, err, sizeof err);
+    print_banner(srv, out, &la, db);
+    pool_put(&srv->pool, db);
+
+    int sig = 0;
+    while (sigwait(&signals, &sig) != 0) {}
+    if (!srv->cfg.quiet)
+        fprintf(out, "remem serve: %s: finishing %d requests in flight\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM",
+                atomic_load(&srv->in_flight));
+    fflush(out);
+    drain_and_stop(srv, &signals);
+    rc = 0;
+    if (!srv->cfg.quiet) fprintf(out, "remem serve: stopped\n");
+    fflush(out);
+fail:
+    if (rc != 0) fprintf(stderr, "remem: %s\n", err);
+    if (srv->daemon) MHD_stop_daemon(srv->daemon);
+    if (pool_ready) pool_close(&srv->pool);
+    keys_free(&srv->keys);
+    free(srv);
+    return rc;
+}

@@ -1,0 +1,206 @@
+/*
+ * serverInt.h: what the files of remem serve share. The server is cut along
+ * the path a request takes:
+ *
+ *   http.c     libmicrohttpd glue: the daemon and its thread pool, reading
+ *              bodies under the size limit, Content-Type and key checks,
+ *              draining on SIGINT/SIGTERM, the /mcp transport.
+ *   routes.c   the route table and the handlers: JSON in, a remem call on a
+ *              pooled handle, JSON out.
+ *   keys.c     API keys: the keys file, SHA-256 of secrets, namespace globs.
+ *   pool.c     remem handles checked out per request (a handle is used by
+ *              one thread at a time; they all open the same store).
+ *   metrics.c  Prometheus counters and latency histograms.
+ *   openapi.c  docs/openapi.json, embedded into the binary at build time.
+ *
+ * Only server.h is seen from outside (cli/cmd_serve.c).
+ */
+#ifndef REMEM_SERVER_INT_H
+#define REMEM_SERVER_INT_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include "remem.h"
+#include "server.h"
+
+/* ------------------------------------------------------------------ */
+/* Keys (keys.c)                                                       */
+/* ------------------------------------------------------------------ */
+typedef struct api_key {
+    char *name;
+    unsigned char hash[32];  /* SHA-256 of the secret */
+    char **patterns;         /* namespace globs (fnmatch) */
+    size_t n_patterns;
+    unsigned rights;         /* enum serve_right, admin implying the others */
+    int all_namespaces;      /* one pattern is "*" */
+} api_key;
+
+typedef struct key_table {
+    api_key *keys;
+    size_t n;
+} key_table;
+
+/* Load and validate a keys file. 0, or -1 with the reason in err. */
+int keys_load(const char *path, key_table *out, char *err, size_t errcap);
+void keys_free(key_table *t);
+/* The key whose hash is SHA-256(secret), or NULL. Compares in constant
+ * time against every key. */
+const api_key *keys_find(const key_table *t, const char *secret);
+/* May key exercise right on ns? key NULL means "no keys configured": all. */
+int key_allows(const api_key *key, const char *ns, unsigned right);
+/* May key exercise right on every namespace (store-wide views)? */
+int key_allows_all(const api_key *key, unsigned right);
+
+/* ------------------------------------------------------------------ */
+/* Handle pool (pool.c)                                                */
+/* ------------------------------------------------------------------ */
+typedef struct handle_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t freed;
+    remem **idle;       /* a stack: the warmest handle is reused first */
+    int n_idle, n_open, cap;
+    char *uri;
+    remem_options opt;
+} handle_pool;
+
+/* Open the first handle (so that a bad store fails at startup). The pool
+ * grows lazily up to cap handles. 0, or -1 with err filled. */
+int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
+              int cap, char *err, size_t errcap);
+/* Check a handle out, waiting while all cap are in use. NULL when opening
+ * a new one failed (err says why). */
+remem *pool_get(handle_pool *p, char *err, size_t errcap);
+void pool_put(handle_pool *p, remem *db);
+/* Close every handle; all must have been put back. */
+void pool_close(handle_pool *p);
+
+/* ------------------------------------------------------------------ */
+/* Routes (routes.c)                                                   */
+/* ------------------------------------------------------------------ */
+enum route_id {
+    R_HEALTHZ, R_METRICS, R_OPENAPI,
+    R_MCP_POST, R_MCP_GET, R_MCP_DELETE,
+    R_PROFILES, R_PROFILE, R_EMBED,
+    R_NS_LIST, R_NS_CLEAR, R_NS_STATS, R_STATS,
+    R_ADD, R_BATCH, R_MEM_GET, R_MEM_PATCH, R_MEM_DELETE, R_INVALIDATE,
+    R_HISTORY, R_EXPORT_NS, R_EXPORT_ALL, R_RECALL, R_FIND_ID,
+    R_COUNT,
+    R_UNMATCHED = R_COUNT, /* 404 and 405, for the metrics */
+    R_SLOTS
+};
+
+enum route_flag {
+    RF_PUBLIC = 1,        /* no key needed (health, the API description) */
+    RF_BODY = 2,          /* a JSON body is required */
+    RF_BODY_OPTIONAL = 4  /* a JSON body may come */
+};
+
+typedef struct route {
+    const char *method;
+    const char *tmpl;  /* "/v1/namespaces/{ns}/memories/{id}:invalidate" */
+    unsigned flags;
+} route;
+
+extern const route server_routes[R_COUNT];
+
+/* Match a raw (still percent-encoded) path. Returns the route id and sets
+ * *ns, *id to the decoded captures (malloc'd, NULL when absent); or -404,
+ * or -405 with the allowed methods in allow; or -400 when a capture
+ * decodes to something invalid (an embedded NUL). */
+int route_match(const char *method, const char *path, char **ns, char **id,
+                char *allow, size_t allowcap);
+
+/* ------------------------------------------------------------------ */
+/* Requests and replies                                                */
+/* ------------------------------------------------------------------ */
+typedef struct server server;
+
+typedef struct request {
+    server *srv;
+    struct MHD_Connection *conn;
+    int route;             /* enum route_id or R_UNMATCHED */
+    char *ns, *id;         /* decoded path captures */
+    const api_key *key;    /* NULL when the server runs without keys */
+    char *body;
+    size_t body_len, body_cap, body_dropped;
+    int too_large;         /* the body went over max_body */
+    int has_body;          /* the request announced a body */
+    int responded;         /* a response was queued */
+    int status;            /* its status, for the metrics */
+    int64_t t0_ns;
+} request;
+
+typedef struct reply {
+    int status;
+    char *body;                 /* owned; freed with free_body */
+    size_t len;
+    void (*free_body)(void *);
+    const char *content_type;
+    int pipe_fd;                /* >= 0: stream this fd instead (export) */
+    char allow[64];             /* for 405 */
+    char session[72];           /* Mcp-Session-Id to send back */
+    int bearer_challenge;       /* add WWW-Authenticate (401) */
+} reply;
+
+/* Fill rp with {"error":{"code":code,"message":...}}. */
+void reply_error(reply *rp, int status, const char *code, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
+/* A remem failure: HTTP status from the code, message from the handle. */
+void reply_remem_error(reply *rp, remem *db, int rc);
+/* HTTP status for a REMEM_E* code. */
+int http_status_for(int rc);
+/* Serialise and take obj (decref'd). */
+void reply_json(reply *rp, int status, json_t *obj);
+/* Take a malloc'd text freed with free_fn. */
+void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
+                const char *content_type);
+
+/* Run the handler of rq->route. Checks rights, checks out a handle when the
+ * route needs one, and fills rp. */
+void route_handle(request *rq, reply *rp);
+
+/* ------------------------------------------------------------------ */
+/* The server (http.c)                                                 */
+/* ------------------------------------------------------------------ */
+struct server {
+    serve_config cfg;
+    key_table keys;
+    int keys_on;
+    handle_pool pool;
+    struct MHD_Daemon *daemon;
+    char addr[128];          /* "127.0.0.1:8077" as bound */
+    atomic_int in_flight;    /* requests between first call and completion */
+    atomic_int draining;     /* shutdown began: new requests get 503 */
+    atomic_int exports;      /* export streams running */
+    int max_exports;
+    int64_t started_ms;
+};
+
+/* Streamed export of ns (NULL: all) into a pipe; fills rp with the read
+ * end, or an error. */
+void server_export(request *rq, reply *rp, const char *ns, int vectors);
+/* The /mcp routes. */
+void server_mcp(request *rq, reply *rp);
+/* A query-string value, percent-decoded (malloc'd), or NULL. */
+char *request_arg(const request *rq, const char *name);
+/* Value of a boolean query argument: "true"/"1"/"yes" -> 1, absent -> dflt,
+ * anything else -> -1. */
+int request_flag(const request *rq, const char *name, int dflt);
+
+/* ------------------------------------------------------------------ */
+/* Metrics (metrics.c)                                                 */
+/* ------------------------------------------------------------------ */
+void metrics_record(int route, int status, double seconds);
+/* The Prometheus text exposition; namespaces is remem_namespaces' array
+ * already filtered to what the caller may see (may be NULL). malloc'd. */
+char *metrics_render(const server *srv, json_t *namespaces);
+
+/* ------------------------------------------------------------------ */
+/* The API description (openapi.c)                                     */
+/* ------------------------------------------------------------------ */
+const char *openapi_document(size_t *len);
+
+#endif
