@@ -148,7 +148,7 @@ static int make_embedder(remem *db) {
             }
         } else {
             snprintf(db->emb_note, sizeof db->emb_note,
-                     "using the hash embedder: %s (remem model pull installs MiniLM)",
+                     "using the hash embedder: %s",
                      why[0] ? why : "no MiniLM model installed");
             name = "hash";
         }

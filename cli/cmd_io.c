@@ -1,0 +1,250 @@
+/*
+ * cmd_io.c: bulk commands: import (JSONL in), export (JSONL out) and
+ * reindex (re-embed with the current embedder).
+ *
+ * import reads its input twice: a first pass checks every line (so a bad
+ * line anywhere changes nothing and names its line number), the second
+ * writes the lines in batches, one transaction per batch. Standard input is
+ * spooled to a temporary file for that. If the process dies during the
+ * second pass, exactly the batches that committed are in the store.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "progress.h"
+
+typedef struct batch {
+    remem_memory *m;
+    remem_line **holders;
+    size_t n;
+} batch;
+
+static void batch_reset(batch *b) {
+    for (size_t i = 0; i < b->n; i++) remem_free_line(b->holders[i]);
+    b->n = 0;
+}
+
+static int blank(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
+    return 1;
+}
+
+/* Pass over every line; with write, add them in batches. */
+static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t batch_size,
+                int write, int64_t *lines_out, progress *pg, int64_t *added) {
+    batch b = {calloc(batch_size, sizeof(remem_memory)), calloc(batch_size, sizeof(remem_line *)), 0};
+    if (!b.m || !b.holders) {
+        free(b.m);
+        free(b.holders);
+        return cli_fail("out of memory");
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int64_t lineno = 0, count = 0;
+    int rc = 0;
+    int dim = remem_embedder_dim(db);
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (blank(line, (size_t)len)) continue;
+        remem_memory m;
+        remem_line *h = NULL;
+        int prc = remem_parse_line(db, line, (size_t)len, ns, &m, &h);
+        if (prc == REMEM_OK && m.vector && m.dim != dim) {
+            remem_free_line(h);
+            rc = cli_fail("import: %s:%lld: vector has %d dimensions; the %s embedder makes %d "
+                          "(nothing was imported)",
+                          name, (long long)lineno, m.dim, remem_embedder_name(db), dim);
+            break;
+        }
+        if (prc) {
+            rc = cli_fail("import: %s:%lld: %s (nothing was imported)", name, (long long)lineno,
+                          remem_errmsg(db));
+            break;
+        }
+        count++;
+        if (!write) {
+            remem_free_line(h);
+            continue;
+        }
+        b.m[b.n] = m;
+        b.holders[b.n++] = h;
+        if (b.n == batch_size) {
+            long bad = -1;
+            int arc = remem_add_batch(db, b.m, b.n, NULL, 0, &bad);
+            if (arc) {
+                rc = cli_fail("import: %s: batch ending at line %lld: %s", name, (long long)lineno,
+                              remem_errmsg(db));
+                break;
+            }
+            *added += (int64_t)b.n;
+            batch_reset(&b);
+            progress_update(pg, count);
+        }
+    }
+    if (!rc && ferror(f)) rc = cli_fail("import: reading %s: %s", name, strerror(errno));
+    if (!rc && write && b.n) {
+        long bad = -1;
+        if (remem_add_batch(db, b.m, b.n, NULL, 0, &bad))
+            rc = cli_fail("import: %s: last batch: %s", name, remem_errmsg(db));
+        else *added += (int64_t)b.n;
+        progress_update(pg, count);
+    }
+    batch_reset(&b);
+    free(b.m);
+    free(b.holders);
+    free(line);
+    *lines_out = count;
+    return rc;
+}
+
+int cmd_import(const cli_env *env, int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        puts("usage: remem import [--ns NS] [--batch N] FILE.jsonl   (- for stdin)\n\n"
+             "One memory per line: {\"text\": ..., \"id\", \"ns\", \"kind\", \"tier\",\n"
+             "\"importance\", \"created_at\", \"expires_at\", \"metadata\", \"links\",\n"
+             "\"vector\"} (text required; ns required unless --ns gives a default).\n"
+             "Every line is checked before anything is written: a bad line imports\n"
+             "nothing and names its line number. Lines are then written in batches of N\n"
+             "(default 1000), one transaction each. `remem export` writes this format.");
+        return 0;
+    }
+    const char *ns = NULL, *path = NULL;
+    size_t batch_size = 1000;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
+        else if ((v = cli_opt(argc, argv, &i, "--batch"))) {
+            long n = atol(v);
+            if (n < 1 || n > 1000000) return cli_fail("--batch must be 1..1000000");
+            batch_size = (size_t)n;
+        } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) path = argv[i];
+        else {
+            cli_fail("import: unexpected argument \"%s\" (remem import --help)", argv[i]);
+            return 2;
+        }
+    }
+    if (!path) return cli_fail("import: a FILE is required (- for stdin)");
+    FILE *f;
+    const char *name = path;
+    if (!strcmp(path, "-")) {
+        /* Spool stdin so it can be read twice. */
+        f = tmpfile();
+        if (!f) return cli_fail("import: cannot create a temporary file: %s", strerror(errno));
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
+            if (fwrite(buf, 1, n, f) != n) {
+                fclose(f);
+                return cli_fail("import: spooling stdin: %s", strerror(errno));
+            }
+        rewind(f);
+        name = "stdin";
+    } else if (!(f = fopen(path, "r"))) {
+        return cli_fail("import: cannot open %s: %s", path, strerror(errno));
+    }
+    remem *db = cli_open(env);
+    if (!db) {
+        fclose(f);
+        return 1;
+    }
+    int64_t lines = 0, added = 0;
+    progress pg;
+    progress_start(&pg, "checking", 0, env->quiet);
+    int rc = pass(db, f, name, ns, batch_size, 0, &lines, &pg, &added);
+    progress_done(&pg);
+    if (!rc) {
+        rewind(f);
+        progress_start(&pg, "importing", lines, env->quiet);
+        rc = pass(db, f, name, ns, batch_size, 1, &lines, &pg, &added);
+        progress_done(&pg);
+    }
+    if (!rc) {
+        if (env->json) printf("{\"imported\":%lld}\n", (long long)added);
+        else if (!env->quiet) printf("imported %lld memories\n", (long long)added);
+    } else if (added > 0) {
+        fprintf(stderr, "remem: import: %lld memories from the batches before the error were "
+                        "kept\n", (long long)added);
+    }
+    fclose(f);
+    remem_close(db);
+    return rc;
+}
+
+static int write_file(void *ctx, const char *data, size_t len) {
+    return fwrite(data, 1, len, (FILE *)ctx) != len;
+}
+
+int cmd_export(const cli_env *env, int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        puts("usage: remem export [--ns NS] [--vectors] [--out FILE]\n\n"
+             "Writes memories as JSONL (one object per line; `remem import` reads it\n"
+             "back). --vectors includes the embeddings.");
+        return 0;
+    }
+    const char *ns = NULL, *out = NULL;
+    int vectors = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
+        else if ((v = cli_opt(argc, argv, &i, "--out"))) out = v;
+        else if (!strcmp(argv[i], "--vectors")) vectors = 1;
+        else {
+            cli_fail("export: unexpected argument \"%s\" (remem export --help)", argv[i]);
+            return 2;
+        }
+    }
+    FILE *f = stdout;
+    if (out && !(f = fopen(out, "w"))) return cli_fail("export: cannot write %s: %s", out, strerror(errno));
+    remem *db = cli_open(env);
+    int rc = 1;
+    if (db) {
+        int64_t n = 0;
+        rc = remem_export(db, ns, vectors, write_file, f, &n);
+        if (rc) rc = cli_fail_db(db, rc, "export");
+        else if (out && !env->quiet) fprintf(stderr, "remem: exported %lld memories to %s\n", (long long)n, out);
+    }
+    if (f != stdout && fclose(f) != 0 && !rc) rc = cli_fail("export: writing %s: %s", out, strerror(errno));
+    remem_close(db);
+    return rc;
+}
+
+static void on_progress(void *ctx, int64_t done, int64_t total) {
+    progress *p = ctx;
+    p->total = total;
+    progress_update(p, done);
+}
+
+int cmd_reindex(const cli_env *env, int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        puts("usage: remem [--embedder E] reindex [--ns NS]\n\n"
+             "Re-embeds every memory of NS (default: every namespace) with the chosen\n"
+             "embedder, one transaction per namespace: the way to move a namespace to\n"
+             "another model.");
+        return 0;
+    }
+    const char *ns = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
+        else {
+            cli_fail("reindex: unexpected argument \"%s\"", argv[i]);
+            return 2;
+        }
+    }
+    remem *db = cli_open(env);
+    if (!db) return 1;
+    progress pg;
+    progress_start(&pg, "embedding", 0, env->quiet);
+    int rc = remem_reindex(db, ns, on_progress, &pg);
+    progress_done(&pg);
+    if (rc) rc = cli_fail_db(db, rc, "reindex");
+    else if (!env->quiet) printf("reindexed with %s\n", remem_embedder_model(db));
+    remem_close(db);
+    return rc;
+}

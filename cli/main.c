@@ -1,0 +1,151 @@
+/*
+ * main.c: the remem command. Reads the global options (they may come before
+ * or after the command name), then dispatches to one cmd_* per command
+ * through the table below. Each command lives in its own cli/cmd_*.c and
+ * reaches the library only through include/remem.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct command {
+    const char *name;
+    cli_cmd_fn fn;
+    const char *summary;
+} commands[] = {
+    /* command table: one line per command */
+    {"add", cmd_add, "add one memory"},
+    {"import", cmd_import, "add memories from a JSONL file (- for stdin)"},
+    {"recall", cmd_recall, "the memories that matter for a query, ranked, with scores"},
+    {"get", cmd_get, "one memory by id"},
+    {"update", cmd_update, "change a memory (keeps history)"},
+    {"invalidate", cmd_invalidate, "hide a memory from recall, keep it (superseded facts)"},
+    {"forget", cmd_forget, "archive a memory, or delete it for good with --purge"},
+    {"history", cmd_history, "every change made to a memory"},
+    {"stats", cmd_stats, "counts by namespace, kind, tier and model"},
+    {"namespaces", cmd_namespaces, "list namespaces"},
+    {"clear", cmd_clear, "delete every memory of a namespace"},
+    {"export", cmd_export, "write memories as JSONL"},
+    {"reindex", cmd_reindex, "re-embed memories with the current embedder"},
+    {"profiles", cmd_profiles, "list scoring profiles and their formulas"},
+    {"eval", cmd_eval, "retrieval quality on a benchmark (eval locomo FILE)"},
+    {"demo", cmd_demo, "an agent's memory, end to end, in a few seconds"},
+    {"serve", cmd_serve, "the HTTP/JSON and MCP server (remem serve --help)"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "remem %s: memory for LLM agents\n\n"
+            "usage: remem [global options] <command> [options]\n\ncommands:\n",
+            REMEM_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\nglobal options:\n"
+            "  --db PATH          the store (default ./remem.db, or $REMEM_DB)\n"
+            "  --json             machine-readable output\n"
+            "  --embedder NAME    hash, minilm, http or auto (default auto)\n"
+            "  --embed-url URL    base URL of an OpenAI-compatible API (http embedder)\n"
+            "  --embed-model M    model name for the http embedder\n"
+            "  --model-dir DIR    MiniLM model folder\n"
+            "  --durable          synchronous=FULL: survive power loss, not only crashes\n"
+            "  --quiet            no progress or notes on stderr\n"
+            "\n`remem <command> --help` describes each command.\n");
+}
+
+int cli_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("remem: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int cli_fail_db(remem *db, int rc, const char *context) {
+    const char *msg = remem_errmsg(db);
+    if (!msg || !*msg) msg = remem_strerror(rc);
+    if (context && *context) return cli_fail("%s: %s", context, msg);
+    return cli_fail("%s", msg);
+}
+
+int cli_wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+    return 0;
+}
+
+const char *cli_opt(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n] != '\0') return NULL;
+    if (*i + 1 >= argc) return NULL;
+    (*i)++;
+    return argv[*i];
+}
+
+remem *cli_open(const cli_env *env) {
+    remem *db = NULL;
+    int rc = remem_open(env->db_path, &env->opt, &db);
+    if (rc) {
+        cli_fail("%s", db ? remem_errmsg(db) : remem_strerror(rc));
+        remem_close(db);
+        return NULL;
+    }
+    const char *note = remem_embedder_note(db);
+    if (note && *note && !env->quiet && getenv("REMEM_QUIET_NOTES") == NULL)
+        fprintf(stderr, "remem: note: %s\n", note);
+    return db;
+}
+
+int main(int argc, char **argv) {
+    cli_env env;
+    memset(&env, 0, sizeof env);
+    remem_options_init(&env.opt);
+    env.db_path = getenv("REMEM_DB") ? getenv("REMEM_DB") : "./remem.db";
+    /* Pull the global options out wherever they are; keep the rest. */
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    if (!rest) return cli_fail("out of memory");
+    int nrest = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if ((v = cli_opt(argc, argv, &i, "--db"))) env.db_path = v;
+        else if (!strcmp(argv[i], "--json")) env.json = 1;
+        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) env.quiet = 1;
+        else if (!strcmp(argv[i], "--durable")) env.opt.durability = REMEM_DURABLE_FULL;
+        else if ((v = cli_opt(argc, argv, &i, "--embedder"))) env.opt.embedder = v;
+        else if ((v = cli_opt(argc, argv, &i, "--embed-url"))) env.opt.embed_url = v;
+        else if ((v = cli_opt(argc, argv, &i, "--embed-model"))) env.opt.embed_model = v;
+        else if ((v = cli_opt(argc, argv, &i, "--model-dir"))) env.opt.model_dir = v;
+        else rest[nrest++] = argv[i];
+    }
+    int rc;
+    if (nrest == 0 || !strcmp(rest[0], "--help") || !strcmp(rest[0], "-h") ||
+        !strcmp(rest[0], "help")) {
+        usage(stdout);
+        rc = nrest == 0 ? 2 : 0;
+    } else if (!strcmp(rest[0], "--version") || !strcmp(rest[0], "version")) {
+        printf("remem %s\n", REMEM_VERSION);
+        rc = 0;
+    } else {
+        rc = -1;
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+            if (strcmp(rest[0], commands[i].name) == 0) {
+                rc = commands[i].fn(&env, nrest, rest);
+                break;
+            }
+        }
+        if (rc == -1) {
+            cli_fail("unknown command \"%s\" (remem --help lists them)", rest[0]);
+            rc = 2;
+        }
+    }
+    free(rest);
+    return rc;
+}
