@@ -34,6 +34,7 @@ static const struct command {
     {"eval", cmd_eval, "retrieval quality on a benchmark (eval locomo FILE)"},
     {"demo", cmd_demo, "an agent's memory, end to end, in a few seconds"},
     {"serve", cmd_serve, "the HTTP/JSON and MCP server (remem serve --help)"},
+    {"mcp", cmd_mcp, "the MCP server over stdio, for Claude Desktop and other MCP clients"},
 };
 
 static void usage(FILE *f) {
