@@ -546,11 +546,15 @@ static void test_set_and_swap_remove_keep_codes(void)
             CHECK_INT(out[0].row, i);
             CHECK_INT(tr.prescanned, 1);
             CHECK(search_matches(ix, q, NULL, 10, NULL));
-            /* swap_remove: the last row becomes the query, then row j is
-             * removed, moving it into j: j must come first. */
-            random_unit(q, dim);
+            /* swap_remove: the last row becomes a query near a cluster, row
+             * j a flat vector (a much smaller int8 scale), then row j is
+             * removed, moving the last row into j: j must come first. Codes
+             * or scales left behind would rank it below its cluster. */
+            query_near_row(ix, q, 0.02);
             flat_set(ix, count - 1, q);
             size_t j = rng_next() % (count - 1);
+            for (int k = 0; k < dim; k++) v[k] = (k % 3 ? 1.0f : -1.0f) / sqrtf((float)dim);
+            flat_set(ix, j, v);
             flat_swap_remove(ix, j);
             CHECK_INT(flat_count(ix), count - 1);
             CHECK(memcmp(flat_row(ix, j), q, sizeof(float) * dim) == 0);
@@ -613,6 +617,89 @@ static void test_odd_values(void)
     restore_defaults();
 }
 
+/* Scales x and snaps it onto the int8 grid of a power-of-two step with its
+ * largest component at exactly +-127 steps, so that flat.c's quantisation
+ * of x loses nothing (e = 0). */
+static void snap_to_codes(float *x, int dim)
+{
+    double maxabs = 0;
+    for (int i = 0; i < dim; i++) maxabs = fmax(maxabs, fabs(x[i]));
+    double step = exp2(ceil(log2(maxabs / 127.0))), scale = 127 * step / maxabs;
+    for (int i = 0; i < dim; i++) x[i] = (float)(step * nearbyint(x[i] * scale / step));
+}
+
+/* Data on which the int8 score is off by nearly the whole bound, upwards
+ * for some rows and downwards for others, while the true scores of both
+ * kinds interleave. Then the exact answer depends on the bound: any smaller
+ * one (a bound that is not one) prunes true top rows. One case per term of
+ * the bound, with the other term made zero:
+ *   - residue: the rows are exact on the int8 grid (e = 0) and lie along
+ *     +-f, the query's own quantisation residue, so the int8 score misses
+ *     x.f = +-|x| |f|;
+ *   - codes: the query is a sign vector, exact on its grid (f ~ 0), and
+ *     each row's components sit 0.49 of a step off its codes towards
+ *     +-sign(q), so the int8 score misses t d.e = +-|t d| |e| (1 - 1/dim).
+ * The query's quantisation is recomputed here the way flat.c does it. */
+static void test_rows_that_test_the_bounds(void)
+{
+    int dim = 384;
+    size_t count = 4000;
+    float *q = malloc(sizeof(float) * dim), *x = malloc(sizeof(float) * dim);
+    double *f = malloc(sizeof(double) * dim);
+    FOR_EACH_LEVEL(l) {
+        flat_set_prescan(FLAT_PRESCAN_ALWAYS);
+        for (int family = 0; family < 2; family++) {
+            if (family == 0) random_unit(q, dim);
+            else
+                for (int i = 0; i < dim; i++) q[i] = rng_next() % 2 ? 0.03125f : -0.03125f;
+            double maxabs = 0, fnorm = 0, fq = 0;
+            for (int i = 0; i < dim; i++) maxabs = fmax(maxabs, fabs(q[i]));
+            float t = (float)(maxabs / 127.0);
+            for (int i = 0; i < dim; i++) {
+                f[i] = q[i] - (double)t * nearbyint(q[i] / (double)t);
+                fnorm += f[i] * f[i];
+                fq += f[i] * q[i];
+            }
+            fnorm = sqrt(fnorm);
+            flat_index *ix = flat_new(dim);
+            for (size_t r = 0; r < count; r++) {
+                double w = rng_next() % 2 ? 1 : -1;
+                if (family == 0) {
+                    /* x = a f/|f| + eta q, with eta cancelling the score
+                     * that a brings, plus a small spread. */
+                    double a = 0.9 * w, eta = -a * fq / fnorm + 0.3 * fnorm * rng_uniform();
+                    for (int i = 0; i < dim; i++) x[i] = (float)(a * f[i] / fnorm + eta * q[i]);
+                    snap_to_codes(x, dim);
+                } else {
+                    /* Codes: noise in {-1, 0, 1}, plus -w sign(q) on about
+                     * half the components to cancel the score the 0.49
+                     * offsets bring; the first component pins the scale. */
+                    double step = 0x1p-8;
+                    for (int i = 0; i < dim; i++) {
+                        double sign = q[i] > 0 ? 1 : -1;
+                        double c = (double)(int)(rng_next() % 3) - 1;
+                        if (i < 188) c -= w * sign;
+                        x[i] = (float)(step * (c + 0.49 * w * sign));
+                    }
+                    x[0] = (float)(127 * step);
+                }
+                flat_append(ix, x);
+            }
+            static const size_t ns[] = {1, 10, 40};
+            for (size_t i = 0; i < 3; i++) {
+                flat_trace tr;
+                CHECK(search_matches(ix, q, NULL, ns[i], &tr));
+                CHECK_INT(tr.prescanned, 1);
+            }
+            flat_free(ix);
+        }
+    }
+    free(q);
+    free(x);
+    free(f);
+    restore_defaults();
+}
+
 /* dim 384, more than 10k rows, realistic clusters: the automatic path must
  * pre-scan, prune hard, and still match the reference. */
 static void test_large_384(void)
@@ -663,6 +750,7 @@ int main(int argc, char **argv)
     RUN(test_n_beyond_count);
     RUN(test_set_and_swap_remove_keep_codes);
     RUN(test_odd_values);
+    RUN(test_rows_that_test_the_bounds);
     RUN(test_large_384);
     return TEST_EXIT();
 }
