@@ -30,18 +30,23 @@ struct embedder {
 
 /* Settings for every embedder; unused fields are ignored. */
 typedef struct embed_config {
-    int dim;               /* hash: 0 means 384 */
+    int dim;               /* hash: 0 means 384; http: 0 means ask the server */
     const char *url;       /* http: base URL; request goes to {url}/embeddings */
     const char *model;     /* http: model name sent */
     const char *api_key;   /* http: bearer token, or NULL */
     int timeout_ms;        /* http: per request (0: 10000) */
-    int retries;           /* http: retries after the first try (0: 3) */
+    int retries;           /* http: retries after the first try (0: 3; <0: none) */
     int batch;             /* http: texts per request (0: 64) */
+    int retry_backoff_ms;  /* http: wait before the first retry, doubled for
+                              each next one up to 5 s (0: 200) */
     const char *model_dir; /* minilm: folder with model.safetensors, vocab.txt, config.json */
 } embed_config;
 
 int embed_hash_create(const embed_config *cfg, embedder **out, char *err,
                       size_t errcap);
+/* The http embedder (src/embed/http.c) needs cfg->url and cfg->model. With
+ * cfg->dim 0 it learns the dimension by embedding "remem" once, so creation
+ * then fails if the server cannot be reached. */
 int embed_http_create(const embed_config *cfg, embedder **out, char *err,
                       size_t errcap);
 
