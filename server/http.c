@@ -245,12 +245,7 @@ static int is_json_type(const char *ct)
 
 static int check_body_headers(request *rq, reply *rp, unsigned flags)
 {
-    const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(
-        rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    unsigned long long length = cl ? strtoull(cl, NULL, 10) : 0;
-    rq->has_body = length > 0 || te != NULL;
+    unsigned long long length = rq->content_length;
     if (!rq->has_body || !(flags & (RF_BODY | RF_BODY_OPTIONAL))) return 1;
     const char *ct = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -267,6 +262,30 @@ static int check_body_headers(request *rq, reply *rp, unsigned flags)
         return 0;
     }
     return 1;
+}
+
+static void note_body(request *rq)
+{
+    const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = MHD_lookup_connection_value(
+        rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    rq->content_length = cl ? strtoull(cl, NULL, 10) : 0;
+    rq->has_body = rq->content_length > 0 || te != NULL;
+}
+
+/* Answer a refusal only after reading the body? A reply sent while the
+ * client is still sending, followed by a close with unread bytes, turns
+ * into a TCP reset that can destroy the reply before the client reads it.
+ * So a body of sane size is read and dropped first. Not when the client
+ * asked "Expect: 100-continue" (it waits for our answer before sending),
+ * nor for a body too big to be worth reading. */
+static int should_defer(const request *rq)
+{
+    const char *expect = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_EXPECT);
+    return rq->has_body && !(expect && !strcasecmp(expect, "100-continue")) &&
+           rq->content_length <= BODY_DROP_FACTOR * rq->srv->cfg.max_body;
 }
 
 /* 1 to go on reading the body; 0 with the refusal in rp. */
@@ -345,16 +364,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         rq->t0_ns = now_ns();
         atomic_fetch_add(&srv->in_flight, 1);
         *con_cls = rq;
+        note_body(rq);
         reply_init(&rp);
         if (admit(rq, url, method, &rp)) return MHD_YES;
+        if (should_defer(rq) && (rq->deferred = malloc(sizeof rp))) {
+            *rq->deferred = rp;
+            return MHD_YES;
+        }
         return send_reply(rq, &rp);
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        /* A body after an early refusal, or one the route does not take, is
-         * read and dropped (within the same bound as an oversized one). */
-        if (rq->responded || rq->route >= R_COUNT ||
+        /* A body after a refusal, or one the route does not take, is read
+         * and dropped (within the same bound as an oversized one). */
+        if (rq->responded || rq->deferred || rq->route >= R_COUNT ||
             !(server_routes[rq->route].flags & (RF_BODY | RF_BODY_OPTIONAL))) {
             rq->body_dropped += n;
             return rq->body_dropped <= BODY_DROP_FACTOR * srv->cfg.max_body
@@ -364,6 +388,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return take_body(rq, upload_data, n) ? MHD_YES : MHD_NO;
     }
     if (rq->responded) return MHD_YES;
+    if (rq->deferred) {
+        rp = *rq->deferred;
+        free(rq->deferred);
+        rq->deferred = NULL;
+        return send_reply(rq, &rp);
+    }
     reply_init(&rp);
     if (rq->too_large)
         reply_error(&rp, 413, "REMEM_ETOOLARGE",
@@ -381,6 +411,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
     request *rq = *con_cls;
     if (!rq) return;
     metrics_record(rq->route, rq->status, (now_ns() - rq->t0_ns) / 1e9);
+    if (rq->deferred) reply_release(rq->deferred);
+    free(rq->deferred);
     free(rq->ns);
     free(rq->id);
     free(rq->body);
@@ -787,13 +819,13 @@ static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la)
     if (la->v6) flags |= MHD_USE_IPv6;
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first, to see all */
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&la->sa,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)srv->cfg.threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv->cfg.max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->cfg.timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
         MHD_OPTION_END);
 }

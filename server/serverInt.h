@@ -128,11 +128,14 @@ typedef struct request {
     size_t body_len, body_cap, body_dropped;
     int too_large;         /* the body went over max_body */
     int has_body;          /* the request announced a body */
+    unsigned long long content_length;
+    struct reply *deferred; /* a refusal sent once the body is read */
     int responded;         /* a response was queued */
     int status;            /* its status, for the metrics */
     int64_t t0_ns;
 } request;
 
+struct reply;
 typedef struct reply {
     int status;
     char *body;                 /* owned; freed with free_body */
