@@ -16,15 +16,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "embed/bert.h"
 #include "embed/embed.h"
+#include "embed/safetensors.h"
+#include "embed/wordpiece.h"
 #include "remem.h"
 
 const minilm_file minilm_files[MINILM_NFILES] = {
@@ -136,10 +141,10 @@ static json_t *marker_load(const char *dir) {
     return json_load_file(path, 0, NULL);
 }
 
-/* 1 when the marker matches every file; *weights_sha (may be NULL) gets the
- * recorded sha256 of the weights (copied). */
-static int marker_check(const char *dir, char weights_sha[65], char *why,
-                        size_t whycap) {
+/* 1 when the marker matches every file of dir; shas (may be NULL) receives
+ * the sha256 it records for each file, in minilm_files order. */
+static int marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why,
+                       size_t whycap) {
     json_t *marker = marker_load(dir);
     if (!marker)
         return set_err(why, whycap, 0, "%s has not been verified (no %s)", dir,
@@ -147,48 +152,56 @@ static int marker_check(const char *dir, char weights_sha[65], char *why,
     int ok = 1;
     for (int i = 0; i < MINILM_NFILES && ok; i++) {
         const char *sha = marker_sha(marker, dir, minilm_files[i].name);
-        if (!sha) {
+        if (!sha)
             ok = set_err(why, whycap, 0,
-                         "%s/%s changed since it was verified (or is missing)",
-                         dir, minilm_files[i].name);
-        } else if (i == 0 && weights_sha) {
-            memcpy(weights_sha, sha, 65);
-        }
+                         "%s/%s is missing or changed since it was verified", dir,
+                         minilm_files[i].name);
+        else if (shas)
+            memcpy(shas[i], sha, 65);
     }
     json_decref(marker);
     return ok;
 }
 
 int minilm_marker_ok(const char *dir, char *why, size_t whycap) {
-    return marker_check(dir, NULL, why, whycap);
+    return marker_shas(dir, NULL, why, whycap);
 }
 
-int minilm_marker_write(const char *dir, char *err, size_t errcap) {
+static int hash_files(const char *dir, char shas[MINILM_NFILES][65], char *err,
+                      size_t errcap) {
+    for (int i = 0; i < MINILM_NFILES; i++) {
+        char path[4096];
+        if (join_path(path, sizeof path, dir, minilm_files[i].name))
+            return set_err(err, errcap, REMEM_EINVAL, "model folder path too long");
+        int rc = minilm_sha256_file(path, shas[i], NULL, err, errcap);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int minilm_marker_write(const char *dir, const char (*known)[65], char *err,
+                        size_t errcap) {
+    char shas[MINILM_NFILES][65];
+    int rc = 0;
+    if (known) memcpy(shas, known, sizeof shas);
+    else if ((rc = hash_files(dir, shas, err, errcap))) return rc;
     json_t *files = json_object();
     json_t *marker = json_pack("{s:s, s:o}", "model", MINILM_NAME, "files", files);
     char path[4096], tmp[4200];
-    int rc = 0;
     if (!marker) return set_err(err, errcap, REMEM_ENOMEM, "out of memory");
     for (int i = 0; i < MINILM_NFILES; i++) {
         struct stat st;
-        char hex[65];
-        int64_t size;
-        if (join_path(path, sizeof path, dir, minilm_files[i].name)) {
-            rc = set_err(err, errcap, REMEM_EINVAL, "model folder path too long");
-            goto out;
-        }
-        if ((rc = minilm_sha256_file(path, hex, &size, err, errcap))) goto out;
+        join_path(path, sizeof path, dir, minilm_files[i].name);
         if (stat(path, &st) != 0) {
             rc = set_err(err, errcap, REMEM_EIO, "%s: %s", path, strerror(errno));
             goto out;
         }
         json_object_set_new(files, minilm_files[i].name,
                             json_pack("{s:I, s:I, s:s}", "size", (json_int_t)st.st_size,
-                                      "mtime_ns", (json_int_t)mtime_ns(&st),
-                                      "sha256", hex));
+                                      "mtime_ns", (json_int_t)mtime_ns(&st), "sha256",
+                                      shas[i]));
     }
-    /* Write to a temporary name and rename, so a reader never sees half a
-     * marker. */
+    /* A temporary name and a rename: a reader never sees half a marker. */
     join_path(path, sizeof path, dir, MINILM_MARKER);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     if (json_dump_file(marker, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
@@ -200,21 +213,24 @@ out:
     return rc;
 }
 
-int minilm_verify_dir(const char *dir, const char *expected_weights_sha256,
-                      char *err, size_t errcap) {
+static int all_official(const char shas[MINILM_NFILES][65]) {
+    for (int i = 0; i < MINILM_NFILES; i++)
+        if (strcmp(shas[i], minilm_files[i].sha256) != 0) return 0;
+    return 1;
+}
+
+int minilm_verify_dir(const char *dir, const char *const *expected, char *err,
+                      size_t errcap) {
+    char shas[MINILM_NFILES][65];
+    int rc = hash_files(dir, shas, err, errcap);
+    if (rc) return rc;
     for (int i = 0; i < MINILM_NFILES; i++) {
-        char path[4096], hex[65];
-        const char *want = minilm_files[i].sha256;
-        if (i == 0 && expected_weights_sha256) want = expected_weights_sha256;
-        if (join_path(path, sizeof path, dir, minilm_files[i].name))
-            return set_err(err, errcap, REMEM_EINVAL, "model folder path too long");
-        int rc = minilm_sha256_file(path, hex, NULL, err, errcap);
-        if (rc) return rc;
-        if (strcasecmp(hex, want) != 0)
-            return set_err(err, errcap, REMEM_ECORRUPT,
-                           "%s: sha256 %s, expected %s", path, hex, want);
+        const char *want = expected && expected[i] ? expected[i] : minilm_files[i].sha256;
+        if (strcasecmp(shas[i], want) != 0)
+            return set_err(err, errcap, REMEM_ECORRUPT, "%s/%s: sha256 %s, expected %s", dir,
+                           minilm_files[i].name, shas[i], want);
     }
-    return minilm_marker_write(dir, err, errcap);
+    return minilm_marker_write(dir, (const char (*)[65])shas, err, errcap);
 }
 
 int minilm_is_test_model(const char *dir) {
@@ -226,30 +242,209 @@ int minilm_is_test_model(const char *dir) {
     return yes;
 }
 
-int embed_minilm_available(const char *model_dir, char *why, size_t whycap) {
-    char dir[4096], sha[65];
-    if (minilm_resolve_dir(model_dir, dir, sizeof dir, why, whycap)) return 0;
+/* "minilm:all-MiniLM-L6-v2" for the official files; otherwise a name that
+ * carries a hash of all three files, so other weights (or another
+ * vocabulary) never share a namespace with them. */
+static void model_id_for(const char shas[MINILM_NFILES][65], char *out, size_t cap) {
+    if (all_official(shas)) {
+        snprintf(out, cap, "%s", MINILM_MODEL_ID);
+        return;
+    }
+    char joined[3 * 70];
+    unsigned char md[32];
+    unsigned mdlen = 0;
+    snprintf(joined, sizeof joined, "w:%s v:%s c:%s", shas[0], shas[1], shas[2]);
+    EVP_Digest(joined, strlen(joined), md, &mdlen, EVP_sha256(), NULL);
+    snprintf(out, cap, "minilm:sha256:%02x%02x%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2],
+             md[3], md[4], md[5], md[6], md[7]);
+}
+
+static int files_present(const char *dir, char *why, size_t whycap) {
     for (int i = 0; i < MINILM_NFILES; i++) {
         char path[4200];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, minilm_files[i].name);
         if (stat(path, &st) != 0)
-            return set_err(why, whycap, 0, "no MiniLM model in %s (%s missing; "
-                           "`remem model pull` installs it)", dir, minilm_files[i].name);
+            return set_err(why, whycap, 0,
+                           "no MiniLM model in %s (%s missing; `remem model pull` installs it)",
+                           dir, minilm_files[i].name);
     }
-    if (!marker_check(dir, sha, why, whycap)) return 0;
-    if (strcmp(sha, minilm_files[0].sha256) != 0)
-        return set_err(why, whycap, 0,
-                       "%s holds weights other than the official %s", dir, MINILM_NAME);
+    return 1;
+}
+
+int embed_minilm_available(const char *model_dir, char *why, size_t whycap) {
+    char dir[4096], shas[MINILM_NFILES][65];
+    if (minilm_resolve_dir(model_dir, dir, sizeof dir, why, whycap)) return 0;
+    if (!files_present(dir, why, whycap)) return 0;
+    if (!marker_shas(dir, shas, why, whycap)) return 0;
+    if (!all_official(shas))
+        return set_err(why, whycap, 0, "%s holds files other than the official %s", dir,
+                       MINILM_NAME);
     return set_err(why, whycap, 1, "verified %s in %s", MINILM_NAME, dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* The embedder                                                         */
+/* ------------------------------------------------------------------ */
+/* sentence-transformers cuts all-MiniLM-L6-v2's input at 256 tokens. */
+#define MINILM_MAX_TOKENS 256
+/* Texts are encoded in slices of about this many tokens: large enough for
+ * the matrix products to run near peak, small enough to bound the scratch
+ * memory (about 30 MB for the real model). */
+#define SLICE_TOKENS 2048
+
+typedef struct minilm {
+    wp_vocab *vocab;
+    bert_model *bert;
+    int max_tokens;
+} minilm;
+
+static void minilm_destroy(embedder *e) {
+    if (!e) return;
+    minilm *m = e->state;
+    if (m) {
+        wp_vocab_free(m->vocab);
+        bert_free(m->bert);
+        free(m);
+    }
+    free(e);
+}
+
+static void l2_normalise(float *v, size_t dim) {
+    double sum = 0;
+    for (size_t i = 0; i < dim; i++) sum += (double)v[i] * v[i];
+    double norm = sqrt(sum);
+    float inv = (float)(1.0 / (norm > 1e-12 ? norm : 1e-12));
+    for (size_t i = 0; i < dim; i++) v[i] *= inv;
+}
+
+static int minilm_embed(embedder *e, const char *const *texts, size_t n, float *out,
+                        char *err, size_t errcap) {
+    minilm *m = e->state;
+    const size_t dim = (size_t)e->dim, cap = (size_t)m->max_tokens;
+    size_t slice_texts = SLICE_TOKENS / 8; /* texts per slice, at most */
+    int32_t *ids = malloc(slice_texts * cap * sizeof *ids);
+    bert_seq *seqs = malloc(slice_texts * sizeof *seqs);
+    int rc = 0;
+    if (!ids || !seqs) {
+        rc = set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory");
+        goto out;
+    }
+    for (size_t first = 0; first < n && !rc;) {
+        size_t k = 0, tokens = 0;
+        while (first + k < n && k < slice_texts && tokens < SLICE_TOKENS) {
+            const char *t = texts[first + k] ? texts[first + k] : "";
+            int32_t *dst = ids + k * cap;
+            int got = wp_tokenize(m->vocab, t, strlen(t), dst, m->max_tokens);
+            if (got < 0) {
+                rc = set_err(err, errcap, got, "minilm: cannot tokenize text %zu", first + k);
+                goto out;
+            }
+            seqs[k] = (bert_seq){dst, got};
+            tokens += (size_t)got;
+            k++;
+        }
+        rc = bert_encode(m->bert, seqs, k, out + first * dim, NULL, err, errcap);
+        for (size_t i = 0; i < k && !rc; i++) l2_normalise(out + (first + i) * dim, dim);
+        first += k;
+    }
+out:
+    free(ids);
+    free(seqs);
+    return rc;
+}
+
+/* The threads to encode with: $REMEM_MINILM_THREADS, else every core (the
+ * encoder splits a batch into that many groups). */
+static int thread_count(void) {
+    const char *env = getenv("REMEM_MINILM_THREADS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* Which files dir holds: shas of each and whether they may be used. */
+static int check_folder(const char *dir, char shas[MINILM_NFILES][65], char *err,
+                        size_t errcap) {
+    char why[512];
+    if (!files_present(dir, why, sizeof why))
+        return set_err(err, errcap, REMEM_ENOTFOUND, "minilm: %s", why);
+    if (marker_shas(dir, shas, why, sizeof why)) return 0;
+    /* No marker (or a stale one): hash now. The official files are then
+     * marked verified, so the next open is cheap. */
+    int rc = hash_files(dir, shas, err, errcap);
+    if (rc) return rc;
+    if (all_official(shas)) {
+        minilm_marker_write(dir, (const char (*)[65])shas, why, sizeof why);
+        return 0; /* a read-only folder is fine: verified all the same */
+    }
+    if (minilm_is_test_model(dir)) return 0;
+    return set_err(err, errcap, REMEM_ECORRUPT,
+                   "minilm: %s/model.safetensors is not the official %s (sha256 %.16s...); "
+                   "`remem model pull` installs it, or declare other weights with %s "
+                   "{\"unverified\": true}",
+                   dir, MINILM_NAME, shas[0], MINILM_TEST_DECL);
 }
 
 int embed_minilm_create(const embed_config *cfg, embedder **out, char *err,
                         size_t errcap) {
-    char dir[4096];
+    char dir[4096], path[4200], shas[MINILM_NFILES][65];
     *out = NULL;
     int rc = minilm_resolve_dir(cfg ? cfg->model_dir : NULL, dir, sizeof dir, err, errcap);
-    if (rc) return rc;
-    return set_err(err, errcap, REMEM_EUNSUPPORTED,
-                   "minilm: the encoder is not built yet (model folder %s)", dir);
+    if (rc || (rc = check_folder(dir, shas, err, errcap))) return rc;
+
+    embedder *e = calloc(1, sizeof *e);
+    minilm *m = calloc(1, sizeof *m);
+    bert_config c;
+    st_file *st = NULL;
+    if (!e || !m) {
+        free(e);
+        free(m);
+        return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory");
+    }
+    e->state = m;
+    e->name = "minilm";
+    e->embed = minilm_embed;
+    e->destroy = minilm_destroy;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if ((rc = bert_config_load(path, &c, err, errcap))) goto fail;
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    if ((rc = wp_vocab_load_file(path, &m->vocab, err, errcap))) goto fail;
+    if ((int64_t)wp_vocab_size(m->vocab) > c.vocab_size) {
+        rc = set_err(err, errcap, REMEM_ECORRUPT,
+                     "minilm: vocab.txt has %zu tokens but config.json says vocab_size %d",
+                     wp_vocab_size(m->vocab), c.vocab_size);
+        goto fail;
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if ((rc = st_open(path, &st, err, errcap))) goto fail;
+    rc = bert_load(&c, st, &m->bert, err, errcap);
+    st_close(st);
+    if (rc) goto fail;
+    bert_set_threads(m->bert, thread_count());
+    m->max_tokens = c.max_positions < MINILM_MAX_TOKENS ? c.max_positions : MINILM_MAX_TOKENS;
+    e->dim = c.hidden;
+    model_id_for((const char (*)[65])shas, e->model_id, sizeof e->model_id);
+    *out = e;
+    return 0;
+fail:
+    minilm_destroy(e);
+    return rc;
+}
+
+int minilm_view(embedder *e, minilm_model_view *out) {
+    if (!e || e->destroy != minilm_destroy) return REMEM_EINVAL;
+    minilm *m = e->state;
+    *out = (minilm_model_view){m->vocab, m->bert, m->max_tokens};
+    return 0;
+}
+
+int minilm_pooled(const minilm_model_view *v, const char *text, float *pooled,
+                  float *hidden, char *err, size_t errcap) {
+    int32_t *ids = malloc((size_t)v->max_tokens * sizeof *ids);
+    if (!ids) return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory");
+    int n = wp_tokenize(v->vocab, text, strlen(text), ids, v->max_tokens);
+    int rc = n < 0 ? set_err(err, errcap, n, "minilm: cannot tokenize")
+                   : bert_encode(v->bert, &(bert_seq){ids, n}, 1, pooled, hidden, err, errcap);
+    free(ids);
+    return rc;
 }

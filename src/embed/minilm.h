@@ -49,15 +49,36 @@ int minilm_sha256_file(const char *path, char hex[65], int64_t *size,
 
 /* 1 if dir's marker matches its files (size and mtime), 0 with why. */
 int minilm_marker_ok(const char *dir, char *why, size_t whycap);
-/* Write the marker for the files now in dir (after they were checked). */
-int minilm_marker_write(const char *dir, char *err, size_t errcap);
-/* Check every file of dir against the official checksums (expected may
- * override the one of model.safetensors; NULL: official). On success the
- * marker is written. Returns 0, REMEM_ENOTFOUND (a file is missing) or
- * REMEM_ECORRUPT (a checksum differs), with the detail in err. */
-int minilm_verify_dir(const char *dir, const char *expected_weights_sha256,
-                      char *err, size_t errcap);
+/* Write the marker for the files now in dir (after they were checked);
+ * shas: their sha256 in minilm_files order when known, NULL to hash them. */
+int minilm_marker_write(const char *dir, const char (*shas)[65], char *err,
+                        size_t errcap);
+/* Check every file of dir against its expected sha256: expected[i] (in
+ * minilm_files order; expected or an entry may be NULL) or the official
+ * checksum. On success the marker is written. Returns 0, REMEM_ENOTFOUND (a
+ * file is missing) or REMEM_ECORRUPT (a checksum differs; err names the
+ * file and both sums). */
+int minilm_verify_dir(const char *dir, const char *const *expected, char *err,
+                      size_t errcap);
 /* 1 if dir declares itself an unverified test model (remem-model.json). */
 int minilm_is_test_model(const char *dir);
+
+/* The inside of a minilm embedder, for what needs more than normalised
+ * vectors (the real-weight checks compare unnormalised means and hidden
+ * states). Valid while the embedder lives. */
+struct embedder;
+struct wp_vocab;
+struct bert_model;
+typedef struct minilm_model_view {
+    const struct wp_vocab *vocab;
+    struct bert_model *bert;
+    int max_tokens;
+} minilm_model_view;
+/* REMEM_EINVAL when e is not a minilm embedder. */
+int minilm_view(struct embedder *e, minilm_model_view *out);
+/* Tokenize and encode text alone: pooled receives the mean of the last
+ * hidden states (not normalised), hidden (may be NULL) every token's. */
+int minilm_pooled(const minilm_model_view *v, const char *text, float *pooled,
+                  float *hidden, char *err, size_t errcap);
 
 #endif

@@ -1,0 +1,606 @@
+/*
+ * bert.c: the BERT encoder (see bert.h), shaped for speed on a small CPU.
+ *
+ * - Sequences are packed, not padded: the dense layers (fused Q|K|V, the
+ *   attention output, the two feed-forward products) run as one matrix
+ *   product over every token of the batch, and attention runs per sequence
+ *   over its own tokens only. This computes exactly what a padded batch with
+ *   an attention mask computes (masked keys get zero weight, padded queries
+ *   are discarded by the mean over the mask) without spending time on pads.
+ * - Matrix products are cblas_sgemm calls; the weights stay in PyTorch's
+ *   [out, in] layout and are used transposed.
+ * - The element-wise work (GELU with erf, softmax, LayerNorm) is written as
+ *   plain loops the compiler vectorises, built for AVX-512, AVX2 and the
+ *   baseline with target_clones; erf and exp are polynomial approximations
+ *   (absolute error below 2e-7) because the libm calls would cost a third of
+ *   the run time.
+ * - Both cores: a batch is cut into contiguous groups of about equal token
+ *   counts, one per thread, each running single-threaded BLAS (bench/README
+ *   has the measurements that chose this over OpenBLAS's own threads).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dlsym's RTLD_DEFAULT */
+#endif
+#include "embed/bert.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remem.h"
+
+struct bert_layer {
+    float *wqkv, *bqkv;     /* [3H, H], [3H]: query, key, value rows stacked */
+    float *wo, *bo;         /* [H, H], [H] */
+    float *ln1_g, *ln1_b;   /* attention output LayerNorm */
+    float *w1, *b1;         /* [F, H], [F] (F: intermediate size) */
+    float *w2, *b2;         /* [H, F], [H] */
+    float *ln2_g, *ln2_b;   /* output LayerNorm */
+};
+
+struct bert_model {
+    bert_config c;
+    float *arena; /* every weight below points into it */
+    float *word, *pos, *type, *emb_g, *emb_b;
+    struct bert_layer *layer;
+    int threads;
+};
+
+static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int set_err(char *err, size_t cap, int rc, const char *fmt, ...) {
+    if (err && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, cap, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* config.json                                                         */
+/* ------------------------------------------------------------------ */
+static int get_int(json_t *root, const char *key, int lo, int hi, int *out,
+                   char *err, size_t errcap) {
+    json_t *v = json_object_get(root, key);
+    if (!json_is_integer(v))
+        return set_err(err, errcap, REMEM_ECORRUPT, "config.json: %s missing or not an integer",
+                       key);
+    json_int_t x = json_integer_value(v);
+    if (x < lo || x > hi)
+        return set_err(err, errcap, REMEM_ECORRUPT, "config.json: %s = %lld, outside [%d, %d]",
+                       key, (long long)x, lo, hi);
+    *out = (int)x;
+    return 0;
+}
+
+static int config_from_json(json_t *root, bert_config *c, char *err, size_t errcap) {
+    int rc;
+    memset(c, 0, sizeof *c);
+    if (!json_is_object(root))
+        return set_err(err, errcap, REMEM_ECORRUPT, "config.json: not a JSON object");
+    if ((rc = get_int(root, "vocab_size", 5, 1 << 22, &c->vocab_size, err, errcap)) ||
+        (rc = get_int(root, "hidden_size", 1, 8192, &c->hidden, err, errcap)) ||
+        (rc = get_int(root, "num_hidden_layers", 1, 128, &c->layers, err, errcap)) ||
+        (rc = get_int(root, "num_attention_heads", 1, 256, &c->heads, err, errcap)) ||
+        (rc = get_int(root, "intermediate_size", 1, 65536, &c->intermediate, err, errcap)) ||
+        (rc = get_int(root, "max_position_embeddings", 2, 8192, &c->max_positions, err,
+                      errcap)))
+        return rc;
+    c->type_vocab = 2;
+    if (json_object_get(root, "type_vocab_size") &&
+        (rc = get_int(root, "type_vocab_size", 1, 1024, &c->type_vocab, err, errcap)))
+        return rc;
+    if (c->hidden % c->heads)
+        return set_err(err, errcap, REMEM_ECORRUPT,
+                       "config.json: hidden_size %d is not a multiple of num_attention_heads %d",
+                       c->hidden, c->heads);
+    c->ln_eps = 1e-12f;
+    json_t *eps = json_object_get(root, "layer_norm_eps");
+    if (eps) {
+        if (!json_is_number(eps) || json_number_value(eps) <= 0 || json_number_value(eps) > 1)
+            return set_err(err, errcap, REMEM_ECORRUPT, "config.json: bad layer_norm_eps");
+        c->ln_eps = (float)json_number_value(eps);
+    }
+    const char *act = json_string_value(json_object_get(root, "hidden_act"));
+    if (act && strcmp(act, "gelu") != 0)
+        return set_err(err, errcap, REMEM_EUNSUPPORTED,
+                       "config.json: hidden_act \"%.32s\" (only \"gelu\" is computed)", act);
+    const char *pe = json_string_value(json_object_get(root, "position_embedding_type"));
+    if (pe && strcmp(pe, "absolute") != 0)
+        return set_err(err, errcap, REMEM_EUNSUPPORTED,
+                       "config.json: position_embedding_type \"%.32s\" (only \"absolute\")", pe);
+    return 0;
+}
+
+int bert_config_parse(const char *json, size_t len, bert_config *c, char *err,
+                      size_t errcap) {
+    json_error_t jerr;
+    json_t *root = json_loadb(json, len, 0, &jerr);
+    if (!root)
+        return set_err(err, errcap, REMEM_ECORRUPT, "config.json: line %d: %s", jerr.line,
+                       jerr.text);
+    int rc = config_from_json(root, c, err, errcap);
+    json_decref(root);
+    return rc;
+}
+
+int bert_config_load(const char *path, bert_config *c, char *err, size_t errcap) {
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root)
+        return set_err(err, errcap, REMEM_ECORRUPT, "%s: %s (line %d)", path, jerr.text,
+                       jerr.line);
+    int rc = config_from_json(root, c, err, errcap);
+    json_decref(root);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading the weights                                                 */
+/* ------------------------------------------------------------------ */
+typedef struct loader {
+    const st_file *st;
+    const char *prefix; /* "" or "bert." */
+    char *err;
+    size_t errcap;
+} loader;
+
+/* Read tensor "<prefix><name>" of the given shape into dst. */
+static int load(loader *L, const char *name, int64_t d0, int64_t d1, float *dst) {
+    char full[160];
+    snprintf(full, sizeof full, "%s%s", L->prefix, name);
+    const st_tensor *t = st_find(L->st, full);
+    if (!t)
+        return set_err(L->err, L->errcap, REMEM_ECORRUPT,
+                       "model.safetensors: no tensor %s (is this a BERT model?)", full);
+    int64_t shape[2] = {d0, d1};
+    return st_read_f32(t, d1 ? 2 : 1, shape, dst, L->err, L->errcap);
+}
+
+static int load_layer(loader *L, const bert_config *c, int i, struct bert_layer *y) {
+    const int64_t H = c->hidden, F = c->intermediate;
+    static const char *qkv[3] = {"query", "key", "value"};
+    char n[128];
+    int rc;
+    for (int k = 0; k < 3; k++) {
+        snprintf(n, sizeof n, "encoder.layer.%d.attention.self.%s.weight", i, qkv[k]);
+        if ((rc = load(L, n, H, H, y->wqkv + k * H * H))) return rc;
+        snprintf(n, sizeof n, "encoder.layer.%d.attention.self.%s.bias", i, qkv[k]);
+        if ((rc = load(L, n, H, 0, y->bqkv + k * H))) return rc;
+    }
+    struct { const char *name; int64_t d0, d1; float *dst; } parts[] = {
+        {"attention.output.dense.weight", H, H, y->wo},
+        {"attention.output.dense.bias", H, 0, y->bo},
+        {"attention.output.LayerNorm.weight", H, 0, y->ln1_g},
+        {"attention.output.LayerNorm.bias", H, 0, y->ln1_b},
+        {"intermediate.dense.weight", F, H, y->w1},
+        {"intermediate.dense.bias", F, 0, y->b1},
+        {"output.dense.weight", H, F, y->w2},
+        {"output.dense.bias", H, 0, y->b2},
+        {"output.LayerNorm.weight", H, 0, y->ln2_g},
+        {"output.LayerNorm.bias", H, 0, y->ln2_b},
+    };
+    for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+        snprintf(n, sizeof n, "encoder.layer.%d.%s", i, parts[k].name);
+        if ((rc = load(L, n, parts[k].d0, parts[k].d1, parts[k].dst))) return rc;
+    }
+    return 0;
+}
+
+void bert_free(bert_model *m) {
+    if (!m) return;
+    free(m->arena);
+    free(m->layer);
+    free(m);
+}
+
+const bert_config *bert_model_config(const bert_model *m) { return &m->c; }
+
+void bert_set_threads(bert_model *m, int threads) {
+    m->threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+}
+
+int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *err,
+              size_t errcap) {
+    *out = NULL;
+    const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
+    size_t per_layer = 4 * H * H + 3 * H + H + 4 * H + 2 * F * H + F + H;
+    size_t total = ((size_t)c->vocab_size + (size_t)c->max_positions + (size_t)c->type_vocab + 2) * H +
+                   (size_t)c->layers * per_layer;
+    bert_model *m = calloc(1, sizeof *m);
+    if (m) {
+        m->arena = malloc(total * sizeof(float));
+        m->layer = calloc((size_t)c->layers, sizeof *m->layer);
+    }
+    if (!m || !m->arena || !m->layer) {
+        bert_free(m);
+        return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory for %zu weights",
+                       total);
+    }
+    m->c = *c;
+    m->threads = 1;
+    float *p = m->arena;
+#define TAKE(n) (p += (n), p - (n))
+    m->word = TAKE((size_t)c->vocab_size * H);
+    m->pos = TAKE((size_t)c->max_positions * H);
+    m->type = TAKE((size_t)c->type_vocab * H);
+    m->emb_g = TAKE(H);
+    m->emb_b = TAKE(H);
+    for (int i = 0; i < c->layers; i++) {
+        struct bert_layer *y = &m->layer[i];
+        y->wqkv = TAKE(3 * H * H);
+        y->bqkv = TAKE(3 * H);
+        y->wo = TAKE(H * H);
+        y->bo = TAKE(H);
+        y->ln1_g = TAKE(H);
+        y->ln1_b = TAKE(H);
+        y->w1 = TAKE(F * H);
+        y->b1 = TAKE(F);
+        y->w2 = TAKE(H * F);
+        y->b2 = TAKE(H);
+        y->ln2_g = TAKE(H);
+        y->ln2_b = TAKE(H);
+    }
+#undef TAKE
+    loader L = {st, "", err, errcap};
+    if (!st_find(st, "embeddings.word_embeddings.weight") &&
+        st_find(st, "bert.embeddings.word_embeddings.weight"))
+        L.prefix = "bert.";
+    int rc;
+    if ((rc = load(&L, "embeddings.word_embeddings.weight", c->vocab_size, (int64_t)H, m->word)) ||
+        (rc = load(&L, "embeddings.position_embeddings.weight", c->max_positions, (int64_t)H,
+                   m->pos)) ||
+        (rc = load(&L, "embeddings.token_type_embeddings.weight", c->type_vocab, (int64_t)H,
+                   m->type)) ||
+        (rc = load(&L, "embeddings.LayerNorm.weight", (int64_t)H, 0, m->emb_g)) ||
+        (rc = load(&L, "embeddings.LayerNorm.bias", (int64_t)H, 0, m->emb_b))) {
+        bert_free(m);
+        return rc;
+    }
+    for (int i = 0; i < c->layers; i++)
+        if ((rc = load_layer(&L, c, i, &m->layer[i]))) {
+            bert_free(m);
+            return rc;
+        }
+    *out = m;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Element-wise kernels                                                 */
+/* ------------------------------------------------------------------ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VECTOR_CLONES                                                          \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
+                   optimize("O3")))
+#else
+#define VECTOR_CLONES
+#endif
+
+static inline float bits_to_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* e^x for x <= 0 (all that softmax and erf need): x = n ln2 + r with
+ * |r| <= ln2/2, e^r by its Taylor series to r^7 (relative error < 1e-8),
+ * 2^n put straight into the exponent bits. */
+static inline float exp_nonpositive(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = x - n * 0.693145752f - n * 1.42860677e-6f;
+    float p = 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    return p * bits_to_float((uint32_t)((int32_t)n + 127) << 23);
+}
+
+/* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)), erf by Abramowitz and Stegun
+ * 7.1.26 (absolute error <= 1.5e-7). */
+VECTOR_CLONES
+static void gelu_bias(float *x, const float *bias, size_t rows, size_t cols) {
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * cols;
+        for (size_t i = 0; i < cols; i++) {
+            float v = row[i] + bias[i];
+            float z = v * 0.707106781f;
+            float a = z < 0 ? -z : z;
+            float t = 1.0f / (1.0f + 0.3275911f * a);
+            float poly = t * (0.254829592f +
+                              t * (-0.284496736f + t * (1.421413741f +
+                                                        t * (-1.453152027f + t * 1.061405429f))));
+            float erf_a = 1.0f - poly * exp_nonpositive(-a * a);
+            float erf_z = z < 0 ? -erf_a : erf_a;
+            row[i] = 0.5f * v * (1.0f + erf_z);
+        }
+    }
+}
+
+/* Softmax of each row of s (rows x cols, scaled scores) in place. */
+VECTOR_CLONES
+static void softmax_rows(float *s, size_t rows, size_t cols) {
+    for (size_t r = 0; r < rows; r++) {
+        float *row = s + r * cols;
+        float max = row[0];
+        for (size_t i = 1; i < cols; i++) max = row[i] > max ? row[i] : max;
+        for (size_t i = 0; i < cols; i++) row[i] = exp_nonpositive(row[i] - max);
+        float sum = 0;
+        for (size_t i = 0; i < cols; i++) sum += row[i];
+        float inv = 1.0f / sum;
+        for (size_t i = 0; i < cols; i++) row[i] *= inv;
+    }
+}
+
+/* x = LayerNorm(x + add + bias) row by row (add, bias may be NULL). Sums
+ * run in 16 lanes so that they vectorise without reordering anything. */
+VECTOR_CLONES
+static void add_layernorm(float *x, const float *add, const float *bias, const float *g,
+                          const float *b, size_t rows, size_t cols, float eps) {
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * cols;
+        if (add)
+            for (size_t i = 0; i < cols; i++) row[i] += add[r * cols + i];
+        if (bias)
+            for (size_t i = 0; i < cols; i++) row[i] += bias[i];
+        float lane[16] = {0};
+        size_t i = 0;
+        for (; i + 16 <= cols; i += 16)
+            for (int k = 0; k < 16; k++) lane[k] += row[i + k];
+        float sum = 0;
+        for (; i < cols; i++) sum += row[i];
+        for (int k = 0; k < 16; k++) sum += lane[k];
+        float mean = sum / (float)cols;
+        for (int k = 0; k < 16; k++) lane[k] = 0;
+        for (i = 0; i + 16 <= cols; i += 16)
+            for (int k = 0; k < 16; k++) {
+                float d = row[i + k] - mean;
+                lane[k] += d * d;
+            }
+        float var = 0;
+        for (; i < cols; i++) var += (row[i] - mean) * (row[i] - mean);
+        for (int k = 0; k < 16; k++) var += lane[k];
+        float inv = 1.0f / sqrtf(var / (float)cols + eps);
+        for (i = 0; i < cols; i++) row[i] = (row[i] - mean) * inv * g[i] + b[i];
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The encoder                                                          */
+/* ------------------------------------------------------------------ */
+typedef struct scratch {
+    float *x, *qkv, *ctx, *tmp, *ff, *scores;
+} scratch;
+
+static void scratch_free(scratch *s) {
+    free(s->x);
+    free(s->qkv);
+    free(s->ctx);
+    free(s->tmp);
+    free(s->ff);
+    free(s->scores);
+}
+
+static int scratch_alloc(scratch *s, size_t T, size_t maxlen, const bert_config *c) {
+    const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
+    memset(s, 0, sizeof *s);
+    s->x = malloc(T * H * sizeof(float));
+    s->qkv = malloc(T * 3 * H * sizeof(float));
+    s->ctx = malloc(T * H * sizeof(float));
+    s->tmp = malloc(T * H * sizeof(float));
+    s->ff = malloc(T * F * sizeof(float));
+    s->scores = malloc(maxlen * maxlen * sizeof(float));
+    if (s->x && s->qkv && s->ctx && s->tmp && s->ff && s->scores) return 0;
+    scratch_free(s);
+    return REMEM_ENOMEM;
+}
+
+/* out[T, n_out] = x[T, n_in] * w^T (w is [n_out, n_in]), beta as cblas. */
+static void linear(const float *x, const float *w, float *out, size_t T, size_t n_in,
+                   size_t n_out, float beta) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)n_out, (int)n_in, 1.0f,
+                x, (int)n_in, w, (int)n_in, beta, out, (int)n_out);
+}
+
+/* Self-attention of one sequence (rows [0, len) of qkv) into ctx. */
+static void attend(const bert_config *c, const float *qkv, float *ctx, float *scores,
+                   size_t len) {
+    const size_t H = (size_t)c->hidden, d = H / (size_t)c->heads, ld = 3 * H;
+    const float scale = 1.0f / sqrtf((float)d);
+    for (size_t h = 0; h < (size_t)c->heads; h++) {
+        const float *q = qkv + h * d, *k = qkv + H + h * d, *v = qkv + 2 * H + h * d;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)len, (int)len, (int)d, scale, q,
+                    (int)ld, k, (int)ld, 0.0f, scores, (int)len);
+        softmax_rows(scores, len, len);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)len, (int)d, (int)len, 1.0f,
+                    scores, (int)len, v, (int)ld, 0.0f, ctx + h * d, (int)H);
+    }
+}
+
+static int encode_group(const bert_model *m, const bert_seq *seqs, size_t n, float *pooled,
+                        float *hidden) {
+    const bert_config *c = &m->c;
+    const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
+    size_t T = 0, maxlen = 0;
+    for (size_t s = 0; s < n; s++) {
+        T += (size_t)seqs[s].len;
+        if ((size_t)seqs[s].len > maxlen) maxlen = (size_t)seqs[s].len;
+    }
+    if (T == 0) return 0;
+    scratch w;
+    if (scratch_alloc(&w, T, maxlen, c)) return REMEM_ENOMEM;
+
+    /* Embeddings: word + position + token type 0, then LayerNorm. */
+    for (size_t s = 0, row = 0; s < n; s++)
+        for (int p = 0; p < seqs[s].len; p++, row++) {
+            const float *we = m->word + (size_t)seqs[s].ids[p] * H, *pe = m->pos + (size_t)p * H;
+            float *x = w.x + row * H;
+            for (size_t i = 0; i < H; i++) x[i] = we[i] + pe[i] + m->type[i];
+        }
+    add_layernorm(w.x, NULL, NULL, m->emb_g, m->emb_b, T, H, c->ln_eps);
+
+    for (int l = 0; l < c->layers; l++) {
+        const struct bert_layer *y = &m->layer[l];
+        for (size_t r = 0; r < T; r++) memcpy(w.qkv + r * 3 * H, y->bqkv, 3 * H * sizeof(float));
+        linear(w.x, y->wqkv, w.qkv, T, H, 3 * H, 1.0f);
+        for (size_t s = 0, row = 0; s < n; row += (size_t)seqs[s].len, s++)
+            attend(c, w.qkv + row * 3 * H, w.ctx + row * H, w.scores, (size_t)seqs[s].len);
+        linear(w.ctx, y->wo, w.tmp, T, H, H, 0.0f);
+        add_layernorm(w.x, w.tmp, y->bo, y->ln1_g, y->ln1_b, T, H, c->ln_eps);
+        linear(w.x, y->w1, w.ff, T, H, F, 0.0f);
+        gelu_bias(w.ff, y->b1, T, F);
+        linear(w.ff, y->w2, w.tmp, T, F, H, 0.0f);
+        add_layernorm(w.x, w.tmp, y->b2, y->ln2_g, y->ln2_b, T, H, c->ln_eps);
+    }
+
+    /* Mean over each sequence's tokens. */
+    for (size_t s = 0, row = 0; s < n; s++) {
+        float *o = pooled + s * H;
+        memset(o, 0, H * sizeof(float));
+        for (int p = 0; p < seqs[s].len; p++, row++)
+            for (size_t i = 0; i < H; i++) o[i] += w.x[row * H + i];
+        for (size_t i = 0; i < H; i++) o[i] /= (float)seqs[s].len;
+    }
+    if (hidden) memcpy(hidden, w.x, T * H * sizeof(float));
+    scratch_free(&w);
+    return 0;
+}
+
+typedef struct group {
+    const bert_model *m;
+    const bert_seq *seqs;
+    size_t n;
+    float *pooled, *hidden;
+    int rc;
+} group;
+
+static void *group_main(void *arg) {
+    group *g = arg;
+    g->rc = encode_group(g->m, g->seqs, g->n, g->pooled, g->hidden);
+    return NULL;
+}
+
+int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, float *hidden,
+                char *err, size_t errcap) {
+    const bert_config *c = &m->c;
+    const size_t H = (size_t)c->hidden;
+    size_t T = 0;
+    for (size_t s = 0; s < n; s++) {
+        if (seqs[s].len < 1 || seqs[s].len > c->max_positions)
+            return set_err(err, errcap, REMEM_EINVAL, "bert: sequence %zu has %d tokens (1..%d)",
+                           s, seqs[s].len, c->max_positions);
+        for (int p = 0; p < seqs[s].len; p++)
+            if (seqs[s].ids[p] < 0 || seqs[s].ids[p] >= c->vocab_size)
+                return set_err(err, errcap, REMEM_EINVAL,
+                               "bert: token id %d outside the vocabulary (%d)", seqs[s].ids[p],
+                               c->vocab_size);
+        T += (size_t)seqs[s].len;
+    }
+    if (n == 0) return 0;
+    bert_blas_setup();
+
+    /* Cut the batch into contiguous groups of about T / groups tokens,
+     * none empty: bound[k] is the first sequence of group k. */
+    size_t groups = (size_t)m->threads < n ? (size_t)m->threads : n;
+    size_t bound[65], s = 0, tokens = 0;
+    bound[0] = 0;
+    for (size_t k = 1; k < groups; k++) {
+        size_t target = T * k / groups;
+        while (s < n - (groups - k) &&
+               (s <= bound[k - 1] || tokens + (size_t)seqs[s].len / 2 < target))
+            tokens += (size_t)seqs[s++].len;
+        bound[k] = s;
+    }
+    bound[groups] = n;
+    group g[64];
+    for (size_t k = 0, row = 0; k < groups; k++) {
+        g[k] = (group){m, seqs + bound[k], bound[k + 1] - bound[k], pooled + bound[k] * H,
+                       hidden ? hidden + row * H : NULL, 0};
+        for (size_t j = bound[k]; j < bound[k + 1]; j++) row += (size_t)seqs[j].len;
+    }
+    pthread_t tid[64];
+    size_t started = 0;
+    for (size_t k = 1; k < groups; k++) {
+        if (pthread_create(&tid[k], NULL, group_main, &g[k]) != 0) {
+            group_main(&g[k]); /* no thread: do it here */
+            continue;
+        }
+        started |= (size_t)1 << k;
+    }
+    group_main(&g[0]);
+    int rc = g[0].rc;
+    for (size_t k = 1; k < groups; k++) {
+        if (started & ((size_t)1 << k)) pthread_join(tid[k], NULL);
+        if (!rc) rc = g[k].rc;
+    }
+    if (rc) return set_err(err, errcap, rc, "bert: out of memory for %zu tokens", T);
+    return 0;
+}
+
+double bert_flops(const bert_config *c, const int *lens, size_t n) {
+    double H = c->hidden, F = c->intermediate, total = 0;
+    for (size_t s = 0; s < n; s++) {
+        double L = lens[s];
+        double dense = 2 * L * (3 * H * H + H * H + 2 * H * F);
+        double attention = 2 * 2 * L * L * H;
+        total += c->layers * (dense + attention);
+    }
+    return total;
+}
+
+/* ------------------------------------------------------------------ */
+/* OpenBLAS kernels                                                     */
+/* ------------------------------------------------------------------ */
+static const char *blas_core = "unknown";
+
+static void blas_setup_once(void) {
+    blas_core = openblas_get_corename();
+    /* Only the kernels that lack AVX2 are replaced, only when the user has
+     * not chosen, and only through OpenBLAS's own dynamic-arch entry
+     * points (present in its DYNAMIC_ARCH builds, such as Debian's). */
+    static const char *const slow[] = {"prescott", "core2",    "penryn", "dunnington",
+                                       "nehalem",  "atom",     "katmai", "coppermine",
+                                       "northwood", "banias",  "unknown"};
+    int is_slow = 0;
+    for (size_t i = 0; i < sizeof slow / sizeof *slow; i++)
+        if (blas_core && strcasecmp(blas_core, slow[i]) == 0) is_slow = 1;
+    if (!is_slow || getenv("OPENBLAS_CORETYPE")) return;
+    void (*quit)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
+    void (*init)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init");
+    if (!quit || !init) return;
+    const char *want = NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        /* Cooperlake's parameters suit small products better than
+         * SkylakeX's (bench/README.md); it needs AVX512-BF16. */
+        want = __builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        want = "Haswell";
+#endif
+    if (!want) return;
+    setenv("OPENBLAS_CORETYPE", want, 0);
+    quit();
+    init();
+    blas_core = openblas_get_corename();
+}
+
+const char *bert_blas_setup(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, blas_setup_once);
+    return blas_core;
+}
