@@ -167,6 +167,8 @@ typedef struct run {
     double ms;
 } run;
 
+static remem_query overrides;
+
 static int eval_profile(remem *db, json_t *root, conv *convs, size_t nconv, const char *profile,
                         int k, int quiet, run *out) {
     memset(out, 0, sizeof *out);
@@ -208,8 +210,7 @@ static int eval_profile(remem *db, json_t *root, conv *convs, size_t nconv, cons
                 out->skipped++;
                 continue;
             }
-            remem_query q;
-            remem_query_init(&q);
+            remem_query q = overrides;
             const char *ns[] = {convs[c].ns};
             q.namespaces = ns;
             q.n_namespaces = 1;
@@ -286,18 +287,29 @@ static void print_run(const char *profile, const run *r, int k) {
 int cmd_eval(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv) || argc < 2) {
         puts("usage: remem eval locomo FILE [--k N] [--profile P | --all-profiles]\n"
-             "                 [--store PATH] [--json]\n\n"
+             "                 [--store PATH] [--json] [--w-relevance X] [--w-lexical X]\n"
+             "                 [--w-recency X] [--w-importance X] [--w-context X]\n"
+             "                 [--candidates N] [--normalize 0|1]\n\n"
              "Loads a benchmark file in LoCoMo's format into a store (in memory unless\n"
              "--store), asks every question of categories 1-4 and prints recall@5, @10,\n"
-             "@20 (and @N) and hit@10, overall and per category.");
+             "@20 (and @N) and hit@10, overall and per category. The weight options\n"
+             "override the profile's, to study the fusion.");
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "locomo") != 0) return cli_fail("eval: unknown benchmark \"%s\" (locomo)", argv[1]);
     const char *file = NULL, *profile = NULL, *store = ":memory:";
     int k = 10, all = 0;
+    remem_query_init(&overrides);
     for (int i = 2; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--k"))) {
+        if ((v = cli_opt(argc, argv, &i, "--w-relevance"))) overrides.w_relevance = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-lexical"))) overrides.w_lexical = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-recency"))) overrides.w_recency = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-importance"))) overrides.w_importance = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-context"))) overrides.w_context = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--candidates"))) overrides.candidates = atoi(v);
+        else if ((v = cli_opt(argc, argv, &i, "--normalize"))) overrides.normalize = atoi(v);
+        else if ((v = cli_opt(argc, argv, &i, "--k"))) {
             k = atoi(v);
             if (k < 1 || k > 1000) return cli_fail("--k must be 1..1000");
         } else if ((v = cli_opt(argc, argv, &i, "--profile"))) profile = v;

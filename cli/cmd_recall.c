@@ -39,7 +39,8 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
         puts("usage: remem recall --ns NS [--ns NS2 ...] --query TEXT [--k N]\n"
              "                    [--profile P] [--filter JSON] [--now TIME]\n"
              "                    [--w-relevance X] [--w-lexical X] [--w-recency X]\n"
-             "                    [--w-importance X] [--min-similarity X] [--min-score X]\n"
+             "                    [--w-importance X] [--w-context X] [--min-similarity X]\n"
+             "                    [--min-score X]\n"
              "                    [--half-life HOURS] [--recency-base K] [--normalize 0|1]\n"
              "                    [--candidates N] [--tiers static,short,long]\n"
              "                    [--no-touch] [--include-invalid]\n\n"
@@ -83,6 +84,7 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
         W("--w-lexical", w_lexical)
         W("--w-recency", w_recency)
         W("--w-importance", w_importance)
+        W("--w-context", w_context)
         W("--min-similarity", min_similarity)
         W("--min-score", min_score)
         W("--half-life", half_life_hours)

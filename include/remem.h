@@ -34,7 +34,9 @@
  *     its next call.
  *
  * PROFILES (see docs/profiles.md for the formulas)
- *   "default"            hybrid: vector + BM25 lexical, fused; remem's own.
+ *   "default"            hybrid: 0.4 relevance + 0.6 lexical (BM25) + 0.3
+ *                        temporal context + small recency and importance
+ *                        terms; remem's own, measured on LoCoMo.
  *   "generative-agents"  relevance + recency + importance, weight 1 each,
  *                        min-max normalised, recency 0.995^hours since access.
  *   "metaverse"          1.0 relevance (1/(1+L2)) + 0.25 recency (k^hours) +
@@ -264,6 +266,7 @@ typedef struct remem_query {
     int64_t now;              /* 0: the clock */
     int no_touch;             /* 1: do not update accessed_at/access_count */
     int include_invalid;      /* 1: also invalidated and expired memories */
+    double w_context;         /* weight of the temporal-context component */
 } remem_query;
 
 void remem_query_init(remem_query *q);
@@ -279,6 +282,9 @@ typedef struct remem_hit {
     double recency;     /* decay in [0,1] */
     double importance;  /* importance as used */
     unsigned lanes;     /* bit 0: vector candidate; bit 1: lexical */
+    double context;     /* best base score of the memory's neighbours in its
+                           namespace's stream (previous/next written), among
+                           the candidates; 0 if none */
 } remem_hit;
 
 typedef struct remem_result {

@@ -460,6 +460,28 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
     }
     for (size_t i = 0; i < n; i++) cs[i] = rk[i].c;
     score_candidates(&x.p, x.now, cs, n);
+    if (x.p.w_context != 0 && n > 0) {
+        /* A candidate's stream neighbours: the memories written just before
+         * and after it in its namespace (adjacent rowids). */
+        long *nb = malloc(2 * n * sizeof *nb);
+        if (!nb) {
+            free(cs);
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+            nb[i] = nb[n + i] = -1;
+            int64_t rid = rk[i].ref->c->rows[rk[i].ref->row].rowid;
+            for (size_t j = 0; j < n; j++) {
+                if (rk[j].ref->c != rk[i].ref->c) continue;
+                int64_t d = rk[j].ref->c->rows[rk[j].ref->row].rowid - rid;
+                if (d == -1) nb[i] = (long)j;
+                else if (d == 1) nb[n + i] = (long)j;
+            }
+        }
+        score_add_context(&x.p, cs, n, nb, nb + n);
+        free(nb);
+    }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         rk[i].c = cs[i];
@@ -489,6 +511,7 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
         h->recency = rk[i].c.recency;
         h->importance = rk[i].c.importance;
         h->lanes = rk[i].ref->lanes;
+        h->context = rk[i].c.context;
     }
     res->pub.n = k;
     res->pub.profile = keep(res, x.p.name);

@@ -67,6 +67,7 @@ void remem_memory_init(remem_memory *m) {
 void remem_query_init(remem_query *q) {
     memset(q, 0, sizeof *q);
     q->w_relevance = q->w_lexical = q->w_recency = q->w_importance = NAN;
+    q->w_context = NAN;
     q->min_similarity = q->min_score = NAN;
     q->recency_base = q->half_life_hours = NAN;
     q->normalize = -1;

@@ -85,6 +85,7 @@ static json_t *hit_json(const remem_hit *h) {
     json_object_set_new(c, "bm25", json_real(h->bm25));
     json_object_set_new(c, "recency", json_real(h->recency));
     json_object_set_new(c, "importance", json_real(h->importance));
+    json_object_set_new(c, "context", json_real(h->context));
     json_t *lanes = json_array();
     if (h->lanes & 1) json_array_append_new(lanes, json_string("vector"));
     if (h->lanes & 2) json_array_append_new(lanes, json_string("lexical"));

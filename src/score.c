@@ -14,7 +14,9 @@
  *   importance as stored, in [0,1].
  * Score = sum of weight * component, after optional min-max normalisation of
  * each component over the candidates (the Generative Agents paper), then
- * multiplied by the profile's kind boost where it applies.
+ * multiplied by the profile's kind boost where it applies. The temporal
+ * context term (w_context times the best such score of the memory's stream
+ * neighbours) is added afterwards by score_add_context.
  */
 #include "score.h"
 
@@ -26,7 +28,8 @@
 
 static const profile builtin[] = {
     {.name = "default",
-     .w_relevance = 0.6, .w_lexical = 0.4, .w_recency = 0.05, .w_importance = 0.05,
+     .w_relevance = 0.4, .w_lexical = 0.6, .w_recency = 0.05, .w_importance = 0.05,
+     .w_context = 0.3,
      .relevance_map = REL_COSINE01, .recency_mode = REC_HALFLIFE,
      .recency_base = 0.995, .half_life_hours = 24 * 30, .normalize = 0,
      .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 10,
@@ -81,6 +84,7 @@ void profile_apply_query(profile *p, const remem_query *q) {
     if (!isnan(q->w_lexical)) p->w_lexical = q->w_lexical;
     if (!isnan(q->w_recency)) p->w_recency = q->w_recency;
     if (!isnan(q->w_importance)) p->w_importance = q->w_importance;
+    if (!isnan(q->w_context)) p->w_context = q->w_context;
     if (!isnan(q->min_similarity)) p->min_similarity = q->min_similarity;
     if (!isnan(q->min_score)) p->min_score = q->min_score;
     if (!isnan(q->recency_base)) {
@@ -109,6 +113,7 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(w, "lexical", json_real(p->w_lexical));
     json_object_set_new(w, "recency", json_real(p->w_recency));
     json_object_set_new(w, "importance", json_real(p->w_importance));
+    json_object_set_new(w, "context", json_real(p->w_context));
     json_object_set_new(o, "weights", w);
     json_object_set_new(o, "relevance", json_string(p->relevance_map == REL_INV_L2
                                                         ? "1/(1+L2)" : "max(0,cosine)"));
@@ -206,4 +211,22 @@ void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         c[i].score = s;
     }
     free(tmp);
+}
+
+void score_add_context(const profile *p, candidate *c, size_t n, const long *prev,
+                       const long *next) {
+    if (p->w_context == 0 || n == 0) return;
+    /* Neighbours' base scores: read them all before adding anything, so the
+     * bonus does not compound along a chain of neighbours. */
+    double *base = malloc(n * sizeof *base);
+    if (!base) return;
+    for (size_t i = 0; i < n; i++) base[i] = c[i].score;
+    for (size_t i = 0; i < n; i++) {
+        double b = 0;
+        if (prev[i] >= 0 && base[prev[i]] > b) b = base[prev[i]];
+        if (next[i] >= 0 && base[next[i]] > b) b = base[next[i]];
+        c[i].context = b;
+        c[i].score += p->w_context * b;
+    }
+    free(base);
 }

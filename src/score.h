@@ -18,6 +18,7 @@ enum rec_mode { REC_POW = 0, REC_HALFLIFE = 1 };
 typedef struct profile {
     char name[32];
     double w_relevance, w_lexical, w_recency, w_importance;
+    double w_context;      /* temporal context: see recall.c */
     int relevance_map;     /* enum rel_map */
     int recency_mode;      /* enum rec_mode */
     double recency_base;   /* REC_POW: base^hours */
@@ -55,6 +56,7 @@ typedef struct candidate {
     int boosted;         /* kind == profile boost_kind */
     /* outputs */
     double relevance, lexical, recency, score;
+    double context; /* set by score_add_context */
 } candidate;
 
 /* relevance from a cosine, per the profile's mapping. */
@@ -63,5 +65,13 @@ double score_relevance(const profile *p, double cosine);
 double score_recency(const profile *p, int64_t t, int64_t now);
 /* Compute components and scores of n candidates in place. */
 void score_candidates(const profile *p, int64_t now, candidate *c, size_t n);
+/* The temporal-context term. Memories written next to each other in a
+ * stream share their context (what was asked is answered in the next turn;
+ * an observation explains the decision after it): prev[i] / next[i] are the
+ * candidate indexes of candidate i's neighbours in its namespace's stream
+ * (-1 if the neighbour is not a candidate). Adds w_context times the better
+ * neighbour's base score to each score, and records it in .context. */
+void score_add_context(const profile *p, candidate *c, size_t n, const long *prev,
+                       const long *next);
 
 #endif
