@@ -146,6 +146,7 @@ class _Query(Structure):
         ("now", c_int64),
         ("no_touch", c_int),
         ("include_invalid", c_int),
+        ("w_context", c_double),
     ]
 
 
@@ -160,6 +161,7 @@ class _Hit(Structure):
         ("recency", c_double),
         ("importance", c_double),
         ("lanes", c_uint),
+        ("context", c_double),
     ]
 
 
@@ -420,7 +422,9 @@ class Memory:
 class Hit:
     """One ranked recall result: the memory and every component of its
     score. similarity is None when no vector similarity was computed;
-    lanes names how it was found ("vector", "lexical")."""
+    lanes names how it was found ("vector", "lexical"); context is the best
+    base score of the memories written just before and after it (0 if none
+    was a candidate)."""
     memory: Memory
     score: float
     relevance: float
@@ -430,6 +434,8 @@ class Hit:
     recency: float
     importance: float
     lanes: tuple = ()
+    context: float = 0.0
+    context: float = 0.0
 
     @property
     def id(self) -> str:
@@ -450,7 +456,7 @@ class Hit:
                    relevance=h.relevance,
                    similarity=None if math.isnan(h.similarity) else h.similarity,
                    lexical=h.lexical, bm25=h.bm25, recency=h.recency,
-                   importance=h.importance, lanes=lanes)
+                   importance=h.importance, lanes=lanes, context=h.context)
 
 
 @dataclass(frozen=True)
@@ -724,7 +730,7 @@ class Remem:
                vector: Optional[Sequence[float]] = None,
                w_relevance: Optional[float] = None, w_lexical: Optional[float] = None,
                w_recency: Optional[float] = None, w_importance: Optional[float] = None,
-               min_similarity: Optional[float] = None, min_score: Optional[float] = None,
+               w_context: Optional[float] = None, min_similarity: Optional[float] = None, min_score: Optional[float] = None,
                recency_base: Optional[float] = None,
                half_life_hours: Optional[float] = None,
                normalize: Optional[bool] = None, candidates: Optional[int] = None,
@@ -752,6 +758,7 @@ class Remem:
         q.k = int(k or 0)
         for name, value in (("w_relevance", w_relevance), ("w_lexical", w_lexical),
                             ("w_recency", w_recency), ("w_importance", w_importance),
+                            ("w_context", w_context),
                             ("min_similarity", min_similarity), ("min_score", min_score),
                             ("recency_base", recency_base),
                             ("half_life_hours", half_life_hours)):
