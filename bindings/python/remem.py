@@ -435,7 +435,6 @@ class Hit:
     importance: float
     lanes: tuple = ()
     context: float = 0.0
-    context: float = 0.0
 
     @property
     def id(self) -> str:
@@ -730,7 +729,8 @@ class Remem:
                vector: Optional[Sequence[float]] = None,
                w_relevance: Optional[float] = None, w_lexical: Optional[float] = None,
                w_recency: Optional[float] = None, w_importance: Optional[float] = None,
-               w_context: Optional[float] = None, min_similarity: Optional[float] = None, min_score: Optional[float] = None,
+               w_context: Optional[float] = None,
+               min_similarity: Optional[float] = None, min_score: Optional[float] = None,
                recency_base: Optional[float] = None,
                half_life_hours: Optional[float] = None,
                normalize: Optional[bool] = None, candidates: Optional[int] = None,

@@ -241,7 +241,7 @@ class RecallTest(StoreTest):
         hit = res[0]
         self.assertIsInstance(hit, remem.Hit)
         self.assertIsInstance(hit.memory, remem.Memory)
-        for name in ("score", "relevance", "lexical", "bm25", "recency", "importance"):
+        for name in ("score", "relevance", "lexical", "bm25", "recency", "importance", "context"):
             v = getattr(hit, name)
             self.assertIsInstance(v, float, name)
             self.assertFalse(math.isnan(v), name)
@@ -283,7 +283,8 @@ class RecallTest(StoreTest):
         before = self.db.get("agent:a", ids["tea"]).access_count
         fixed = 1893456000000  # 2030-01-01
         res = self.db.recall("green tea", ns="agent:a", touch=False, now=fixed,
-                             w_relevance=1, w_lexical=0, w_recency=0, w_importance=0)
+                             w_relevance=1, w_lexical=0, w_recency=0, w_importance=0,
+                             w_context=0)
         self.assertEqual(res.now, fixed)
         self.assertEqual(self.db.get("agent:a", ids["tea"]).access_count, before)
         for h in res:
