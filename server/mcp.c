@@ -314,9 +314,9 @@ static void render_hit(textbuf *b, size_t rank, const remem_hit *h)
     tb_printf(b, "   why: relevance %.3f", h->relevance);
     if (isfinite(h->similarity))
         tb_printf(b, " (cosine %.3f)", h->similarity);
-    tb_printf(b, ", lexical %.3f (bm25 %.2f), recency %.3f, importance %.2f; "
-                 "found by %s\n",
-              h->lexical, h->bm25, h->recency, h->importance,
+    tb_printf(b, ", lexical %.3f (bm25 %.2f), recency %.3f, importance %.2f, "
+                 "context %.3f; found by %s\n",
+              h->lexical, h->bm25, h->recency, h->importance, h->context,
               (h->lanes & 3u) == 3u ? "vector and lexical search"
               : (h->lanes & 1u)     ? "vector search"
               : (h->lanes & 2u)     ? "lexical search"
@@ -867,8 +867,7 @@ static json_t *schema_recall_out(void)
     json_t *hit = memory_schema();
     json_t *props = json_object_get(hit, "properties");
     json_object_set_new(props, "score", json_pack("{s:s}", "type", "number"));
-    json_object_set_new(
-        props, "components",
+    json_t *components =
         json_pack("{s:s, s:[s,s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
                   "s:{s:[s,s]}, s:{s:s}, s:{s:s, s:{s:s}}}}",
                   "type", "object", "required", "relevance", "lexical",
@@ -876,7 +875,10 @@ static json_t *schema_recall_out(void)
                   "number", "lexical", "type", "number", "recency", "type",
                   "number", "importance", "type", "number", "similarity",
                   "type", "number", "null", "bm25", "type", "number", "lanes",
-                  "type", "array", "items", "type", "string"));
+                  "type", "array", "items", "type", "string");
+    json_object_set_new(json_object_get(components, "properties"), "context",
+                        json_pack("{s:s}", "type", "number"));
+    json_object_set_new(props, "components", components);
     json_array_append_new(json_object_get(hit, "required"),
                           json_string("score"));
     json_array_append_new(json_object_get(hit, "required"),

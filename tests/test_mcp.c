@@ -430,6 +430,8 @@ static void test_remember_and_recall(void)
                   json_object_get(hit0, "metadata"), "topic")),
               "drinks");
     CHECK(json_is_array(json_object_get(comp, "lanes")));
+    CHECK(json_is_number(json_object_get(comp, "context")));
+    CHECK_HAS(result_text(r), "context ");
     CHECK_HAS(result_text(r), "green tea every morning");
     CHECK_HAS(result_text(r), "1. score ");
     CHECK_HAS(result_text(r), "relevance");
