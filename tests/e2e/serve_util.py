@@ -53,7 +53,8 @@ class Server:
 
     def start(self):
         self.log = open(self.log_path, "ab")
-        cmd = [BIN, "--db", self.db, "serve", "--listen", "127.0.0.1:0"] + self.args
+        listen = [] if "--listen" in self.args else ["--listen", "127.0.0.1:0"]
+        cmd = [BIN, "--db", self.db, "serve"] + listen + self.args
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self.log,
                                      env=self.env)
@@ -65,7 +66,8 @@ class Server:
             if not line:
                 break
             self.banner.append(line)
-            m = re.match(r"listening on http://127\.0\.0\.1:(\d+)$", line.strip())
+            m = re.match(r"listening on http://(?:[0-9.]+|\[[0-9a-f:]+\]):(\d+)$",
+                         line.strip())
             if m:
                 self.port = int(m.group(1))
                 break
