@@ -345,7 +345,6 @@ static json_t *finish_text(textbuf *b, json_t *structured)
 static json_t *tool_remember(tool_call *c)
 {
     remem_memory m;
-    const char *tier = NULL;
     char *metadata = NULL, *links = NULL, id[128] = "", text[512];
     double importance = -1;
     int present, outcome = 0, rc;
@@ -353,7 +352,7 @@ static json_t *tool_remember(tool_call *c)
 
     remem_memory_init(&m);
     if (arg_string(c, "ns", 1, &m.ns) || arg_string(c, "text", 1, &m.text) ||
-        arg_string(c, "kind", 0, &m.kind) || arg_string(c, "tier", 0, &tier) ||
+        arg_string(c, "kind", 0, &m.kind) || arg_string(c, "tier", 0, &m.tier) ||
         arg_string(c, "id", 0, &m.id) ||
         arg_number(c, "importance", 0, 1, &importance, &present) ||
         arg_time(c, "expires_at", &m.expires_at, &present) ||
@@ -363,7 +362,6 @@ static json_t *tool_remember(tool_call *c)
                       &links) ||
         require(c, m.ns, MCP_WRITE))
         goto done;
-    m.tier = tier;
     m.importance = importance;
     m.metadata = metadata;
     m.links = links;
@@ -372,15 +370,19 @@ static json_t *tool_remember(tool_call *c)
         call_fail_db(c, rc, "remember");
         goto done;
     }
-    const char *what = outcome == REMEM_UPSERTED  ? "replaced"
-                       : outcome == REMEM_DUPLICATE ? "duplicate"
-                                                    : "added";
-    snprintf(text, sizeof text, "%s %s/%s%s", 
-             outcome == REMEM_UPSERTED ? "Replaced the memory"
-             : outcome == REMEM_DUPLICATE ? "Already remembered (identical text; its duplicate count went up):"
-                                          : "Remembered as",
-             m.ns, id,
-             outcome == REMEM_UPSERTED ? " with the new content." : ".");
+    const char *what, *headline;
+    if (outcome == REMEM_UPSERTED) {
+        what = "replaced";
+        headline = "Replaced the memory with this id:";
+    } else if (outcome == REMEM_DUPLICATE) {
+        what = "duplicate";
+        headline = "Already remembered (same text; its duplicate count went "
+                   "up):";
+    } else {
+        what = "added";
+        headline = "Remembered as";
+    }
+    snprintf(text, sizeof text, "%s %s/%s", headline, m.ns, id);
     out = tool_ok(text, json_pack("{s:s, s:s, s:s}", "id", id, "ns", m.ns,
                                   "outcome", what));
 done:
