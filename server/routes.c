@@ -750,7 +750,7 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
 {
     static const char *const known[] = {
         "namespaces", "text", "vector", "filter", "profile", "k",
-        "w_relevance", "w_lexical", "w_recency", "w_importance",
+        "w_relevance", "w_lexical", "w_recency", "w_importance", "w_context",
         "min_similarity", "min_score", "recency_base", "half_life_hours",
         "normalize", "candidates", "tiers", "now", "touch", "include_invalid",
         NULL};
@@ -805,6 +805,7 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
                 {"w_lexical", offsetof(remem_query, w_lexical)},
                 {"w_recency", offsetof(remem_query, w_recency)},
                 {"w_importance", offsetof(remem_query, w_importance)},
+                {"w_context", offsetof(remem_query, w_context)},
                 {"min_similarity", offsetof(remem_query, min_similarity)},
                 {"min_score", offsetof(remem_query, min_score)},
                 {"recency_base", offsetof(remem_query, recency_base)},

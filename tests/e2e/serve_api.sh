@@ -69,7 +69,7 @@ try:
                                               "k": 3, "touch": False})
     hits = res["hits"] if st == 200 else []
     check(st == 200 and hits and hits[0]["id"] == kettle, "recall ranks the kettle first")
-    comps = {"relevance", "similarity", "lexical", "bm25", "recency", "importance", "lanes"}
+    comps = {"relevance", "similarity", "lexical", "bm25", "recency", "importance", "context", "lanes"}
     check(all("score" in x and comps <= set(x["components"]) for x in hits),
           "every hit carries its score and every component")
     check(all(k in res for k in ("profile", "now", "candidates", "took_ms")), "result header fields")
@@ -78,7 +78,7 @@ try:
     check(st == 200 and res["hits"] and all(x["metadata"]["room"] == "kitchen" for x in res["hits"]),
           "recall with a filter object (and a lone namespace string)")
     st, res = srv.json("POST", "/v1/recall", {"namespaces": [NS], "text": "tea", "profile": "stream",
-                                              "w_importance": 0.9, "tiers": ["short", "long"],
+                                              "w_importance": 0.9, "w_context": 0.1, "tiers": ["short", "long"],
                                               "now": "2030-01-01T00:00:00Z", "touch": False})
     check(st == 200 and res["profile"] == "stream" and res["now"].startswith("2030-01-01"),
           "recall with a profile, overrides, tiers and now")
