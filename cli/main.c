@@ -33,6 +33,8 @@ static const struct command {
     {"profiles", cmd_profiles, "list scoring profiles and their formulas"},
     {"eval", cmd_eval, "retrieval quality on a benchmark (eval locomo FILE)"},
     {"demo", cmd_demo, "an agent's memory, end to end, in a few seconds"},
+    {"model", cmd_model, "install or inspect the all-MiniLM-L6-v2 model (pull, info)"},
+    {"embed", cmd_embed, "the vectors (and token ids) of some texts"},
     {"serve", cmd_serve, "the HTTP/JSON and MCP server (remem serve --help)"},
     {"mcp", cmd_mcp, "the MCP server over stdio, for Claude Desktop and other MCP clients"},
 };

@@ -377,6 +377,49 @@ char *remem_result_to_json(const remem_result *r);
 /* Free memory returned by remem (JSON strings). */
 void remem_free(void *p);
 
+/* ------------------------------------------------------------------ */
+/* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */
+/* ------------------------------------------------------------------ */
+/* A model folder holds model.safetensors, vocab.txt and config.json; dir
+ * NULL means $REMEM_MODEL_DIR, else ~/.cache/remem/models/all-MiniLM-L6-v2.
+ * These calls need no store; on failure err (errcap bytes) says why. */
+
+/* Called while a file downloads: bytes done and total (0: not known yet). */
+typedef void (*remem_model_progress_fn)(void *ctx, const char *file,
+                                        int64_t done, int64_t total);
+
+/* Download the three files from {base_url}/{file} (base_url NULL: the
+ * model's Hugging Face address; file:// URLs work too) and check each
+ * one's sha256 against sha256[i] (files in the order above; sha256 or an
+ * entry NULL: the official checksum built into remem). Other checksums are
+ * for mirrors of other weights and for tests: such weights are used only
+ * when the minilm embedder is asked for, under a model id of their own.
+ * All or nothing: files arrive under temporary names and are moved into
+ * place only when all three check out, so a failure leaves dir as it was
+ * and no partial file behind. Files already installed and verified with
+ * the expected checksum are not fetched again. progress may be NULL. */
+int remem_model_pull(const char *dir, const char *base_url,
+                     const char *const sha256[3],
+                     remem_model_progress_fn progress, void *ctx, char *err,
+                     size_t errcap);
+
+/* What dir holds, as a JSON object (*json: remem_free):
+ *   {"dir", "model", "files": [{"name", "present", "size", "sha256",
+ *    "official"}], "installed", "verified", "rehashed", "official",
+ *    "test_model", "model_id", "dim", "layers", "heads", "intermediate",
+ *    "vocab_size", "note"}
+ * sha256 and official appear when known (from the verification marker, or
+ * computed). verify = 1 re-hashes every file (a second or so for the real
+ * model) and renews or removes the marker accordingly; 0 trusts it. */
+int remem_model_info(const char *dir, int verify, char **json, char *err,
+                     size_t errcap);
+
+/* The ids the minilm embedder feeds its model for text ([CLS] ... [SEP],
+ * at most 256), with their tokens: {"ids": [...], "tokens": [...]}
+ * (*json: remem_free). Needs only dir's vocab.txt and config.json. */
+int remem_model_tokenize(const char *dir, const char *text, char **json,
+                         char *err, size_t errcap);
+
 #ifdef __cplusplus
 }
 #endif

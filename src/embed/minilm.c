@@ -141,9 +141,7 @@ static json_t *marker_load(const char *dir) {
     return json_load_file(path, 0, NULL);
 }
 
-/* 1 when the marker matches every file of dir; shas (may be NULL) receives
- * the sha256 it records for each file, in minilm_files order. */
-static int marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why,
+int minilm_marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why,
                        size_t whycap) {
     json_t *marker = marker_load(dir);
     if (!marker)
@@ -164,7 +162,7 @@ static int marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why,
 }
 
 int minilm_marker_ok(const char *dir, char *why, size_t whycap) {
-    return marker_shas(dir, NULL, why, whycap);
+    return minilm_marker_shas(dir, NULL, why, whycap);
 }
 
 static int hash_files(const char *dir, char shas[MINILM_NFILES][65], char *err,
@@ -276,7 +274,7 @@ int embed_minilm_available(const char *model_dir, char *why, size_t whycap) {
     char dir[4096], shas[MINILM_NFILES][65];
     if (minilm_resolve_dir(model_dir, dir, sizeof dir, why, whycap)) return 0;
     if (!files_present(dir, why, whycap)) return 0;
-    if (!marker_shas(dir, shas, why, whycap)) return 0;
+    if (!minilm_marker_shas(dir, shas, why, whycap)) return 0;
     if (!all_official(shas))
         return set_err(why, whycap, 0, "%s holds files other than the official %s", dir,
                        MINILM_NAME);
@@ -368,7 +366,7 @@ static int check_folder(const char *dir, char shas[MINILM_NFILES][65], char *err
     char why[512];
     if (!files_present(dir, why, sizeof why))
         return set_err(err, errcap, REMEM_ENOTFOUND, "minilm: %s", why);
-    if (marker_shas(dir, shas, why, sizeof why)) return 0;
+    if (minilm_marker_shas(dir, shas, why, sizeof why)) return 0;
     /* No marker (or a stale one): hash now. The official files are then
      * marked verified, so the next open is cheap. */
     int rc = hash_files(dir, shas, err, errcap);
@@ -446,5 +444,141 @@ int minilm_pooled(const minilm_model_view *v, const char *text, float *pooled,
     int rc = n < 0 ? set_err(err, errcap, n, "minilm: cannot tokenize")
                    : bert_encode(v->bert, &(bert_seq){ids, n}, 1, pooled, hidden, err, errcap);
     free(ids);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* What a folder holds (remem model info)                               */
+/* ------------------------------------------------------------------ */
+static void info_config(json_t *info, const char *dir) {
+    char path[4200], err[256];
+    bert_config c;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (bert_config_load(path, &c, err, sizeof err) != 0) {
+        json_object_set_new(info, "config_error", json_string(err));
+        return;
+    }
+    json_object_set_new(info, "dim", json_integer(c.hidden));
+    json_object_set_new(info, "layers", json_integer(c.layers));
+    json_object_set_new(info, "heads", json_integer(c.heads));
+    json_object_set_new(info, "intermediate", json_integer(c.intermediate));
+    json_object_set_new(info, "vocab_size", json_integer(c.vocab_size));
+}
+
+int minilm_info(const char *dir_in, int verify, void **out, char *err, size_t errcap) {
+    char dir[4096], why[512] = "", marker[MINILM_NFILES][65], hashed[MINILM_NFILES][65];
+    *out = NULL;
+    int rc = minilm_resolve_dir(dir_in, dir, sizeof dir, err, errcap);
+    if (rc) return rc;
+    json_t *info = json_object(), *files = json_array();
+    json_object_set_new(info, "dir", json_string(dir));
+    json_object_set_new(info, "model", json_string(MINILM_NAME));
+    json_object_set_new(info, "files", files);
+    int installed = files_present(dir, why, sizeof why);
+    int have_marker = installed && minilm_marker_shas(dir, marker, why, sizeof why);
+    int rehashed = 0, verified = have_marker, changed = 0;
+    if (verify && installed) {
+        if ((rc = hash_files(dir, hashed, err, errcap))) {
+            json_decref(info);
+            return rc;
+        }
+        rehashed = 1;
+        if (all_official(hashed)) {
+            verified = minilm_marker_write(dir, (const char (*)[65])hashed, why, sizeof why) == 0;
+        } else if (have_marker && memcmp(marker, hashed, sizeof marker) == 0) {
+            verified = 1; /* still what was checked at pull (other weights) */
+        } else {
+            /* The marker vouches for files that are no longer what it says. */
+            changed = have_marker;
+            char path[4200];
+            snprintf(path, sizeof path, "%s/%s", dir, MINILM_MARKER);
+            unlink(path);
+            verified = 0;
+        }
+    }
+    const char (*shas)[65] = rehashed ? (const char (*)[65])hashed
+                             : have_marker ? (const char (*)[65])marker : NULL;
+    for (int i = 0; i < MINILM_NFILES; i++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, minilm_files[i].name);
+        json_t *f = json_pack("{s:s, s:b}", "name", minilm_files[i].name, "present",
+                              stat(path, &st) == 0);
+        if (stat(path, &st) == 0) json_object_set_new(f, "size", json_integer(st.st_size));
+        if (shas) {
+            json_object_set_new(f, "sha256", json_string(shas[i]));
+            json_object_set_new(f, "official",
+                                json_boolean(strcmp(shas[i], minilm_files[i].sha256) == 0));
+        }
+        json_array_append_new(files, f);
+    }
+    int official = shas && all_official(shas);
+    int test_model = minilm_is_test_model(dir);
+    json_object_set_new(info, "installed", json_boolean(installed));
+    json_object_set_new(info, "verified", json_boolean(verified));
+    json_object_set_new(info, "rehashed", json_boolean(rehashed));
+    json_object_set_new(info, "official", json_boolean(official));
+    json_object_set_new(info, "test_model", json_boolean(test_model));
+    if (shas) {
+        char id[128];
+        model_id_for(shas, id, sizeof id);
+        json_object_set_new(info, "model_id", json_string(id));
+    }
+    if (installed) info_config(info, dir);
+    const char *note;
+    char buf[768];
+    if (!installed) {
+        snprintf(buf, sizeof buf, "%s", why);
+        note = buf;
+    } else if (changed) {
+        note = "the files changed since they were verified: run `remem model pull` again";
+    } else if (verified && official) {
+        note = "the official all-MiniLM-L6-v2, verified: used by default";
+    } else if (verified) {
+        note = "weights verified against the checksum given at pull (not the official "
+               "model): used with --embedder minilm only, under their own model id";
+    } else if (test_model) {
+        note = "a test model (remem-model.json): used with --embedder minilm only, "
+               "under its own model id";
+    } else {
+        note = "not verified yet: `remem model info --verify` checks the files "
+               "(the first use does too)";
+    }
+    json_object_set_new(info, "note", json_string(note));
+    *out = info;
+    return 0;
+}
+
+int minilm_tokenize_json(const char *dir_in, const char *text, char **out, char *err,
+                         size_t errcap) {
+    char dir[4096], path[4200];
+    bert_config c;
+    wp_vocab *v = NULL;
+    *out = NULL;
+    int rc = minilm_resolve_dir(dir_in, dir, sizeof dir, err, errcap);
+    if (rc) return rc;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if ((rc = bert_config_load(path, &c, err, errcap))) return rc;
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    if ((rc = wp_vocab_load_file(path, &v, err, errcap))) return rc;
+    int cap = c.max_positions < MINILM_MAX_TOKENS ? c.max_positions : MINILM_MAX_TOKENS;
+    int32_t *ids = malloc((size_t)cap * sizeof *ids);
+    int n = ids ? wp_tokenize(v, text, strlen(text), ids, cap) : REMEM_ENOMEM;
+    if (n < 0) {
+        rc = set_err(err, errcap, n, "minilm: cannot tokenize");
+    } else {
+        json_t *jids = json_array(), *jtok = json_array();
+        for (int i = 0; i < n; i++) {
+            json_array_append_new(jids, json_integer(ids[i]));
+            json_t *tok = json_string(wp_vocab_token(v, ids[i]));
+            json_array_append_new(jtok, tok ? tok : json_string("(invalid UTF-8)"));
+        }
+        json_t *o = json_pack("{s:o, s:o}", "ids", jids, "tokens", jtok);
+        *out = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (!*out) rc = set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory");
+    }
+    free(ids);
+    wp_vocab_free(v);
     return rc;
 }

@@ -49,6 +49,10 @@ int minilm_sha256_file(const char *path, char hex[65], int64_t *size,
 
 /* 1 if dir's marker matches its files (size and mtime), 0 with why. */
 int minilm_marker_ok(const char *dir, char *why, size_t whycap);
+/* The same; shas (may be NULL) receives the sha256 the marker records for
+ * each file, in minilm_files order. */
+int minilm_marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why,
+                       size_t whycap);
 /* Write the marker for the files now in dir (after they were checked);
  * shas: their sha256 in minilm_files order when known, NULL to hash them. */
 int minilm_marker_write(const char *dir, const char (*shas)[65], char *err,
@@ -62,6 +66,25 @@ int minilm_verify_dir(const char *dir, const char *const *expected, char *err,
                       size_t errcap);
 /* 1 if dir declares itself an unverified test model (remem-model.json). */
 int minilm_is_test_model(const char *dir);
+
+/* Download the model files from {base_url}/{name} (NULL: MINILM_DEFAULT_URL)
+ * into dir (NULL: the default folder), each checked against expected[i]
+ * (in minilm_files order; expected or an entry NULL: the official sha256),
+ * all or nothing (src/embed/model_fetch.c). Files already installed and
+ * verified with the expected checksum are kept. */
+typedef void (*minilm_progress_fn)(void *ctx, const char *file, int64_t done,
+                                   int64_t total);
+int minilm_pull(const char *dir, const char *base_url, const char *const *expected,
+                minilm_progress_fn progress, void *ctx, char *err, size_t errcap);
+
+/* What a model folder holds, as a JSON object (see remem_model_info in
+ * include/remem.h); verify = 1 re-hashes the files. *out: json_decref.
+ * Declared with void so that this header needs no jansson. */
+int minilm_info(const char *dir, int verify, void **out, char *err, size_t errcap);
+/* {"ids": [...], "tokens": [...]} for text with dir's vocabulary and
+ * config, as JSON text (*out: free). */
+int minilm_tokenize_json(const char *dir, const char *text, char **out, char *err,
+                         size_t errcap);
 
 /* The inside of a minilm embedder, for what needs more than normalised
  * vectors (the real-weight checks compare unnormalised means and hidden
