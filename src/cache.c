@@ -89,6 +89,14 @@ const json_t *cache_meta(ns_cache *c, size_t i) {
     return c->meta[i];
 }
 
+int cache_tier_code(const char *t) {
+    if (!strcmp(t, "static")) return 0;
+    if (!strcmp(t, "short")) return 1;
+    if (!strcmp(t, "long")) return 2;
+    if (!strcmp(t, "archived")) return 3;
+    return 4;
+}
+
 static void cache_free(ns_cache *c) {
     if (!c) return;
     for (size_t i = 0; i < c->n; i++) {
@@ -97,6 +105,7 @@ static void cache_free(ns_cache *c) {
     }
     free(c->rows);
     free(c->meta);
+    free(c->tier);
     free(c->map_keys);
     free(c->map_vals);
     flat_free(c->ix);
@@ -122,6 +131,9 @@ static int append_row(ns_cache *c, store_row *r, const float *vec) {
         json_t **meta = realloc(c->meta, cap * sizeof *meta);
         if (!meta) return -1;
         c->meta = meta;
+        uint8_t *tier = realloc(c->tier, cap * sizeof *tier);
+        if (!tier) return -1;
+        c->tier = tier;
         c->cap = cap;
     }
     if (flat_append(c->ix, vec) < 0) return -1;
@@ -131,6 +143,7 @@ static int append_row(ns_cache *c, store_row *r, const float *vec) {
     }
     take_row(&c->rows[c->n], r);
     c->meta[c->n] = NULL;
+    c->tier[c->n] = (uint8_t)cache_tier_code(c->rows[c->n].m.tier);
     c->n++;
     return 0;
 }
@@ -145,6 +158,7 @@ static void remove_at(ns_cache *c, size_t i) {
     if (i != last) {
         c->rows[i] = c->rows[last];
         c->meta[i] = c->meta[last];
+        c->tier[i] = c->tier[last];
         map_put(c, c->rows[i].rowid, (uint32_t)i);
     }
     c->n--;
@@ -288,6 +302,7 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
             json_decref(c->meta[at]);
             c->meta[at] = NULL;
             take_row(&c->rows[at], &r);
+            c->tier[at] = (uint8_t)cache_tier_code(c->rows[at].m.tier);
         } else {
             float *zero = r.vec ? NULL : calloc((size_t)c->dim, sizeof(float));
             const float *v = r.vec ? r.vec : zero;

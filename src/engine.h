@@ -23,6 +23,7 @@ typedef struct ns_cache {
     flat_index *ix;
     store_row *rows;      /* rows[i] describes flat row i; vec unused */
     json_t **meta;        /* parsed metadata, lazily (NULL until needed) */
+    uint8_t *tier;        /* tier code of each row (cache_tier_code) */
     size_t n, cap;
     /* rowid -> row index: open addressing, keys 0 = empty (rowids are > 0) */
     int64_t *map_keys;
@@ -62,6 +63,8 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
                  const int64_t *rowids, size_t n);
 void cache_drop(remem *db, const char *ns);
 void cache_free_all(remem *db);
+/* 0 static, 1 short, 2 long, 3 archived, 4 anything else. */
+int cache_tier_code(const char *tier);
 /* Row index of rowid in c, or -1. */
 long cache_find(const ns_cache *c, int64_t rowid);
 /* Parsed metadata of row i (NULL if none or not an object). */

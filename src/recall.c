@@ -63,6 +63,7 @@ static cand_ref *pool_find(pool *p, ns_cache *c, size_t row) {
 typedef struct tierset {
     char names[4][16];
     int n;
+    int rank_of_code[5]; /* by cache_tier_code; -1: not wanted */
 } tierset;
 
 static int parse_tiers(remem *db, const char *list, tierset *t) {
@@ -81,6 +82,8 @@ static int parse_tiers(remem *db, const char *list, tierset *t) {
             return eng_fail(db, REMEM_EINVAL,
                             "unknown tier \"%s\" (static, short, long, archived)", name);
         if (t->n < 4) snprintf(t->names[t->n++], sizeof t->names[0], "%s", name);
+        for (int c = 0; c < 5; c++) t->rank_of_code[c] = -1;
+        for (int r = t->n - 1; r >= 0; r--) t->rank_of_code[cache_tier_code(t->names[r])] = r;
         p += len;
         if (*p == ',') p++;
     }
@@ -111,7 +114,7 @@ typedef struct query_ctx {
 
 static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
     const remem_memory *m = &c->rows[i].m;
-    if (tier_rank(&x->tiers, m->tier) < 0) return 0;
+    if (x->tiers.rank_of_code[c->tier[i]] < 0) return 0;
     if (!x->q->include_invalid) {
         if (m->invalidated_at) return 0;
         if (m->expires_at && m->expires_at <= x->now) return 0;
