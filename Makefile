@@ -8,6 +8,8 @@
 #   make asan       the whole suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (default 10)
 #   make bench      the benchmarks (bench/README.md)
+#   make run        build, then `remem serve` on ./remem.db at 127.0.0.1:8077
+#   make demo       build, then the end-to-end demo on ./remem-demo.db
 #   make install    PREFIX=/usr/local
 
 PREFIX  ?= /usr/local
@@ -34,7 +36,7 @@ BENCHES  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run tests-only
+.PHONY: all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
 all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
 
@@ -96,7 +98,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCHES)
 	@bash bench/run.sh $(BUILD)
 
-demo run: deps
+# The main job on the embedded default: one SQLite file, no other service.
+run serve: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/remem --db $${REMEM_DB:-./remem.db} serve --listen $${REMEM_LISTEN:-127.0.0.1:8077}
+
+demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/remem --db $${REMEM_DB:-./remem-demo.db} demo
 
