@@ -16,7 +16,7 @@ n=0
 for f in fuzz/fuzz_*.c; do
     [ -f "$f" ] || continue
     name=$(basename "$f" .c)
-    if [ ! -x "$out/$name" ] || [ -n "$(find src include "$f" -newer "$out/$name" -name '*.[ch]' | head -1)" ]; then
+    if [ ! -x "$out/$name" ] || [ -n "$(find src include server "$f" -newer "$out/$name" -name '*.[ch]' | head -1)" ]; then
         clang $flags -o "$out/$name" "$f" $srcs $libs
     fi
     corpus="fuzz/corpus/${name#fuzz_}"; mkdir -p "$out/$name.new"
