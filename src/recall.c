@@ -311,7 +311,7 @@ static int prepare(query_ctx *x) {
     char err[512];
     if (q->filter && *q->filter &&
         filter_parse(q->filter, strlen(q->filter), &x->f, err, sizeof err))
-        return eng_fail(db, REMEM_EFILTER, "%s", err);
+        return eng_fail(db, REMEM_EFILTER, "filter: %s", err);
     if (x->p.filter[0] &&
         filter_parse(x->p.filter, strlen(x->p.filter), &x->pf, err, sizeof err))
         return eng_fail(db, REMEM_EFILTER, "profile filter: %s", err);
