@@ -78,8 +78,8 @@ tests-only: all $(TESTS)
 # test and asan first make sure the Debian packages are there, then re-enter
 # make so that pkg-config sees them.
 test check: deps
-	@$(MAKE) --no-print-directory tests-only
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory tests-only
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
