@@ -340,7 +340,9 @@ int remem_export(remem *db, const char *ns, int with_vectors,
  * importance, created_at (ms or ISO 8601), expires_at, metadata, links,
  * vector optional) into *m. default_ns is used when the line has no "ns".
  * Strings point into *holder, which the caller frees with remem_free_line
- * after using m. */
+ * after using m. The fields are also checked as remem_add checks them (all
+ * but the vector's dimension), so a line that parses is one remem_add takes:
+ * REMEM_EPARSE for malformed lines, REMEM_EINVAL (say) for an unknown tier. */
 typedef struct remem_line remem_line;
 int remem_parse_line(remem *db, const char *line, size_t len,
                      const char *default_ns, remem_memory *m,

@@ -74,6 +74,10 @@ const json_t *cache_meta(ns_cache *c, size_t i);
  * with_vec adds "vector"). New reference. */
 json_t *eng_memory_json(const remem_memory *m, int with_vec);
 
+/* The checks remem_add makes of a memory's fields (not of its vector's
+ * dimension): REMEM_OK or the error, with the message set. */
+int eng_check_memory(remem *db, const remem_memory *m);
+
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);
 

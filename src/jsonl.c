@@ -131,6 +131,9 @@ int remem_parse_line(remem *db, const char *line, size_t len, const char *defaul
         m->vector = h->vector;
         m->dim = (int)n;
     }
+    /* What remem_add would refuse (an unknown tier, an empty id, ...) is
+     * refused here, so a checked import never fails half-way. */
+    if ((rc = eng_check_memory(db, m))) goto out;
     *holder = h;
     return REMEM_OK;
 oom:

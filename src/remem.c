@@ -283,6 +283,15 @@ static int validate(remem *db, const remem_memory *m) {
     return REMEM_OK;
 }
 
+/* The checks of validate() that do not depend on the embedder: what a JSONL
+ * line must pass (jsonl.c), so that an import can check every line before
+ * it writes any. */
+int eng_check_memory(remem *db, const remem_memory *m) {
+    remem_memory probe = *m;
+    probe.vector = NULL;
+    return validate(db, &probe);
+}
+
 static void normalize_vec(float *v, int dim) {
     double s = 0;
     for (int i = 0; i < dim; i++) s += (double)v[i] * v[i];
