@@ -198,6 +198,9 @@ static void test_vocab_errors(void) {
         CHECK_STR(wp_vocab_token(v, 1), "[UNK]");
         wp_vocab_free(v);
     }
+    const char nul[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\0b\n";
+    CHECK_INT(wp_vocab_load(nul, sizeof nul - 1, &v, err, sizeof err), REMEM_ECORRUPT);
+    CHECK_HAS(err, "NUL byte on line 5");
     CHECK_INT(wp_vocab_load_file("/nonexistent/vocab.txt", &v, err, sizeof err),
               REMEM_ENOTFOUND);
     CHECK_HAS(err, "/nonexistent/vocab.txt");

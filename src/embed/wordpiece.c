@@ -103,7 +103,12 @@ int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err,
     if (len >= UINT32_MAX)
         return set_err(err, errcap, REMEM_ECORRUPT, "vocab: too large (%zu bytes)", len);
     size_t lines = 0;
-    for (size_t i = 0; i < len; i++) lines += data[i] == '\n';
+    for (size_t i = 0; i < len; i++) {
+        if (!data[i])
+            return set_err(err, errcap, REMEM_ECORRUPT, "vocab: NUL byte on line %zu",
+                           lines + 1);
+        lines += data[i] == '\n';
+    }
     if (data[len - 1] != '\n') lines++;
     if (lines > VOCAB_MAX_IDS)
         return set_err(err, errcap, REMEM_ECORRUPT, "vocab: too many lines (%zu)", lines);
