@@ -843,6 +843,10 @@ int serve_run(const serve_config *cfg, FILE *out)
     if (srv->cfg.timeout_s <= 0) srv->cfg.timeout_s = SERVE_DEFAULT_TIMEOUT_S;
     if (srv->cfg.max_connections <= 0)
         srv->cfg.max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
+    /* libmicrohttpd splits the connection limit among its threads: no
+     * thread may be left with none. */
+    if (srv->cfg.threads > srv->cfg.max_connections)
+        srv->cfg.threads = srv->cfg.max_connections;
     srv->max_exports = srv->cfg.threads;
     srv->started_ms = remem_now();
     char err[1024];

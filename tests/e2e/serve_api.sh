@@ -256,6 +256,51 @@ try:
 finally:
     srv.kill()
 
+# Bounded concurrency and the idle timeout: --max-connections 2 --timeout 2.
+import socket, time
+srv = Server(db=srv.db, args=["--max-connections", "2", "--timeout", "2"])
+try:
+    idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
+    time.sleep(0.3)
+    third = socket.create_connection(("127.0.0.1", srv.port))
+    third.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    third.settimeout(1)
+    try:
+        early = third.recv(100)
+    except OSError:
+        early = b""
+    check(early == b"", "a connection over --max-connections waits (not served while both slots are held)")
+    t0 = time.time()
+    third.settimeout(6)
+    try:
+        late = third.recv(100)
+    except OSError:
+        late = b""
+    check(late.startswith(b"HTTP/1.1 200"), "... and is served once the idle ones time out (%.1f s)"
+          % (time.time() - t0))
+    third.close()
+    closed = []
+    for s in idle:
+        s.settimeout(2)
+        try:
+            closed.append(s.recv(10) == b"")
+        except OSError:
+            closed.append(True)
+        s.close()
+    check(all(closed), "idle connections are closed after --timeout")
+    time.sleep(0.3)
+    check(srv.json("GET", "/healthz")[0] == 200, "and new connections are served again")
+    # an export whose client goes away mid-stream does not hurt the server
+    c = socket.create_connection(("127.0.0.1", srv.port))
+    c.sendall(b"GET /v1/export?vectors=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    c.recv(64)
+    c.close()
+    time.sleep(0.3)
+    check(srv.json("GET", "/healthz")[0] == 200, "an export cut short by its client leaves the server well")
+    check(srv.stop() == 0, "clean stop")
+finally:
+    srv.kill()
+
 p = subprocess.run([BIN, "--db", srv.db, "serve", "--listen", "0.0.0.0:0"], capture_output=True,
                    text=True, timeout=30)
 check(p.returncode == 1 and "loopback" in p.stderr, "non-loopback --listen without keys is refused: %s"
