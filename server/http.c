@@ -296,8 +296,9 @@ static int admit(request *rq, const char *url, const char *method, reply *rp)
         reply_error(rp, 503, "REMEM_ESHUTDOWN", "the server is shutting down");
         return 0;
     }
-    int r = route_match(method, url, &rq->ns, &rq->id, rp->allow,
-                        sizeof rp->allow);
+    /* HEAD is GET without the body (libmicrohttpd drops it). */
+    int r = route_match(strcmp(method, "HEAD") ? method : "GET", url, &rq->ns,
+                        &rq->id, rp->allow, sizeof rp->allow);
     if (r == -405) {
         reply_error(rp, 405, "REMEM_EMETHOD", "%s is not allowed on %s (allowed: %s)",
                     method, url, rp->allow);

@@ -23,6 +23,8 @@ try:
     # ---- server routes -------------------------------------------------
     st, h = srv.json("GET", "/healthz")
     check(st == 200 and h["status"] == "ok", "GET /healthz")
+    st, hd, body = srv.request("HEAD", "/healthz")
+    check(st == 200 and body == b"", "HEAD /healthz: 200 without a body")
     st, doc = srv.json("GET", "/openapi.json")
     check(st == 200 and doc["openapi"].startswith("3.") and "/v1/recall" in doc["paths"],
           "GET /openapi.json is an OpenAPI 3 document")
