@@ -700,6 +700,27 @@ static void test_rows_that_test_the_bounds(void)
     restore_defaults();
 }
 
+/* A spiky query (one large component, the rest just under half an int8
+ * step) is described so badly by its codes that the bounds could not prune:
+ * the search must notice and scan in float32, with the same answer. */
+static void test_spiky_query_scans_float(void)
+{
+    int dim = 1024;
+    flat_index *ix = build(dim, 2100, 10, 0.02);
+    float *q = malloc(sizeof(float) * dim);
+    for (int i = 0; i < dim; i++) q[i] = 0.0039f * (i % 2 ? 1 : -1);
+    q[7] = 1;
+    flat_trace tr;
+    CHECK(search_matches(ix, q, NULL, 10, &tr));
+    CHECK_INT(tr.prescanned, 0);
+    /* A well-behaved query on the same index does pre-scan. */
+    query_near_row(ix, q, 0.01);
+    CHECK(search_matches(ix, q, NULL, 10, &tr));
+    CHECK_INT(tr.prescanned, 1);
+    free(q);
+    flat_free(ix);
+}
+
 /* dim 384, more than 10k rows, realistic clusters: the automatic path must
  * pre-scan, prune hard, and still match the reference. */
 static void test_large_384(void)
@@ -751,6 +772,7 @@ int main(int argc, char **argv)
     RUN(test_set_and_swap_remove_keep_codes);
     RUN(test_odd_values);
     RUN(test_rows_that_test_the_bounds);
+    RUN(test_spiky_query_scans_float);
     RUN(test_large_384);
     return TEST_EXIT();
 }

@@ -53,8 +53,14 @@
 #define FLAT_MAX_NORM 1e16
 /* Vectors whose largest component is below this are not worth a scale. */
 #define FLAT_MIN_MAXABS 1e-30
-/* Rows per kernel call: one word of the allow bitmap. */
-#define FLAT_BATCH 64
+/* A query that int8 codes describe this badly (|f| / |q|: one large
+ * component among many mid-sized ones) would widen every row's bounds so
+ * much that most rows would need rescoring: scan in float32 instead. For
+ * embeddings the ratio is under 0.01. */
+#define FLAT_MAX_QUERY_RESIDUE 0.1
+/* Rows per kernel call: a few words of the allow bitmap, so that the
+ * kernels' prefetching runs well ahead of the rows they score. */
+#define FLAT_BATCH 256
 
 typedef struct flat_row_quant {
     float scale; /* s: code c means c * s; 0 for zero or tiny rows */
@@ -146,12 +152,14 @@ static float round_down_to_float(double v)
     return f;
 }
 
+/* The nearest code to v in [-127, 127] (halves away from zero). Any
+ * integer would keep the search exact, since the bounds are taken from the
+ * codes actually chosen; the nearest one keeps them tight. */
 static int8_t clamp_code(double v)
 {
-    double r = nearbyint(v);
-    if (r > 127) r = 127;
-    if (r < -127) r = -127;
-    return (int8_t)r;
+    if (v > 127) v = 127;
+    if (v < -127) v = -127;
+    return (int8_t)(v < 0 ? v - 0.5 : v + 0.5);
 }
 
 /* ---------------------------------------------------------------- */
@@ -190,9 +198,9 @@ static void quantise_row(int dim, size_t stride, const float *x, uint8_t *codes,
         return;
     }
     float s = (float)(maxabs / 127.0);
-    double esq = 0;
+    double esq = 0, inverse = 1.0 / s;
     for (int i = 0; i < dim; i++) {
-        int8_t c = clamp_code(x[i] / (double)s);
+        int8_t c = clamp_code(x[i] * inverse);
         codes[i] = (uint8_t)(c + 128);
         double e = x[i] - (double)s * c; /* s*c is exact in double */
         esq += e * e;
@@ -384,18 +392,22 @@ static uint64_t allowed_word(const uint64_t *allow, size_t count, size_t w)
     return bits;
 }
 
-/* The row numbers of word w's bits into rows; returns how many. */
-static size_t word_rows(uint64_t bits, size_t w, uint32_t *rows)
+/* The next allowed rows, from word *w on, into rows (up to FLAT_BATCH);
+ * returns how many, 0 at the end. Zero words cost one test each. */
+static size_t next_rows(const uint64_t *allow, size_t count, size_t *w, uint32_t *rows)
 {
-    size_t m = 0;
-    uint32_t base = (uint32_t)(w * 64);
-    if (bits == ~(uint64_t)0) {
-        for (uint32_t k = 0; k < 64; k++) rows[k] = base + k;
-        return 64;
-    }
-    while (bits) {
-        rows[m++] = base + (uint32_t)__builtin_ctzll(bits);
-        bits &= bits - 1;
+    size_t m = 0, words = word_count(count);
+    for (; *w < words && m + 64 <= FLAT_BATCH; (*w)++) {
+        uint64_t bits = allowed_word(allow, count, *w);
+        uint32_t base = (uint32_t)(*w * 64);
+        if (bits == ~(uint64_t)0) {
+            for (uint32_t k = 0; k < 64; k++) rows[m++] = base + k;
+            continue;
+        }
+        while (bits) {
+            rows[m++] = base + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+        }
     }
     return m;
 }
@@ -419,10 +431,8 @@ static size_t search_float(const flat_index *ix, const flat_kernels *k, const fl
     hit_heap heap = {out, 0, m};
     uint32_t rows[FLAT_BATCH];
     float sims[FLAT_BATCH];
-    for (size_t w = 0; w < word_count(ix->count); w++) {
-        uint64_t bits = allowed_word(allow, ix->count, w);
-        if (!bits) continue;
-        size_t got = word_rows(bits, w, rows);
+    size_t w = 0, got;
+    while ((got = next_rows(allow, ix->count, &w, rows)) > 0) {
         k->dot_rows(ix->vecs, ix->dim, q, rows, got, sims);
         for (size_t j = 0; j < got; j++) heap_offer(&heap, rows[j], sims[j]);
     }
@@ -456,7 +466,8 @@ typedef struct query_quant {
 } query_quant;
 
 /* Quantises q; 0, or -1 when the bounds would not hold (non-finite, zero,
- * tiny or huge query): then the caller scans in float32. */
+ * tiny or huge query) or would be too wide to prune: then the caller scans
+ * in float32. */
 static int quantise_query(const flat_index *ix, const float *q, query_quant *qq)
 {
     int dim = ix->dim;
@@ -473,14 +484,16 @@ static int quantise_query(const flat_index *ix, const float *q, query_quant *qq)
     double fsq = 0, tdsq = 0;
     int32_t sum = 0;
     memset(qq->codes, 0, ix->code_stride);
+    double inverse = 1.0 / t;
     for (int i = 0; i < dim; i++) {
-        int8_t d = clamp_code(q[i] / (double)t);
+        int8_t d = clamp_code(q[i] * inverse);
         double td = (double)t * d, f = q[i] - td;
         qq->codes[i] = d;
         sum += d;
         fsq += f * f;
         tdsq += td * td;
     }
+    if (sqrt(fsq) > FLAT_MAX_QUERY_RESIDUE * qnorm) return -1;
     const double widen = 1.0 + (dim + 2) * 0x1p-50;
     double gamma = ((dim + FLAT_LANES - 1) / FLAT_LANES + 8) * 0x1p-23;
     qq->sum = sum;
@@ -528,10 +541,8 @@ static long search_prescan(const flat_index *ix, const flat_kernels *k, const qu
     int32_t dots[FLAT_BATCH];
     float sims[FLAT_BATCH];
 
-    for (size_t w = 0; w < word_count(ix->count); w++) {
-        uint64_t bits = allowed_word(allow, ix->count, w);
-        if (!bits) continue;
-        size_t got = word_rows(bits, w, rows);
+    size_t w = 0, got;
+    while ((got = next_rows(allow, ix->count, &w, rows)) > 0) {
         k->dot_i8_rows(ix->codes, ix->code_stride, qq->codes, qq->sum, rows, got, dots);
         for (size_t j = 0; j < got; j++) {
             const flat_row_quant *rq = &ix->quant[rows[j]];

