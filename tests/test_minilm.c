@@ -9,6 +9,7 @@
  * so loudly when they are skipped.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -174,6 +175,22 @@ static void test_embeddings_match_reference(void) {
     embed_destroy(e);
 }
 
+typedef struct concurrent_call {
+    bert_model *m;
+    const bert_seq *seqs;
+    size_t n;
+    float *out;
+    int rc;
+} concurrent_call;
+
+static void *concurrent_main(void *arg) {
+    concurrent_call *c = arg;
+    char err[256];
+    for (int i = 0; i < 5 && c->rc == 0; i++)
+        c->rc = bert_encode(c->m, c->seqs, c->n, c->out, NULL, err, sizeof err);
+    return NULL;
+}
+
 /* The encoder's own output (mean, before normalising) and its independence
  * from how a batch is cut over threads. */
 static void test_pooled_and_threads(void) {
@@ -219,6 +236,23 @@ static void test_pooled_and_threads(void) {
         for (size_t i = 0; i < ncases * H; i++)
             if (fabs(out[i] - ref[i]) > worst) worst = fabs(out[i] - ref[i]);
         CHECK(worst <= 1e-5);
+    }
+    /* Two callers at once on one model: each gets the right answer (the
+     * second works in its own memory while the first holds the model's). */
+    concurrent_call calls[2];
+    pthread_t tid[2];
+    for (int k = 0; k < 2; k++) {
+        calls[k] = (concurrent_call){m, seqs, ncases, malloc(ncases * H * sizeof(float)), 0};
+        pthread_create(&tid[k], NULL, concurrent_main, &calls[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        pthread_join(tid[k], NULL);
+        CHECK_INT(calls[k].rc, 0);
+        double worst = 0;
+        for (size_t i = 0; i < ncases * H; i++)
+            if (fabs(calls[k].out[i] - ref[i]) > worst) worst = fabs(calls[k].out[i] - ref[i]);
+        CHECK(worst <= 1e-5);
+        free(calls[k].out);
     }
     /* Ids outside the vocabulary and empty sequences are refused. */
     int32_t bad[] = {101, 40000, 102};

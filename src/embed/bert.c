@@ -44,12 +44,50 @@ struct bert_layer {
     float *ln2_g, *ln2_b;   /* output LayerNorm */
 };
 
+/* Working memory of one group: kept in the model between calls (fresh
+ * pages for a large batch would cost page faults on every call). */
+typedef struct scratch {
+    float *x, *qkv, *ctx, *tmp, *ff, *scores;
+    size_t tokens, maxlen; /* what it has room for */
+} scratch;
+
+static void scratch_free(scratch *s) {
+    free(s->x);
+    free(s->qkv);
+    free(s->ctx);
+    free(s->tmp);
+    free(s->ff);
+    free(s->scores);
+    memset(s, 0, sizeof *s);
+}
+
+static int scratch_reserve(scratch *s, size_t T, size_t maxlen, const bert_config *c) {
+    const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
+    if (T <= s->tokens && maxlen <= s->maxlen) return 0;
+    scratch_free(s);
+    s->x = malloc(T * H * sizeof(float));
+    s->qkv = malloc(T * 3 * H * sizeof(float));
+    s->ctx = malloc(T * H * sizeof(float));
+    s->tmp = malloc(T * H * sizeof(float));
+    s->ff = malloc(T * F * sizeof(float));
+    s->scores = malloc(maxlen * maxlen * sizeof(float));
+    if (s->x && s->qkv && s->ctx && s->tmp && s->ff && s->scores) {
+        s->tokens = T;
+        s->maxlen = maxlen;
+        return 0;
+    }
+    scratch_free(s);
+    return REMEM_ENOMEM;
+}
+
 struct bert_model {
     bert_config c;
     float *arena; /* every weight below points into it */
     float *word, *pos, *type, *emb_g, *emb_b;
     struct bert_layer *layer;
-    int threads;
+    int threads, blas_threads;
+    pthread_mutex_t lock;    /* guards work */
+    scratch *work;           /* one per group, kept between calls */
 };
 
 static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
@@ -197,6 +235,9 @@ static int load_layer(loader *L, const bert_config *c, int i, struct bert_layer 
 
 void bert_free(bert_model *m) {
     if (!m) return;
+    for (int k = 0; m->work && k < 64; k++) scratch_free(&m->work[k]);
+    free(m->work);
+    pthread_mutex_destroy(&m->lock);
     free(m->arena);
     free(m->layer);
     free(m);
@@ -206,6 +247,11 @@ const bert_config *bert_model_config(const bert_model *m) { return &m->c; }
 
 void bert_set_threads(bert_model *m, int threads) {
     m->threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    m->blas_threads = m->threads;
+}
+
+void bert_set_blas_threads(bert_model *m, int threads) {
+    m->blas_threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
 }
 
 int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *err,
@@ -217,16 +263,18 @@ int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *e
                    (size_t)c->layers * per_layer;
     bert_model *m = calloc(1, sizeof *m);
     if (m) {
+        pthread_mutex_init(&m->lock, NULL);
         m->arena = malloc(total * sizeof(float));
         m->layer = calloc((size_t)c->layers, sizeof *m->layer);
+        m->work = calloc(64, sizeof *m->work);
     }
-    if (!m || !m->arena || !m->layer) {
+    if (!m || !m->arena || !m->layer || !m->work) {
         bert_free(m);
         return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory for %zu weights",
                        total);
     }
     m->c = *c;
-    m->threads = 1;
+    m->threads = m->blas_threads = 1;
     float *p = m->arena;
 #define TAKE(n) (p += (n), p - (n))
     m->word = TAKE((size_t)c->vocab_size * H);
@@ -381,33 +429,6 @@ static void add_layernorm(float *x, const float *add, const float *bias, const f
 /* ------------------------------------------------------------------ */
 /* The encoder                                                          */
 /* ------------------------------------------------------------------ */
-typedef struct scratch {
-    float *x, *qkv, *ctx, *tmp, *ff, *scores;
-} scratch;
-
-static void scratch_free(scratch *s) {
-    free(s->x);
-    free(s->qkv);
-    free(s->ctx);
-    free(s->tmp);
-    free(s->ff);
-    free(s->scores);
-}
-
-static int scratch_alloc(scratch *s, size_t T, size_t maxlen, const bert_config *c) {
-    const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
-    memset(s, 0, sizeof *s);
-    s->x = malloc(T * H * sizeof(float));
-    s->qkv = malloc(T * 3 * H * sizeof(float));
-    s->ctx = malloc(T * H * sizeof(float));
-    s->tmp = malloc(T * H * sizeof(float));
-    s->ff = malloc(T * F * sizeof(float));
-    s->scores = malloc(maxlen * maxlen * sizeof(float));
-    if (s->x && s->qkv && s->ctx && s->tmp && s->ff && s->scores) return 0;
-    scratch_free(s);
-    return REMEM_ENOMEM;
-}
-
 /* out[T, n_out] = x[T, n_in] * w^T (w is [n_out, n_in]), beta as cblas. */
 static void linear(const float *x, const float *w, float *out, size_t T, size_t n_in,
                    size_t n_out, float beta) {
@@ -430,8 +451,8 @@ static void attend(const bert_config *c, const float *qkv, float *ctx, float *sc
     }
 }
 
-static int encode_group(const bert_model *m, const bert_seq *seqs, size_t n, float *pooled,
-                        float *hidden) {
+static int encode_group(const bert_model *m, scratch *work, const bert_seq *seqs, size_t n,
+                        float *pooled, float *hidden) {
     const bert_config *c = &m->c;
     const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
     size_t T = 0, maxlen = 0;
@@ -440,8 +461,8 @@ static int encode_group(const bert_model *m, const bert_seq *seqs, size_t n, flo
         if ((size_t)seqs[s].len > maxlen) maxlen = (size_t)seqs[s].len;
     }
     if (T == 0) return 0;
-    scratch w;
-    if (scratch_alloc(&w, T, maxlen, c)) return REMEM_ENOMEM;
+    if (scratch_reserve(work, T, maxlen, c)) return REMEM_ENOMEM;
+    scratch w = *work;
 
     /* Embeddings: word + position + token type 0, then LayerNorm. */
     for (size_t s = 0, row = 0; s < n; s++)
@@ -475,12 +496,12 @@ static int encode_group(const bert_model *m, const bert_seq *seqs, size_t n, flo
         for (size_t i = 0; i < H; i++) o[i] /= (float)seqs[s].len;
     }
     if (hidden) memcpy(hidden, w.x, T * H * sizeof(float));
-    scratch_free(&w);
     return 0;
 }
 
 typedef struct group {
     const bert_model *m;
+    scratch *work;
     const bert_seq *seqs;
     size_t n;
     float *pooled, *hidden;
@@ -489,7 +510,7 @@ typedef struct group {
 
 static void *group_main(void *arg) {
     group *g = arg;
-    g->rc = encode_group(g->m, g->seqs, g->n, g->pooled, g->hidden);
+    g->rc = encode_group(g->m, g->work, g->seqs, g->n, g->pooled, g->hidden);
     return NULL;
 }
 
@@ -525,9 +546,18 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
         bound[k] = s;
     }
     bound[groups] = n;
+    /* Several groups: each runs single-threaded BLAS side by side. One
+     * group (one sequence): OpenBLAS's own threads share its products. */
+    openblas_set_num_threads(groups > 1 ? 1 : m->blas_threads);
+    /* The model's working memory, unless another thread is using it: then
+     * this call gets its own for once. */
+    int cached = pthread_mutex_trylock(&m->lock) == 0;
+    scratch own[64];
+    memset(own, 0, groups * sizeof *own);
     group g[64];
     for (size_t k = 0, row = 0; k < groups; k++) {
-        g[k] = (group){m, seqs + bound[k], bound[k + 1] - bound[k], pooled + bound[k] * H,
+        g[k] = (group){m, cached ? &m->work[k] : &own[k], seqs + bound[k],
+                       bound[k + 1] - bound[k], pooled + bound[k] * H,
                        hidden ? hidden + row * H : NULL, 0};
         for (size_t j = bound[k]; j < bound[k + 1]; j++) row += (size_t)seqs[j].len;
     }
@@ -546,6 +576,9 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
         if (started & ((size_t)1 << k)) pthread_join(tid[k], NULL);
         if (!rc) rc = g[k].rc;
     }
+    if (cached) pthread_mutex_unlock(&m->lock);
+    else
+        for (size_t k = 0; k < groups; k++) scratch_free(&own[k]);
     if (rc) return set_err(err, errcap, rc, "bert: out of memory for %zu tokens", T);
     return 0;
 }

@@ -36,8 +36,12 @@ int bert_load(const bert_config *c, const st_file *st, bert_model **out,
 void bert_free(bert_model *m);
 const bert_config *bert_model_config(const bert_model *m);
 
-/* Worker threads for bert_encode (1 = the caller only). Default: 1. */
+/* Worker threads for bert_encode (1 = the caller only). Default: 1. A
+ * batch is cut into that many groups, each on its own thread with
+ * single-threaded BLAS; a single sequence uses OpenBLAS's threads instead
+ * (as many as bert_set_blas_threads says; bert_set_threads sets both). */
 void bert_set_threads(bert_model *m, int threads);
+void bert_set_blas_threads(bert_model *m, int threads);
 
 /* One tokenized sequence ([CLS] ... [SEP]). */
 typedef struct bert_seq {
