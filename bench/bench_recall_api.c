@@ -16,12 +16,18 @@
  *                                             handle per thread; prints
  *                                             recalls/s, p50 and p99
  *   bench_recall_api verify DB NS IDS        every id listed in IDS is in NS
+ *   bench_recall_api                         alone (as bench/run.sh runs it):
+ *                                             a temporary 10,000-memory store,
+ *                                             recall at 1 and 2 threads, both
+ *                                             profiles; bench_serve.sh adds
+ *                                             the HTTP side
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "remem.h"
 
@@ -272,8 +278,46 @@ static int verify(const char *path, const char *ns, const char *ids_path)
     return missing != 0;
 }
 
+/* The C API figures on their own, in a temporary folder. */
+static int standalone(void)
+{
+    char dir[] = "/tmp/remem-bench-XXXXXX", db[64], queries[64];
+    if (!mkdtemp(dir)) return 1;
+    snprintf(db, sizeof db, "%s/recall.db", dir);
+    snprintf(queries, sizeof queries, "%s/queries.txt", dir);
+    int rc = fill(db, "bench", 10000);
+    FILE *f = fopen(queries, "w");
+    rng = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; f && i < 64; i++) {
+        char q[120];
+        sentence(q, sizeof q, 3 + (int)pick(3));
+        fprintf(f, "%s\n", q);
+    }
+    if (f) fclose(f);
+    double secs = getenv("REMEM_BENCH_QUICK") ? 1 : 3;
+    printf("recall through the C API, 10,000 memories, k=10, touch off "
+           "(the HTTP side: bench/bench_serve.sh)\n");
+    const char *profiles[] = {"stream", "default"};
+    for (int p = 0; p < 2 && !rc; p++)
+        for (int t = 1; t <= 2 && !rc; t++) {
+            printf("  %-8s ", profiles[p]);
+            fflush(stdout);
+            rc = recall(db, "bench", secs, t, queries, profiles[p]);
+        }
+    char side[96];
+    const char *suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", db, suffix[i]);
+        unlink(side);
+    }
+    unlink(queries);
+    rmdir(dir);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 1) return standalone();
     if (argc >= 5 && !strcmp(argv[1], "fill"))
         return fill(argv[2], argv[3], atol(argv[4]));
     if (argc >= 3 && !strcmp(argv[1], "queries")) {

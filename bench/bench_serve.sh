@@ -12,15 +12,20 @@
 #      of what it was after warm-up (the first 10 s), every acknowledged add
 #      in the store afterwards; then SIGTERM and a clean exit.
 #
-#   bench/bench_serve.sh [BUILD]    (REMEM_BENCH_SECONDS=10 per measurement)
+#   bench/bench_serve.sh [BUILD]    (REMEM_BENCH_SECONDS=10 per measurement;
+#                                    REMEM_BENCH_QUICK=1: 3 s and a 20 s soak)
 # Exit status: non-zero when the soak fails (an error, a leak, a lost add).
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$root/$build/remem
-api=$root/$build/bench/bench_recall_api
-secs=${REMEM_BENCH_SECONDS:-10}
-soak=${REMEM_SOAK_SECONDS:-60}
+case $build in /*) ;; *) build=$root/$build ;; esac
+bin=$build/remem
+api=$build/bench/bench_recall_api
+if [ -n "${REMEM_BENCH_QUICK:-}" ]; then
+    secs=${REMEM_BENCH_SECONDS:-3}; soak=${REMEM_SOAK_SECONDS:-20}
+else
+    secs=${REMEM_BENCH_SECONDS:-10}; soak=${REMEM_SOAK_SECONDS:-60}
+fi
 conns=${REMEM_BENCH_CONNECTIONS:-8}
 
 if ! command -v wrk >/dev/null; then
@@ -28,7 +33,7 @@ if ! command -v wrk >/dev/null; then
     exit 0
 fi
 [ -x "$bin" ] && [ -x "$api" ] ||
-    make -C "$root" --no-print-directory BUILD="$build" all "$build/bench/bench_recall_api" >&2
+    make -C "$root" --no-print-directory BUILD="$build" all "$api" >&2
 
 tmp=$(mktemp -d)
 pid=

@@ -32,14 +32,15 @@ failed=()
     echo
 } | tee "$out"
 found=0
-for b in "$build"/bench/bench_*; do
-    [ -x "$b" ] || continue
+# Programs, then scripts (bench_serve.sh drives the server with wrk).
+for b in "$build"/bench/bench_* "$here"/bench/bench_*.sh; do
+    [ -x "$b" ] || [[ $b == *.sh && -f $b ]] || continue
     name=$(basename "$b")
     [ -n "$only" ] && [[ $name != *"$only"* ]] && continue
     found=1
     echo "== $name" | tee -a "$out"
     t0=$SECONDS
-    "$b" 2>&1 | tee -a "$out"
+    if [[ $b == *.sh ]]; then bash "$b" "$build"; else "$b"; fi 2>&1 | tee -a "$out"
     status=${PIPESTATUS[0]}
     echo "== $name: exit $status, $((SECONDS - t0)) s" | tee -a "$out"
     echo | tee -a "$out"
