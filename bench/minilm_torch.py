@@ -11,7 +11,9 @@ sentence-transformers does. float32, inference mode, no autograd.
     /usr/bin/python3 bench/minilm_torch.py [--threads 2] [--seconds 1.0] [--configs 16x1,32x8,...]
 
 Prints one JSON object per line: {"tokens", "batch", "threads", "seconds_per_batch",
-"sentences_per_s"}; the median of repeated runs after a warm-up. bench_minilm
+"sentences_per_s"}; the median of repeated runs after a warm-up. tokens
+"mixed" is a batch of lengths spread evenly from 16 to 128, padded to the
+longest with an attention mask, as a real batch of sentences is. bench_minilm
 runs it after its own measurements and prints both side by side.
 """
 import argparse
@@ -77,10 +79,19 @@ def main():
     torch.set_num_threads(args.threads)
     model = MiniLM().eval()
     for cfg in args.configs.split(","):
-        tokens, batch = (int(x) for x in cfg.split("x"))
-        ids = torch.randint(1000, VOCAB, (batch, tokens))
-        ids[:, 0], ids[:, -1] = 101, 102
-        mask = torch.ones(batch, tokens, dtype=torch.long)
+        # "TxB": B sequences of T tokens; "mixedxB": B sequences of 16 to 128
+        # tokens (16 + 112 * i / (B - 1)), padded to the longest with a mask.
+        tokens, batch = cfg.rsplit("x", 1)
+        batch = int(batch)
+        if tokens == "mixed":
+            lens = [16 + (112 * i) // max(batch - 1, 1) for i in range(batch)]
+        else:
+            lens = [int(tokens)] * batch
+        ids = torch.randint(1000, VOCAB, (batch, max(lens)))
+        mask = torch.zeros(batch, max(lens), dtype=torch.long)
+        for i, n in enumerate(lens):
+            ids[i, 0], ids[i, n - 1], mask[i, :n] = 101, 102, 1
+            ids[i, n:] = 0
         times = []
         with torch.inference_mode():
             model(ids, mask)  # warm-up
@@ -90,7 +101,8 @@ def main():
                 model(ids, mask)
                 times.append(time.perf_counter() - t0)
         per_batch = statistics.median(times)
-        print(json.dumps({"tokens": tokens, "batch": batch, "threads": args.threads,
+        print(json.dumps({"tokens": tokens if tokens == "mixed" else int(tokens), "batch": batch,
+                          "threads": args.threads,
                           "seconds_per_batch": per_batch, "sentences_per_s": batch / per_batch}),
               flush=True)
 
