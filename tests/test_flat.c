@@ -368,6 +368,17 @@ static void test_small_index_and_edge_arguments(void)
     CHECK(out[0].sim == 1.0f && out[4].sim == -1.0f);
     CHECK(flat_row(ix, 5) == NULL);
     CHECK(flat_row(ix, 2)[0] == 0.5f);
+    /* Reserving: impossible sizes fail and change nothing; a real one
+     * keeps the rows and lets appends go on. */
+    CHECK(flat_reserve(NULL, 10) == -1);
+    CHECK(flat_reserve(ix, SIZE_MAX) == -1);
+    CHECK(flat_reserve(ix, 3) == 0);
+    CHECK(flat_reserve(ix, 5000) == 0);
+    CHECK_INT(flat_count(ix), 5);
+    CHECK(flat_row(ix, 2)[0] == 0.5f && flat_row(ix, 4)[0] == -1.0f);
+    for (int r = 5; r < 5000; r++) CHECK_INT(flat_append(ix, rows[r % 5]), r);
+    CHECK_INT(flat_search(ix, q, NULL, 1, out), 1);
+    CHECK_INT(out[0].row, 1);
     flat_free(ix);
     flat_free(NULL);
 }

@@ -28,6 +28,10 @@ void flat_free(flat_index *ix);
 int flat_dim(const flat_index *ix);
 size_t flat_count(const flat_index *ix);
 
+/* Make room for rows rows in all (appends up to there will not reallocate);
+ * 0, or -1 when out of memory (the index is unchanged). Loading a namespace
+ * of known size this way saves the copies and page faults of growing. */
+int flat_reserve(flat_index *ix, size_t rows);
 /* Append a row (dim floats, copied); returns its row number, or -1 when out
  * of memory. */
 long flat_append(flat_index *ix, const float *v);
