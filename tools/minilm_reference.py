@@ -85,9 +85,11 @@ def is_punctuation(ch):
 
 
 def is_cjk(cp):
+    # The reference library's list: its fifth range starts at U+2B920 (the
+    # original BERT's at U+2B820), so U+2B820..U+2B91F are not split.
     return any(lo <= cp <= hi for lo, hi in (
         (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-        (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)))
+        (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)))
 
 
 def normalize(text):
@@ -312,6 +314,7 @@ def cases():
         ("separators", "line\u2028sep\u2029para\u00a0nbsp\u3000ideographic\u2003em"),
         ("math", "∑ ∫ √ ≈ ≠ ∞ ± × ÷ ∂x/∂y"),
         ("cjk extensions", "﨑 compatibility and 𠀋 extension B"),
+        ("cjk extension e edge", "a\U0002B820b \U0002B91Fc \U0002B920d \U0002CEAFe"),
         ("specials in text", "a[SEP]b [MASK] [cls] [UNK]x [CLS]"),
         ("wordpiece splits", "unaffable running jumped tokenization remem"),
         ("single letter", "a"),

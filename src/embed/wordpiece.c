@@ -245,11 +245,14 @@ static int is_punct(int32_t c) {
     }
 }
 
-/* The CJK Unified Ideograph blocks (not Hangul, Hiragana or Katakana). */
+/* The CJK Unified Ideograph blocks (not Hangul, Hiragana or Katakana), as
+ * the reference lists them: its fifth range starts at U+2B920, not at
+ * U+2B820 where Extension E begins, so the first 256 characters of
+ * Extension E are not set apart. Matching the reference matters more. */
 static int is_cjk(int32_t c) {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
            (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
