@@ -68,9 +68,11 @@ def load_vocab(path):
 
 
 def is_control(ch):
+    # Cc, Cf, Co, Cs; unassigned code points (Cn) are kept, as the reference
+    # library keeps them (its tables, built from UnicodeData.txt, have no Cn).
     if ch in "\t\n\r":
         return False
-    return unicodedata.category(ch).startswith("C")
+    return unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs")
 
 
 def is_whitespace(ch):

@@ -209,11 +209,14 @@ const char *wp_vocab_token(const wp_vocab *v, int32_t id) {
 /* ------------------------------------------------------------------ */
 /* Character classes, as BERT defines them.                             */
 /* ------------------------------------------------------------------ */
+/* Control characters: the categories Cc, Cf, Co (and Cs, which valid UTF-8
+ * never yields). Unassigned code points (Cn) are kept, as the reference keeps
+ * them: its category tables come from UnicodeData.txt, which lists no Cn. */
 static int is_control(int32_t c) {
     if (c == '\t' || c == '\n' || c == '\r') return 0;
     switch (utf8proc_category(c)) {
-    case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CN:
-    case UTF8PROC_CATEGORY_CO: case UTF8PROC_CATEGORY_CS:
+    case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CS:
         return 1;
     default:
         return 0;
