@@ -61,30 +61,48 @@ done
 to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.3f", n }'; }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 
+wrk_recall() { # connections seconds profile -> "rps p50 p99" (ms)
+    wrk -t2 -c"$1" -d"$2s" --timeout 10s --latency -s "$root/bench/serve_recall.lua" \
+        "$url/v1/recall" -- "$tmp/queries.txt" bench "$3" > "$tmp/wrk.txt"
+    if grep -q "Non-2xx\|Socket errors" "$tmp/wrk.txt"; then
+        echo "bench_serve: errors during the HTTP run:" >&2; cat "$tmp/wrk.txt" >&2; exit 1
+    fi
+    echo "$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$tmp/wrk.txt")" \
+         "$(to_ms "$(awk '$1 == "50%" {print $2}' "$tmp/wrk.txt")")" \
+         "$(to_ms "$(awk '$1 == "99%" {print $2}' "$tmp/wrk.txt")")"
+}
+line() { printf '     %-22s %7s/s  p50 %8s ms  p99 %8s ms%s\n' "$@"; }
+
 echo "== recall over HTTP vs the C API: 10,000 memories, k=10, touch off =="
-echo "   $(nproc) cores; server: default threads; wrk -t2 -c$conns; ${secs}s each; load average $(cut -d' ' -f1 /proc/loadavg)"
-printf '   %-8s %-32s %-32s %-32s %s\n' profile "C API, 1 thread" "C API, 2 threads" "HTTP (wrk)" "HTTP / C API 2t"
+echo "   $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg); server: default threads; wrk -t2; ${secs}s each"
 for profile in stream default; do
+    echo "   profile $profile"
     a1=$("$api" recall "$db" bench "$secs" 1 "$tmp/queries.txt" "$profile")
     a2=$("$api" recall "$db" bench "$secs" 2 "$tmp/queries.txt" "$profile")
+    line "C API, 1 thread" "$(echo "$a1" | field recalls_per_s)" "$(echo "$a1" | field p50_ms)" "$(echo "$a1" | field p99_ms)" ""
+    line "C API, 2 threads" "$(echo "$a2" | field recalls_per_s)" "$(echo "$a2" | field p50_ms)" "$(echo "$a2" | field p99_ms)" ""
     # warm every pooled handle's cache first, then measure
-    wrk -t2 -c"$conns" -d3s -s "$root/bench/serve_recall.lua" "$url/v1/recall" \
-        -- "$tmp/queries.txt" bench "$profile" >/dev/null
-    wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$root/bench/serve_recall.lua" \
-        "$url/v1/recall" -- "$tmp/queries.txt" bench "$profile" > "$tmp/wrk.txt"
-    if grep -q "Non-2xx\|Socket errors" "$tmp/wrk.txt"; then
-        echo "bench_serve: errors during the HTTP run:"; cat "$tmp/wrk.txt"; exit 1
-    fi
-    rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$tmp/wrk.txt")
-    p50=$(to_ms "$(awk '$1 == "50%" {print $2}' "$tmp/wrk.txt")")
-    p99=$(to_ms "$(awk '$1 == "99%" {print $2}' "$tmp/wrk.txt")")
-    fmt() { printf '%6s/s p50 %7s ms p99 %7s ms' "$1" "$2" "$3"; }
-    printf '   %-8s %-32s %-32s %-32s %s\n' "$profile" \
-        "$(fmt "$(echo "$a1" | field recalls_per_s)" "$(echo "$a1" | field p50_ms)" "$(echo "$a1" | field p99_ms)")" \
-        "$(fmt "$(echo "$a2" | field recalls_per_s)" "$(echo "$a2" | field p50_ms)" "$(echo "$a2" | field p99_ms)")" \
-        "$(fmt "$rps" "$p50" "$p99")" \
-        "$(awk -v h="$rps" -v a="$(echo "$a2" | field recalls_per_s)" 'BEGIN { printf "%.2f", h / a }')"
+    wrk_recall "$conns" 3 "$profile" >/dev/null
+    for c in 2 "$conns"; do
+        read -r rps p50 p99 < <(wrk_recall "$c" "$secs" "$profile")
+        line "HTTP, $c connections" "$rps" "$p50" "$p99" \
+            "$(awk -v h="$rps" -v a="$(echo "$a2" | field recalls_per_s)" 'BEGIN { printf "   HTTP / C API (2 threads) = %.2f", h / a }')"
+    done
 done
+
+# Recall while another client writes to the same namespace: every write
+# makes the other pooled handles reload that namespace's vectors.
+echo "== recall (stream, $conns connections) while 10 adds/s go to the same namespace =="
+(end=$((SECONDS + secs + 1)); n=0
+ while [ $SECONDS -lt $end ]; do
+     curl -s -o /dev/null "$url/v1/namespaces/bench/memories" -H 'Content-Type: application/json' \
+          -d "{\"text\":\"a live observation number $n about the garden\"}"
+     n=$((n + 1)); sleep 0.1
+ done; echo "$n" > "$tmp/live_writes") &
+writer=$!
+read -r rps p50 p99 < <(wrk_recall "$conns" "$secs" stream)
+wait "$writer"
+line "HTTP, $conns connections" "$rps" "$p50" "$p99" "   ($(cat "$tmp/live_writes") adds meanwhile)"
 
 echo "== soak: ${soak}s of mixed adds (1 in 5) and recalls, wrk -t2 -c$conns =="
 mkdir -p "$tmp/acked"
