@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh: runs every benchmark program BUILD/bench/bench_* in turn (one at a
-# time: they measure latency, and two at once would measure each other) and
+# run.sh: runs every benchmark program BUILD/bench/bench_* and script
+# bench/bench_*.sh (given BUILD as its argument) in turn (one at a time: they
+# measure latency, and two at once would measure each other) and
 # tees all output to bench/results/latest.txt, after a header naming the
 # date, the commit and the CPU, so that a result can be traced to its run.
 # A benchmark that exits non-zero (a wrong answer, say) is reported and the

@@ -80,7 +80,13 @@ static double dot_double(const float *a, const float *b, int dim, double *abs_su
     return s;
 }
 
-static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+/* The same float, bit for bit (so +0 and -0 differ), except that any two
+ * NaNs match: which NaN payload an operation returns depends on operand
+ * order, which compilers may swap. */
+static int same_bits(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* Index of rows random unit vectors (clusters > 0: near that many centres,
  * with the given spread). */
