@@ -106,6 +106,13 @@ try:
         st, r = srv.json("GET", "/v1/memories/shared", key=key)
         check(st == 409 and "2 namespaces" in r["error"]["message"],
               tag + " an id in both tenants counts only its own namespaces (2, not 4)")
+        st, hist = srv.json("GET", "/v1/namespaces/%s:one/memories/shared/history" % me, key=key)
+        check(st == 200 and hist and all(e["ns"] == "%s:one" % me and oword not in json.dumps(e)
+                                         for e in hist),
+              tag + " history of an id both tenants use shows only its own")
+        st, _, body = srv.request("GET", "/v1/namespaces/%s:one/export" % me, key=key)
+        check(st == 200 and oword not in body.decode() and len(body.decode().splitlines()) == 4,
+              tag + " export of its own namespace holds only its own")
         st, r = srv.json("GET", "/v1/memories/%s-one" % me, key=key)
         check(st == 200 and r["ns"].startswith(me + ":"), tag + " find-by-id of its own id")
         # own namespace works, and recall over it never returns the other's
