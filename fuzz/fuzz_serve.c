@@ -34,13 +34,16 @@ int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
     (void)p, (void)uri, (void)opt, (void)cap, (void)err, (void)errcap;
     return -1;
 }
-remem *pool_get(handle_pool *p, char *err, size_t errcap)
+remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
 {
-    (void)p;
+    (void)p, (void)ns;
     snprintf(err, errcap, "no store in the fuzzer");
     return NULL;
 }
-void pool_put(handle_pool *p, remem *db) { (void)p, (void)db; }
+void pool_put(handle_pool *p, remem *db, const char *ns)
+{
+    (void)p, (void)db, (void)ns;
+}
 void server_export(request *rq, reply *rp, const char *ns, int vectors)
 {
     (void)rq, (void)ns, (void)vectors;

@@ -478,7 +478,7 @@ static void *export_run(void *arg)
         json_decref(e);
     }
     close(job->fd);
-    pool_put(&job->srv->pool, job->db);
+    pool_put(&job->srv->pool, job->db, job->ns);
     atomic_fetch_sub(&job->srv->exports, 1);
     free(job->ns);
     free(job);
@@ -499,7 +499,7 @@ void server_export(request *rq, reply *rp, const char *ns, int vectors)
     int fds[2] = {-1, -1};
     char err[512] = "out of memory";
     if (!job || (ns && !(job->ns = strdup(ns))) || pipe2(fds, O_CLOEXEC) != 0 ||
-        !(job->db = pool_get(&srv->pool, err, sizeof err)))
+        !(job->db = pool_get(&srv->pool, ns, err, sizeof err)))
         goto fail;
     job->srv = srv;
     job->vectors = vectors;
@@ -511,7 +511,7 @@ void server_export(request *rq, reply *rp, const char *ns, int vectors)
     int started = pthread_create(&t, &attr, export_run, job) == 0;
     pthread_attr_destroy(&attr);
     if (!started) {
-        pool_put(&srv->pool, job->db);
+        pool_put(&srv->pool, job->db, ns);
         goto fail;
     }
     rp->status = 200;
@@ -641,7 +641,7 @@ void server_mcp(request *rq, reply *rp)
         return;
     }
     char err[512];
-    remem *db = pool_get(&rq->srv->pool, err, sizeof err);
+    remem *db = pool_get(&rq->srv->pool, NULL, err, sizeof err);
     if (!db) {
         mcp_http_error(rp, 503, -32603, err);
         return;
@@ -649,7 +649,7 @@ void server_mcp(request *rq, reply *rp)
     mcp_access acc = {mcp_allowed, (void *)rq->key};
     char *out = mcp_handle(db, rq->body ? rq->body : "", rq->body_len,
                            rq->srv->keys_on ? &acc : NULL);
-    pool_put(&rq->srv->pool, db);
+    pool_put(&rq->srv->pool, db, NULL);
     if (!out) {
         rp->status = 202; /* only notifications or responses came */
         return;
@@ -887,9 +887,9 @@ int serve_run(const serve_config *cfg, FILE *out)
     const union MHD_DaemonInfo *info =
         MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     format_addr(&la, info ? info->port : 0, srv->addr, sizeof srv->addr);
-    remem *db = pool_get(&srv->pool, err, sizeof err);
+    remem *db = pool_get(&srv->pool, NULL, err, sizeof err);
     print_banner(srv, out, &la, db);
-    pool_put(&srv->pool, db);
+    pool_put(&srv->pool, db, NULL);
 
     int sig = 0;
     while (sigwait(&signals, &sig) != 0) {}

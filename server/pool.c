@@ -6,6 +6,13 @@
  * under real concurrency) and put back after. The pool grows lazily to cap
  * handles (worker threads plus export streams); all of them open the same
  * store and see each other's commits on their next call.
+ *
+ * A handle that writes to a namespace keeps its own cache of it current;
+ * every other handle drops and reloads its copy on next use. So a request
+ * is given, when one is idle, the handle that last served its namespace:
+ * with several agents each on its own namespace, each tends to stay on one
+ * handle and nothing reloads. This is only a preference: a request never
+ * waits for a particular handle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,23 +29,45 @@ int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
     p->opt = *opt;
     p->uri = strdup(uri);
     p->idle = calloc((size_t)p->cap, sizeof *p->idle);
-    if (!p->uri || !p->idle) {
+    p->idle_ns = calloc((size_t)p->cap, sizeof *p->idle_ns);
+    if (!p->uri || !p->idle || !p->idle_ns) {
         snprintf(err, errcap, "out of memory");
         return -1;
     }
-    remem *db = pool_get(p, err, errcap);
+    remem *db = pool_get(p, NULL, err, errcap);
     if (!db) return -1;
-    pool_put(p, db);
+    pool_put(p, db, NULL);
     return 0;
 }
 
-remem *pool_get(handle_pool *p, char *err, size_t errcap)
+/* FNV-1a; 0 stands for "no namespace". */
+static uint64_t ns_hash(const char *ns)
 {
+    if (!ns) return 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *ns; ns++) h = (h ^ (unsigned char)*ns) * 0x100000001b3ULL;
+    return h ? h : 1;
+}
+
+remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
+{
+    uint64_t want = ns_hash(ns);
     pthread_mutex_lock(&p->mu);
     while (p->n_idle == 0 && p->n_open >= p->cap)
         pthread_cond_wait(&p->freed, &p->mu);
     if (p->n_idle > 0) {
-        remem *db = p->idle[--p->n_idle];
+        int pick = p->n_idle - 1;
+        for (int i = pick; want && i >= 0; i--)
+            if (p->idle_ns[i] == want) {
+                pick = i;
+                break;
+            }
+        remem *db = p->idle[pick];
+        p->n_idle--;
+        memmove(p->idle + pick, p->idle + pick + 1,
+                (size_t)(p->n_idle - pick) * sizeof *p->idle);
+        memmove(p->idle_ns + pick, p->idle_ns + pick + 1,
+                (size_t)(p->n_idle - pick) * sizeof *p->idle_ns);
         pthread_mutex_unlock(&p->mu);
         return db;
     }
@@ -58,10 +87,11 @@ remem *pool_get(handle_pool *p, char *err, size_t errcap)
     return NULL;
 }
 
-void pool_put(handle_pool *p, remem *db)
+void pool_put(handle_pool *p, remem *db, const char *ns)
 {
     if (!db) return;
     pthread_mutex_lock(&p->mu);
+    p->idle_ns[p->n_idle] = ns_hash(ns);
     p->idle[p->n_idle++] = db;
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->mu);
@@ -71,6 +101,7 @@ void pool_close(handle_pool *p)
 {
     for (int i = 0; i < p->n_idle; i++) remem_close(p->idle[i]);
     free(p->idle);
+    free(p->idle_ns);
     free(p->uri);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->freed);

@@ -903,22 +903,31 @@ done:
     return ok;
 }
 
-static void h_recall(request *rq, reply *rp, remem *db)
+/* The body is read before a handle is taken, so that the handle can be the
+ * one warm for the first namespace named. */
+static void h_recall(request *rq, reply *rp)
 {
     json_t *o = body_object(rq, rp);
     if (!o) return;
     remem_query q;
     const char **nss = NULL;
     float *vector = NULL;
-    if (recall_query(rq, rp, o, &q, &nss, &vector)) {
-        remem_result *res = NULL;
-        int rc = remem_recall(db, &q, &res);
-        if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
-        else
-            reply_text(rp, 200, remem_result_to_json(res), remem_free,
-                       "application/json");
-        remem_result_free(res);
+    char err[512];
+    remem *db = NULL;
+    remem_result *res = NULL;
+    if (!recall_query(rq, rp, o, &q, &nss, &vector)) goto done;
+    if (!(db = pool_get(&rq->srv->pool, nss[0], err, sizeof err))) {
+        reply_error(rp, 503, "REMEM_EBUSY", "%s", err);
+        goto done;
     }
+    int rc = remem_recall(db, &q, &res);
+    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
+    else
+        reply_text(rp, 200, remem_result_to_json(res), remem_free,
+                   "application/json");
+    remem_result_free(res);
+    pool_put(&rq->srv->pool, db, nss[0]);
+done:
     free(nss);
     free(vector);
     json_decref(o);
@@ -1026,7 +1035,7 @@ static void h_openapi(reply *rp)
     rp->content_type = "application/json";
 }
 
-/* Handlers that need no store handle. */
+/* Handlers that need no store handle, or take their own. */
 static int handle_without_db(request *rq, reply *rp)
 {
     switch (rq->route) {
@@ -1034,6 +1043,7 @@ static int handle_without_db(request *rq, reply *rp)
     case R_OPENAPI: h_openapi(rp); return 1;
     case R_PROFILES: h_profiles(rp); return 1;
     case R_PROFILE: h_profile(rq, rp); return 1;
+    case R_RECALL: h_recall(rq, rp); return 1;
     case R_EXPORT_NS:
     case R_EXPORT_ALL: h_export(rq, rp); return 1;
     case R_MCP_POST:
@@ -1047,7 +1057,7 @@ void route_handle(request *rq, reply *rp)
 {
     if (handle_without_db(rq, rp)) return;
     char err[512];
-    remem *db = pool_get(&rq->srv->pool, err, sizeof err);
+    remem *db = pool_get(&rq->srv->pool, rq->ns, err, sizeof err);
     if (!db) {
         reply_error(rp, 503, "REMEM_EBUSY", "%s", err);
         return;
@@ -1066,9 +1076,8 @@ void route_handle(request *rq, reply *rp)
     case R_MEM_DELETE: h_delete(rq, rp, db); break;
     case R_INVALIDATE: h_invalidate(rq, rp, db); break;
     case R_HISTORY: h_history(rq, rp, db); break;
-    case R_RECALL: h_recall(rq, rp, db); break;
     case R_FIND_ID: h_find_id(rq, rp, db); break;
     default: reply_error(rp, 500, "REMEM_EINVAL", "no handler for this route");
     }
-    pool_put(&rq->srv->pool, db);
+    pool_put(&rq->srv->pool, db, rq->ns);
 }

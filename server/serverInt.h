@@ -61,6 +61,7 @@ typedef struct handle_pool {
     pthread_mutex_t mu;
     pthread_cond_t freed;
     remem **idle;       /* a stack: the warmest handle is reused first */
+    uint64_t *idle_ns;  /* hash of the namespace each idle handle served */
     int n_idle, n_open, cap;
     char *uri;
     remem_options opt;
@@ -70,10 +71,13 @@ typedef struct handle_pool {
  * grows lazily up to cap handles. 0, or -1 with err filled. */
 int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
               int cap, char *err, size_t errcap);
-/* Check a handle out, waiting while all cap are in use. NULL when opening
- * a new one failed (err says why). */
-remem *pool_get(handle_pool *p, char *err, size_t errcap);
-void pool_put(handle_pool *p, remem *db);
+/* Check a handle out, waiting while all cap are in use: preferably the
+ * idle one that last served namespace ns (may be NULL), whose cache of it is
+ * warm and current, else the most recently used. NULL when opening a new
+ * one failed (err says why). */
+remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap);
+/* Put db back, noting the namespace it served (may be NULL). */
+void pool_put(handle_pool *p, remem *db, const char *ns);
 /* Close every handle; all must have been put back. */
 void pool_close(handle_pool *p);
 
