@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -102,6 +103,8 @@ remem *cli_open(const cli_env *env) {
         return NULL;
     }
     const char *note = remem_embedder_note(db);
+    /* Why "auto" chose the hash embedder: one line on stderr (--quiet, or
+     * naming the embedder, silences it). */
     if (note && *note && !env->quiet && getenv("REMEM_QUIET_NOTES") == NULL)
         fprintf(stderr, "remem: note: %s\n", note);
     return db;

@@ -88,7 +88,9 @@ int remem_parse_line(remem *db, const char *line, size_t len, const char *defaul
         m->importance = json_number_value(imp);
     }
     if ((rc = time_field(db, o, "created_at", &m->created_at)) ||
-        (rc = time_field(db, o, "expires_at", &m->expires_at)))
+        (rc = time_field(db, o, "expires_at", &m->expires_at)) ||
+        (rc = time_field(db, o, "invalidated_at", &m->invalidated_at)) ||
+        (rc = str_field(db, o, "superseded_by", &m->superseded_by)))
         goto out;
     json_t *meta = json_object_get(o, "metadata");
     if (meta && !json_is_null(meta)) {

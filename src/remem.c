@@ -452,8 +452,8 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
     m.updated_at = now;
     m.accessed_at = m.created_at;
     m.access_count = 0;
-    m.invalidated_at = 0;
-    m.superseded_by = NULL;
+    /* invalidated_at and superseded_by are kept as given, so that an
+     * export imported again keeps its replaced facts out of recall. */
     m.duplicate_count = 0;
     m.vector = vec;
     m.dim = db->emb->dim;
@@ -737,6 +737,14 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     }
     if (!rc) rc = txn_row(db, &x, old.m.ns, old.rowid);
     rc = txn_end(db, &x, rc);
+    if (!rc && purge) {
+        rc = store_scrub_deleted(db->st);
+        if (rc)
+            eng_fail(db, rc, "%s/%s was deleted, but scrubbing its words from the full-text "
+                             "index failed: %s (run the purge again)",
+                     old.m.ns, old.m.id, store_errmsg(db->st));
+        store_changed(db->st);
+    }
     store_row_clear(&old);
     return rc;
 }

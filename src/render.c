@@ -42,7 +42,7 @@ json_t *eng_memory_json(const remem_memory *m, int with_vec) {
     set_str(o, "ns", m->ns);
     set_str(o, "kind", m->kind);
     set_str(o, "tier", m->tier);
-    set_str(o, "text", m->text);
+    if (m->text) set_str(o, "text", m->text); /* a purged memory has none */
     json_object_set_new(o, "importance", json_real(m->importance));
     set_time(o, "created_at", m->created_at, 0);
     set_time(o, "updated_at", m->updated_at, 0);

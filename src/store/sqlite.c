@@ -226,6 +226,9 @@ int store_open(const char *path, int durability, int busy_timeout_ms,
                                  : "PRAGMA synchronous=NORMAL")))
         return rc;
     if ((rc = exec(s, "PRAGMA foreign_keys=ON"))) return rc;
+    /* Deleted content is overwritten, so a purged memory's text does not
+     * linger in free pages of the file. */
+    if ((rc = exec(s, "PRAGMA secure_delete=ON"))) return rc;
     /* A file that is not a database shows up here, on the first read. */
     if (!read_only && (rc = migrate(s))) return rc;
     for (int i = 0; i < ST_COUNT; i++) {
@@ -531,6 +534,20 @@ int store_history_add(store *s, const char *ns, const char *id, int64_t at,
     bind_text_or_null(st, 6, before);
     bind_text_or_null(st, 7, after);
     return step_done(s, st, "writing history");
+}
+
+int store_scrub_deleted(store *s) {
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc) return rc;
+    rc = exec(s, "INSERT INTO memories_fts(memories_fts) VALUES('optimize')");
+    if (!rc) rc = exec(s, "COMMIT");
+    if (rc) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    /* Best effort: readers may keep part of the WAL alive for now. */
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    return REMEM_OK;
 }
 
 int store_history_scrub(store *s, const char *ns, const char *id) {

@@ -85,6 +85,11 @@ int store_set_vector(store *s, int64_t rowid, const char *model,
 int store_history_add(store *s, const char *ns, const char *id, int64_t at,
                       const char *op, const char *actor, const char *before,
                       const char *after);
+/* After a purge has committed: rewrite the full-text index so no segment
+ * still holds the deleted words, and checkpoint the WAL so no old page
+ * image holds them either (pages freed by deletes are zeroed: the store
+ * runs with secure_delete on). Takes the write lock. */
+int store_scrub_deleted(store *s);
 /* Remove the text from every history row of (ns, id) (a purge). */
 int store_history_scrub(store *s, const char *ns, const char *id);
 /* The history of (ns, id) as a JSON array text (malloc'd). ns NULL: the
