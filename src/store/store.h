@@ -103,9 +103,10 @@ typedef int (*store_row_fn)(void *ctx, const store_row *r);
 int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
                void *ctx);
 
-/* Full-text candidates: rows of the given namespaces matching the FTS5
- * query text, best BM25 first (score > 0, higher is better). fn returns
- * non-zero to stop early. */
+/* Full-text candidates matching the FTS5 query text, best BM25 first
+ * (score > 0, higher is better). The store may return rows of other
+ * namespaces than ns too (the SQLite store does: the caller filters); fn
+ * returns non-zero to stop early. */
 typedef int (*store_fts_fn)(void *ctx, int64_t rowid, double score);
 int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match,
               store_fts_fn fn, void *ctx);
