@@ -6,8 +6,12 @@
  *     namespace version the store's triggers bump, so that a cache that
  *     missed a change is dropped instead of patched wrongly;
  *   - another process's writes show up as a changed PRAGMA data_version;
- *     then every cached namespace's version is compared and stale ones are
- *     dropped, to be reloaded on their next use.
+ *     then every cached namespace's version is compared, and a stale one
+ *     catches up by re-reading just the memories named in the history rows
+ *     written since the last one it saw (a clear, a reindex or a large
+ *     change drops it instead, to be reloaded on its next use). A server
+ *     with a handle per thread thus pays for a write once per handle, not a
+ *     reload of the namespace.
  * Queries never read vectors from BLOBs.
  */
 #include <stdlib.h>
@@ -195,7 +199,14 @@ static int load_row(void *vctx, const store_row *r) {
 static ns_cache *load(remem *db, const char *ns, int *rc) {
     char model[128];
     int dim;
-    int64_t version, rows;
+    int64_t version, rows, hist_seq = 0;
+    /* The history position first: changes that land during the scan are
+     * then re-applied by the next catch-up, which is harmless. */
+    *rc = store_history_max(db->st, ns, &hist_seq);
+    if (*rc) {
+        eng_store_fail(db, *rc);
+        return NULL;
+    }
     *rc = store_ns_info(db->st, ns, model, sizeof model, &dim, &version, &rows);
     if (*rc == REMEM_ENOTFOUND || (*rc == REMEM_OK && rows == 0)) {
         *rc = REMEM_OK;
@@ -216,6 +227,7 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     }
     c->dim = dim;
     c->version = version;
+    c->hist_seq = hist_seq;
     *rc = store_scan(db->st, ns, 1, load_row, &lc);
     free(lc.zero);
     if (*rc) {
@@ -251,13 +263,100 @@ void cache_free_all(remem *db) {
     }
 }
 
+/* Bring row (re-read from the store) into the cache; 0 or -1 to drop. */
+static int upsert_row(ns_cache *c, store_row *r) {
+    if (r->vec && r->m.dim != c->dim) return -1;
+    long at = cache_find(c, r->rowid);
+    if (at >= 0) {
+        if (r->vec) flat_set(c->ix, (size_t)at, r->vec);
+        store_row_clear(&c->rows[at]);
+        json_decref(c->meta[at]);
+        c->meta[at] = NULL;
+        take_row(&c->rows[at], r);
+        c->tier[at] = (uint8_t)cache_tier_code(c->rows[at].m.tier);
+        return 0;
+    }
+    float *zero = r->vec ? NULL : calloc((size_t)c->dim, sizeof(float));
+    const float *v = r->vec ? r->vec : zero;
+    float *keep = r->vec;
+    r->vec = NULL;
+    int bad = !v || append_row(c, r, v);
+    free(keep);
+    free(zero);
+    return bad ? -1 : 0;
+}
+
+static void remove_id(ns_cache *c, const char *id) {
+    for (size_t i = c->n; i-- > 0;)
+        if (strcmp(c->rows[i].m.id, id) == 0) remove_at(c, i);
+}
+
+typedef struct catchup {
+    char **ids;
+    unsigned char *deleted;
+    size_t n, cap, limit;
+    int drop;
+} catchup;
+
+static int on_history(void *vctx, const char *id, const char *op) {
+    catchup *u = vctx;
+    if (strcmp(id, "*") == 0 || u->n >= u->limit) {
+        u->drop = 1; /* a clear or reindex, or too much: reload instead */
+        return 1;
+    }
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 16;
+        char **ids = realloc(u->ids, cap * sizeof *ids);
+        if (!ids) return REMEM_ENOMEM;
+        u->ids = ids;
+        unsigned char *del = realloc(u->deleted, cap);
+        if (!del) return REMEM_ENOMEM;
+        u->deleted = del;
+        u->cap = cap;
+    }
+    if (!(u->ids[u->n] = strdup(id))) return REMEM_ENOMEM;
+    u->deleted[u->n++] = strcmp(op, "delete") == 0;
+    return 0;
+}
+
+/* Catch c up with the store. 0, or -1 when it must be dropped instead. */
+static int cache_refresh(remem *db, ns_cache *c) {
+    int64_t version = -1, seq = c->hist_seq;
+    /* The version first: a write landing after it is caught next time. */
+    if (store_ns_info(db->st, c->ns, NULL, 0, NULL, &version, NULL)) return -1;
+    if (version == c->version) return 0;
+    catchup u = {0};
+    u.limit = c->n / 4 > 256 ? c->n / 4 : 256;
+    int rc = store_history_since(db->st, c->ns, c->hist_seq, on_history, &u, &seq);
+    int bad = (rc && !u.drop) || u.drop;
+    for (size_t i = 0; !bad && i < u.n; i++) {
+        /* A purge and a re-add of the same id: the old row goes first. */
+        if (u.deleted[i]) remove_id(c, u.ids[i]);
+        store_row r;
+        int f = store_find(db->st, c->ns, u.ids[i], 1, &r);
+        if (f == REMEM_ENOTFOUND) {
+            remove_id(c, u.ids[i]);
+            continue;
+        }
+        if (f || upsert_row(c, &r)) {
+            if (!f) store_row_clear(&r);
+            bad = 1;
+        }
+    }
+    for (size_t i = 0; i < u.n; i++) free(u.ids[i]);
+    free(u.ids);
+    free(u.deleted);
+    if (bad) return -1;
+    c->version = version;
+    c->hist_seq = seq;
+    return 0;
+}
+
 void cache_check_external(remem *db) {
     if (!db->caches || !store_changed(db->st)) return;
     ns_cache **p = &db->caches;
     while (*p) {
-        int64_t version = -1;
-        int rc = store_ns_info(db->st, (*p)->ns, NULL, 0, NULL, &version, NULL);
-        if (rc || version != (*p)->version) {
+        if (cache_refresh(db, *p)) {
             ns_cache *c = *p;
             *p = c->next;
             cache_free(c);
@@ -275,12 +374,13 @@ ns_cache *cache_get(remem *db, const char *ns, int *rc) {
 }
 
 void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
-                 const int64_t *rowids, size_t n) {
+                 int64_t hist_seq, const int64_t *rowids, size_t n) {
     ns_cache **p = find_link(db, ns);
     if (!p) return;
     ns_cache *c = *p;
     if (c->version != before) {
-        cache_drop(db, ns);
+        /* Another process wrote to ns before us: the history has both. */
+        if (cache_refresh(db, c)) cache_drop(db, ns);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -291,32 +391,12 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
             if (at >= 0) remove_at(c, (size_t)at);
             continue;
         }
-        if (rc || (r.vec && r.m.dim != c->dim)) {
+        if (rc || upsert_row(c, &r)) {
             if (!rc) store_row_clear(&r);
             cache_drop(db, ns);
             return;
         }
-        if (at >= 0) {
-            if (r.vec) flat_set(c->ix, (size_t)at, r.vec);
-            store_row_clear(&c->rows[at]);
-            json_decref(c->meta[at]);
-            c->meta[at] = NULL;
-            take_row(&c->rows[at], &r);
-            c->tier[at] = (uint8_t)cache_tier_code(c->rows[at].m.tier);
-        } else {
-            float *zero = r.vec ? NULL : calloc((size_t)c->dim, sizeof(float));
-            const float *v = r.vec ? r.vec : zero;
-            float *keep = r.vec;
-            r.vec = NULL;
-            int bad = !v || append_row(c, &r, v);
-            free(keep);
-            free(zero);
-            if (bad) {
-                store_row_clear(&r);
-                cache_drop(db, ns);
-                return;
-            }
-        }
     }
     c->version = after;
+    c->hist_seq = hist_seq;
 }

@@ -19,6 +19,7 @@
 typedef struct ns_cache {
     char *ns;
     int64_t version;
+    int64_t hist_seq;     /* the newest history row of ns this cache reflects */
     int dim;
     flat_index *ix;
     store_row *rows;      /* rows[i] describes flat row i; vec unused */
@@ -57,10 +58,11 @@ ns_cache *cache_get(remem *db, const char *ns, int *rc);
 /* Forget every cache whose namespace another connection changed. */
 void cache_check_external(remem *db);
 /* After our own committed write to ns: bring the cache from version
- * `before` to `after` by re-reading the given rows (removing the ones that
- * are gone); drop it if it was not at `before`. */
+ * `before` to `after` (history up to hist_seq) by re-reading the given rows
+ * (removing the ones that are gone). If the cache was not at `before`,
+ * another process wrote too: catch up from the history instead. */
 void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
-                 const int64_t *rowids, size_t n);
+                 int64_t hist_seq, const int64_t *rowids, size_t n);
 void cache_drop(remem *db, const char *ns);
 void cache_free_all(remem *db);
 /* 0 static, 1 short, 2 long, 3 archived, 4 anything else. */

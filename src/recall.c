@@ -412,7 +412,6 @@ static void touch(remem *db, result_impl *res, ranked *top, size_t n, int64_t no
         } else {
             store_rollback(db->st);
         }
-        store_changed(db->st);
     }
     (void)res;
     free(ids);

@@ -362,21 +362,22 @@ static int txn_row(remem *db, txn *x, const char *ns, int64_t rowid) {
 /* Commit (or roll back when rc != 0) and bring the caches along. */
 static int txn_end(remem *db, txn *x, int rc) {
     if (rc == REMEM_OK) {
-        int64_t *after = calloc(x->n ? x->n : 1, sizeof *after);
-        for (size_t i = 0; after && i < x->n; i++)
+        /* Read inside the transaction: these are exactly our changes. */
+        int64_t *after = calloc(x->n ? 2 * x->n : 1, sizeof *after);
+        for (size_t i = 0; after && i < x->n; i++) {
             store_ns_info(db->st, x->t[i].ns, NULL, 0, NULL, &after[i], NULL);
+            store_history_max(db->st, x->t[i].ns, &after[x->n + i]);
+        }
         rc = store_commit(db->st);
         if (rc) eng_store_fail(db, rc);
         for (size_t i = 0; i < x->n; i++) {
             if (!rc && after)
-                cache_apply(db, x->t[i].ns, x->t[i].before, after[i], x->t[i].rowids,
-                            x->t[i].n);
+                cache_apply(db, x->t[i].ns, x->t[i].before, after[i], after[x->n + i],
+                            x->t[i].rowids, x->t[i].n);
             else
                 cache_drop(db, x->t[i].ns);
         }
         free(after);
-        /* Our own commit changed data_version; that is no news to us. */
-        store_changed(db->st);
     } else {
         store_rollback(db->st);
         for (size_t i = 0; i < x->n; i++) cache_drop(db, x->t[i].ns);
@@ -743,7 +744,6 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
             eng_fail(db, rc, "%s/%s was deleted, but scrubbing its words from the full-text "
                              "index failed: %s (run the purge again)",
                      old.m.ns, old.m.id, store_errmsg(db->st));
-        store_changed(db->st);
     }
     store_row_clear(&old);
     return rc;
@@ -903,7 +903,6 @@ int remem_clear(remem *db, const char *ns, int64_t *deleted) {
         store_rollback(db->st);
     }
     cache_drop(db, ns);
-    store_changed(db->st);
     if (!rc && deleted) *deleted = n;
     return rc;
 }
@@ -1023,7 +1022,6 @@ static int reindex_ns(remem *db, const char *ns, remem_progress_fn progress, voi
         }
     }
     cache_drop(db, ns);
-    store_changed(db->st);
     free(vecs);
 out:
     for (size_t i = 0; i < c.n; i++) free(c.texts[i]);

@@ -30,7 +30,7 @@
 enum {
     ST_INSERT, ST_REPLACE, ST_FIND_NS, ST_FIND_ANY, ST_GET, ST_DUP, ST_BUMPDUP,
     ST_DELETE, ST_TOUCH, ST_SETVEC, ST_HIST_ADD, ST_NS_INFO, ST_NS_SET,
-    ST_FTS, ST_COUNT
+    ST_FTS, ST_HIST_MAX, ST_HIST_SINCE, ST_COUNT
 };
 
 struct store {
@@ -76,6 +76,8 @@ static const char *const sql_text[ST_COUNT] = {
                   "ON CONFLICT(ns) DO UPDATE SET model=?2, dim=?3",
     [ST_FTS] = "SELECT rowid, -bm25(memories_fts) FROM memories_fts "
                "WHERE memories_fts MATCH ?1 ORDER BY bm25(memories_fts)",
+    [ST_HIST_MAX] = "SELECT coalesce(max(seq),0) FROM history WHERE ns=?1",
+    [ST_HIST_SINCE] = "SELECT seq, id, op FROM history WHERE ns=?1 AND seq>?2 ORDER BY seq",
 };
 
 /* Each migration brings the schema from version i to i+1. */
@@ -125,6 +127,9 @@ static const char *const migrations[] = {
     " metadata, links, model, embedding ON memories BEGIN"
     " UPDATE namespaces SET version=version+1 WHERE ns=new.ns;"
     " END;",
+    /* 2: other processes' caches catch up from the history of a namespace
+     * (what changed since the seq they saw), so it is read by (ns, seq). */
+    "CREATE INDEX history_by_ns_seq ON history(ns, seq);",
 };
 #define N_MIGRATIONS (int)(sizeof migrations / sizeof migrations[0])
 
@@ -539,6 +544,34 @@ int store_history_add(store *s, const char *ns, const char *id, int64_t at,
     bind_text_or_null(st, 6, before);
     bind_text_or_null(st, 7, after);
     return step_done(s, st, "writing history");
+}
+
+int store_history_max(store *s, const char *ns, int64_t *seq) {
+    sqlite3_stmt *st = s->st[ST_HIST_MAX];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *seq = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "reading history");
+    sqlite3_reset(st);
+    return rc;
+}
+
+int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn,
+                        void *ctx, int64_t *max_seq) {
+    sqlite3_stmt *st = s->st[ST_HIST_SINCE];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    *max_seq = after;
+    int rc = REMEM_OK, step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        *max_seq = sqlite3_column_int64(st, 0);
+        rc = fn(ctx, (const char *)sqlite3_column_text(st, 1),
+                (const char *)sqlite3_column_text(st, 2));
+        if (rc) break;
+    }
+    if (!rc && step != SQLITE_DONE) rc = sqlfail(s, "reading history");
+    sqlite3_reset(st);
+    return rc;
 }
 
 int store_scrub_deleted(store *s) {

@@ -90,6 +90,14 @@ int store_history_add(store *s, const char *ns, const char *id, int64_t at,
  * image holds them either (pages freed by deletes are zeroed: the store
  * runs with secure_delete on). Takes the write lock. */
 int store_scrub_deleted(store *s);
+/* The newest history seq of ns (0 if none). */
+int store_history_max(store *s, const char *ns, int64_t *seq);
+/* Call fn(ctx, id, op) for each history row of ns with seq > after, oldest
+ * first; *max_seq gets the newest seq seen (after if none). fn returns
+ * non-zero to stop (that value is returned). */
+typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
+int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn,
+                        void *ctx, int64_t *max_seq);
 /* Remove the text from every history row of (ns, id) (a purge). */
 int store_history_scrub(store *s, const char *ns, const char *id);
 /* The history of (ns, id) as a JSON array text (malloc'd). ns NULL: the
