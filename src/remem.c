@@ -304,6 +304,7 @@ static void normalize_vec(float *v, int dim) {
 
 typedef struct touched {
     char *ns;
+    int model_ok; /* the model lock was checked and recorded in this txn */
     int64_t before;
     int64_t *rowids;
     size_t n, cap;
@@ -463,10 +464,17 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
     char *norm = util_normalize_text(m.text);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     uint64_t h = util_hash64(norm, strlen(norm));
-    int rc = check_model(db, m.ns);
     int64_t rowid = 0;
     int out = REMEM_ADDED;
-    if (rc) goto done;
+    /* The namespace's model lock: checked and recorded once per
+     * transaction, not per memory. */
+    int rc = REMEM_OK;
+    touched *t = txn_ns(db, x, m.ns, &rc);
+    if (!t) goto done;
+    if (!t->model_ok) {
+        if ((rc = check_model(db, m.ns)) || (rc = set_model(db, m.ns))) goto done;
+        t->model_ok = 1;
+    }
     if (m.id) {
         store_row old;
         rc = store_find(db->st, m.ns, m.id, 0, &old);
@@ -525,7 +533,6 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
     if (rc) eng_store_fail(db, rc);
     else rc = history(db, NULL, &m, "add", NULL, now);
 wrote:
-    if (!rc) rc = set_model(db, m.ns);
     if (!rc) rc = txn_row(db, x, m.ns, rowid);
     if (!rc && id_out) snprintf(id_out, id_cap, "%s", m.id);
 done:
