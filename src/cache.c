@@ -24,9 +24,11 @@ static size_t hash_rowid(int64_t k, size_t cap) {
     return (size_t)(x >> 17) & (cap - 1);
 }
 
-static int map_grow(ns_cache *c) {
-    size_t cap = c->map_cap ? c->map_cap : 1024;
-    while (cap < (c->n + 1) * 4) cap *= 2; /* rehashing also drops tombstones */
+/* Rehash into at least min_cap slots (and at least 4 per live row):
+ * rehashing also drops tombstones. */
+static int map_grow(ns_cache *c, size_t min_cap) {
+    size_t cap = 1024;
+    while (cap < (c->n + 1) * 4 || cap < min_cap) cap *= 2;
     int64_t *keys = calloc(cap, sizeof *keys);
     uint32_t *vals = malloc(cap * sizeof *vals);
     if (!keys || !vals) {
@@ -68,7 +70,7 @@ static int map_put(ns_cache *c, int64_t rowid, uint32_t idx) {
         c->map_vals[at] = idx;
         return 0;
     }
-    if ((c->map_used + 1) * 2 > c->map_cap && map_grow(c)) return -1;
+    if ((c->map_used + 1) * 2 > c->map_cap && map_grow(c, 0)) return -1;
     size_t h = hash_rowid(rowid, c->map_cap);
     while (c->map_keys[h] > 0) h = (h + 1) & (c->map_cap - 1);
     if (c->map_keys[h] == 0) c->map_used++;
@@ -126,20 +128,26 @@ static void take_row(store_row *dst, store_row *src) {
     memset(src, 0, sizeof *src);
 }
 
+/* Room for cap rows in every per-row array, the index and the map. */
+static int reserve(ns_cache *c, size_t cap) {
+    if (cap <= c->cap) return 0;
+    store_row *rows = realloc(c->rows, cap * sizeof *rows);
+    if (!rows) return -1;
+    c->rows = rows;
+    json_t **meta = realloc(c->meta, cap * sizeof *meta);
+    if (!meta) return -1;
+    c->meta = meta;
+    uint8_t *tier = realloc(c->tier, cap * sizeof *tier);
+    if (!tier) return -1;
+    c->tier = tier;
+    c->cap = cap;
+    if (flat_reserve(c->ix, cap)) return -1;
+    if (c->map_cap < cap * 2 && map_grow(c, cap * 2)) return -1;
+    return 0;
+}
+
 static int append_row(ns_cache *c, store_row *r, const float *vec) {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        store_row *rows = realloc(c->rows, cap * sizeof *rows);
-        if (!rows) return -1;
-        c->rows = rows;
-        json_t **meta = realloc(c->meta, cap * sizeof *meta);
-        if (!meta) return -1;
-        c->meta = meta;
-        uint8_t *tier = realloc(c->tier, cap * sizeof *tier);
-        if (!tier) return -1;
-        c->tier = tier;
-        c->cap = cap;
-    }
+    if (c->n == c->cap && reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
     if (flat_append(c->ix, vec) < 0) return -1;
     if (map_put(c, r->rowid, (uint32_t)c->n)) {
         flat_swap_remove(c->ix, c->n);
@@ -228,6 +236,14 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     c->dim = dim;
     c->version = version;
     c->hist_seq = hist_seq;
+    /* Size everything once: growing by doubling would copy (and have the
+     * kernel zero) the vectors several times over. */
+    if (reserve(c, (size_t)rows + rows / 8 + 16)) {
+        free(lc.zero);
+        cache_free(c);
+        *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
+        return NULL;
+    }
     *rc = store_scan(db->st, ns, 1, load_row, &lc);
     free(lc.zero);
     if (*rc) {
