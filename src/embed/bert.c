@@ -14,9 +14,10 @@
  *   baseline with target_clones; erf and exp are polynomial approximations
  *   (absolute error below 2e-7) because the libm calls would cost a third of
  *   the run time.
- * - Both cores: a batch is cut into contiguous groups of about equal token
- *   counts, one per thread, each running single-threaded BLAS (bench/README
- *   has the measurements that chose this over OpenBLAS's own threads).
+ * - Both cores: a batch is cut into pieces of about 256 tokens that the
+ *   threads take one at a time, each running single-threaded BLAS, so that
+ *   a core slowed by other work takes fewer pieces; a single sequence uses
+ *   OpenBLAS's own threads instead (bench/README.md has the measurements).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dlsym's RTLD_DEFAULT */
@@ -28,6 +29,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +74,7 @@ static int scratch_reserve(scratch *s, size_t T, size_t maxlen, const bert_confi
     s->ctx = malloc(T * H * sizeof(float));
     s->tmp = malloc(T * H * sizeof(float));
     s->ff = malloc(T * F * sizeof(float));
-    s->scores = malloc(maxlen * maxlen * sizeof(float));
+    s->scores = malloc((maxlen * maxlen + maxlen) * sizeof(float));
     if (s->x && s->qkv && s->ctx && s->tmp && s->ff && s->scores) {
         s->tokens = T;
         s->maxlen = maxlen;
@@ -397,18 +399,29 @@ static void gelu_bias(float *x, const float *bias, size_t rows, size_t cols) {
     }
 }
 
-/* Softmax of each row of s (rows x cols, scaled scores) in place. */
+/* The unnormalised softmax of each row of s (rows x cols, scaled scores)
+ * in place: e^(x - max); inv_sum[r] receives 1 / the row's sum, applied by
+ * the caller to the much smaller product with V. Max and sum run in 16
+ * lanes so that they vectorise without reordering anything. */
 VECTOR_CLONES
-static void softmax_rows(float *s, size_t rows, size_t cols) {
+static void softmax_rows(float *s, size_t rows, size_t cols, float *inv_sum) {
     for (size_t r = 0; r < rows; r++) {
         float *row = s + r * cols;
-        float max = row[0];
-        for (size_t i = 1; i < cols; i++) max = row[i] > max ? row[i] : max;
-        for (size_t i = 0; i < cols; i++) row[i] = exp_nonpositive(row[i] - max);
+        float lane[16], max = row[0];
+        size_t i = 0;
+        for (int k = 0; k < 16; k++) lane[k] = row[0];
+        for (; i + 16 <= cols; i += 16)
+            for (int k = 0; k < 16; k++) lane[k] = row[i + k] > lane[k] ? row[i + k] : lane[k];
+        for (; i < cols; i++) max = row[i] > max ? row[i] : max;
+        for (int k = 0; k < 16; k++) max = lane[k] > max ? lane[k] : max;
+        for (i = 0; i < cols; i++) row[i] = exp_nonpositive(row[i] - max);
         float sum = 0;
-        for (size_t i = 0; i < cols; i++) sum += row[i];
-        float inv = 1.0f / sum;
-        for (size_t i = 0; i < cols; i++) row[i] *= inv;
+        for (int k = 0; k < 16; k++) lane[k] = 0;
+        for (i = 0; i + 16 <= cols; i += 16)
+            for (int k = 0; k < 16; k++) lane[k] += row[i + k];
+        for (; i < cols; i++) sum += row[i];
+        for (int k = 0; k < 16; k++) sum += lane[k];
+        inv_sum[r] = 1.0f / sum;
     }
 }
 
@@ -455,18 +468,23 @@ static void linear(const float *x, const float *w, float *out, size_t T, size_t 
                 x, (int)n_in, w, (int)n_out, beta, out, (int)n_out);
 }
 
-/* Self-attention of one sequence (rows [0, len) of qkv) into ctx. */
+/* Self-attention of one sequence (rows [0, len) of qkv) into ctx.
+ * scores has room for len * len + len floats. */
 static void attend(const bert_config *c, const float *qkv, float *ctx, float *scores,
                    size_t len) {
     const size_t H = (size_t)c->hidden, d = H / (size_t)c->heads, ld = 3 * H;
     const float scale = 1.0f / sqrtf((float)d);
+    float *inv_sum = scores + len * len;
     for (size_t h = 0; h < (size_t)c->heads; h++) {
         const float *q = qkv + h * d, *k = qkv + H + h * d, *v = qkv + 2 * H + h * d;
+        float *out = ctx + h * d;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)len, (int)len, (int)d, scale, q,
                     (int)ld, k, (int)ld, 0.0f, scores, (int)len);
-        softmax_rows(scores, len, len);
+        softmax_rows(scores, len, len, inv_sum);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)len, (int)d, (int)len, 1.0f,
-                    scores, (int)len, v, (int)ld, 0.0f, ctx + h * d, (int)H);
+                    scores, (int)len, v, (int)ld, 0.0f, out, (int)H);
+        for (size_t r = 0; r < len; r++)
+            for (size_t i = 0; i < d; i++) out[r * H + i] *= inv_sum[r];
     }
 }
 
@@ -518,18 +536,40 @@ static int encode_group(const bert_model *m, scratch *work, const bert_seq *seqs
     return 0;
 }
 
-typedef struct group {
+/* A batch is cut into pieces of about this many tokens (whole sequences),
+ * which the threads take one at a time: a thread slowed down by other work
+ * on its core takes fewer pieces instead of holding the others up. 256
+ * tokens keep the products near full speed (bench/README.md). */
+#define PIECE_TOKENS 256
+
+typedef struct piece {
+    size_t first, n;  /* sequences [first, first + n) */
+    size_t row;       /* their first token among all the batch's */
+} piece;
+
+typedef struct worker {
     const bert_model *m;
     scratch *work;
     const bert_seq *seqs;
-    size_t n;
+    const piece *pieces;
+    size_t npieces;
+    atomic_size_t *next; /* the next piece to take, shared */
     float *pooled, *hidden;
+    size_t H;
     int rc;
-} group;
+} worker;
 
-static void *group_main(void *arg) {
-    group *g = arg;
-    g->rc = encode_group(g->m, g->work, g->seqs, g->n, g->pooled, g->hidden);
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    for (;;) {
+        size_t k = atomic_fetch_add(w->next, 1);
+        if (k >= w->npieces) break;
+        const piece *p = &w->pieces[k];
+        int rc = encode_group(w->m, w->work, w->seqs + p->first, p->n,
+                              w->pooled + p->first * w->H,
+                              w->hidden ? w->hidden + p->row * w->H : NULL);
+        if (rc && !w->rc) w->rc = rc;
+    }
     return NULL;
 }
 
@@ -552,52 +592,50 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
     if (n == 0) return 0;
     bert_blas_setup();
 
-    /* Cut the batch into contiguous groups of about T / groups tokens,
-     * none empty: bound[k] is the first sequence of group k. */
-    size_t groups = (size_t)m->threads < n ? (size_t)m->threads : n;
-    size_t bound[65], s = 0, tokens = 0;
-    bound[0] = 0;
-    for (size_t k = 1; k < groups; k++) {
-        size_t target = T * k / groups;
-        while (s < n - (groups - k) &&
-               (s <= bound[k - 1] || tokens + (size_t)seqs[s].len / 2 < target))
-            tokens += (size_t)seqs[s++].len;
-        bound[k] = s;
+    /* One piece when one thread, else pieces of about PIECE_TOKENS. */
+    piece *pieces = malloc(n * sizeof *pieces);
+    if (!pieces) return set_err(err, errcap, REMEM_ENOMEM, "bert: out of memory");
+    size_t npieces = 0, row = 0;
+    for (size_t s = 0; s < n;) {
+        piece p = {s, 0, row};
+        size_t tokens = 0;
+        while (s < n && (p.n == 0 || m->threads == 1 || tokens + (size_t)seqs[s].len <= PIECE_TOKENS)) {
+            tokens += (size_t)seqs[s].len;
+            p.n++;
+            s++;
+        }
+        row += tokens;
+        pieces[npieces++] = p;
     }
-    bound[groups] = n;
-    /* Several groups: each runs single-threaded BLAS side by side. One
-     * group (one sequence): OpenBLAS's own threads share its products. */
-    openblas_set_num_threads(groups > 1 ? 1 : m->blas_threads);
-    /* The model's working memory, unless another thread is using it: then
+    size_t threads = (size_t)m->threads < npieces ? (size_t)m->threads : npieces;
+    /* Several threads: each runs single-threaded BLAS. One piece (a single
+     * sequence, say): OpenBLAS's own threads share its products. */
+    openblas_set_num_threads(threads > 1 ? 1 : m->blas_threads);
+    /* The model's working memory, unless another caller is using it: then
      * this call gets its own for once. */
     int cached = pthread_mutex_trylock(&m->lock) == 0;
     scratch own[64];
-    memset(own, 0, groups * sizeof *own);
-    group g[64];
-    for (size_t k = 0, row = 0; k < groups; k++) {
-        g[k] = (group){m, cached ? &m->work[k] : &own[k], seqs + bound[k],
-                       bound[k + 1] - bound[k], pooled + bound[k] * H,
-                       hidden ? hidden + row * H : NULL, 0};
-        for (size_t j = bound[k]; j < bound[k + 1]; j++) row += (size_t)seqs[j].len;
-    }
+    memset(own, 0, threads * sizeof *own);
+    atomic_size_t next;
+    atomic_init(&next, 0);
+    worker w[64];
+    for (size_t k = 0; k < threads; k++)
+        w[k] = (worker){m, cached ? &m->work[k] : &own[k], seqs, pieces, npieces, &next,
+                        pooled, hidden, H, 0};
     pthread_t tid[64];
-    size_t started = 0;
-    for (size_t k = 1; k < groups; k++) {
-        if (pthread_create(&tid[k], NULL, group_main, &g[k]) != 0) {
-            group_main(&g[k]); /* no thread: do it here */
-            continue;
-        }
-        started |= (size_t)1 << k;
-    }
-    group_main(&g[0]);
-    int rc = g[0].rc;
-    for (size_t k = 1; k < groups; k++) {
-        if (started & ((size_t)1 << k)) pthread_join(tid[k], NULL);
-        if (!rc) rc = g[k].rc;
+    int started[64] = {0};
+    for (size_t k = 1; k < threads; k++)
+        started[k] = pthread_create(&tid[k], NULL, worker_main, &w[k]) == 0;
+    worker_main(&w[0]); /* the caller works too, and takes what a thread failed to */
+    int rc = w[0].rc;
+    for (size_t k = 1; k < threads; k++) {
+        if (started[k]) pthread_join(tid[k], NULL);
+        if (!rc) rc = w[k].rc;
     }
     if (cached) pthread_mutex_unlock(&m->lock);
     else
-        for (size_t k = 0; k < groups; k++) scratch_free(&own[k]);
+        for (size_t k = 0; k < threads; k++) scratch_free(&own[k]);
+    free(pieces);
     if (rc) return set_err(err, errcap, rc, "bert: out of memory for %zu tokens", T);
     return 0;
 }

@@ -37,9 +37,11 @@ void bert_free(bert_model *m);
 const bert_config *bert_model_config(const bert_model *m);
 
 /* Worker threads for bert_encode (1 = the caller only). Default: 1. A
- * batch is cut into that many groups, each on its own thread with
- * single-threaded BLAS; a single sequence uses OpenBLAS's threads instead
- * (as many as bert_set_blas_threads says; bert_set_threads sets both). */
+ * batch is cut into pieces of about 256 tokens that the threads take in
+ * turn, each with single-threaded BLAS; a batch that makes one piece uses
+ * OpenBLAS's threads instead (as many as bert_set_blas_threads says;
+ * bert_set_threads sets both). One model may serve several callers at
+ * once. */
 void bert_set_threads(bert_model *m, int threads);
 void bert_set_blas_threads(bert_model *m, int threads);
 
