@@ -112,6 +112,8 @@ static void cache_free(ns_cache *c) {
     free(c->rows);
     free(c->meta);
     free(c->tier);
+    free(c->allow_key);
+    free(c->allow_bits);
     free(c->map_keys);
     free(c->map_vals);
     flat_free(c->ix);

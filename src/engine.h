@@ -25,6 +25,13 @@ typedef struct ns_cache {
     store_row *rows;      /* rows[i] describes flat row i; vec unused */
     json_t **meta;        /* parsed metadata, lazily (NULL until needed) */
     uint8_t *tier;        /* tier code of each row (cache_tier_code) */
+    /* The last allow bitmap recall built (recall.c), kept for the next
+     * query with the same filter, tiers and validity at the same version,
+     * while `now` stays where no TTL starts or stops counting. */
+    char *allow_key;
+    uint64_t *allow_bits;
+    size_t allow_count;
+    int64_t allow_version, allow_from, allow_until;
     size_t n, cap;
     /* rowid -> row index: open addressing, keys 0 = empty (rowids are > 0) */
     int64_t *map_keys;

@@ -110,6 +110,8 @@ typedef struct query_ctx {
     uint64_t **allow;
     size_t n_caches;
     size_t lex_found;
+    unsigned char *allow_owned;
+    int64_t built_from, built_until;
 } query_ctx;
 
 static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
@@ -136,13 +138,63 @@ static uint64_t *build_allow(query_ctx *x, ns_cache *c, size_t *allowed) {
     uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
     if (!bits) return NULL;
     size_t count = 0;
+    int64_t from = INT64_MIN, until = INT64_MAX;
     for (size_t i = 0; i < c->n; i++) {
+        int64_t e = c->rows[i].m.expires_at;
+        if (e) {
+            if (e <= x->now && e > from) from = e;
+            if (e > x->now && e < until) until = e;
+        }
         if (row_allowed(x, c, i)) {
             bits[i >> 6] |= 1ULL << (i & 63);
             count++;
         }
     }
     *allowed = count;
+    x->built_from = from;
+    x->built_until = until;
+    return bits;
+}
+
+/* What decides the allow bitmap besides the rows and `now`; NULL when it
+ * must not be kept (a filter on access fields, which reads change without
+ * a new version). */
+static char *allow_key(query_ctx *x) {
+    const char *f = x->q->filter ? x->q->filter : "";
+    if (strstr(f, "accessed_at") || strstr(f, "access_count")) return NULL;
+    strbuf k;
+    sb_init(&k);
+    sb_printf(&k, "%s\x1f%s\x1f%s\x1f%d", f, x->p.filter, x->p.tiers, x->q->include_invalid);
+    return sb_take(&k);
+}
+
+/* The allow bitmap of c for this query: the one kept in c when it still
+ * holds, else a new one (kept in c when it can be). *owned says whether the
+ * caller frees it. */
+static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owned) {
+    char *key = allow_key(x);
+    if (key && c->allow_bits && c->allow_key && strcmp(key, c->allow_key) == 0 &&
+        c->allow_version == c->version && x->now >= c->allow_from && x->now < c->allow_until) {
+        free(key);
+        *allowed = c->allow_count;
+        *owned = 0;
+        return c->allow_bits;
+    }
+    uint64_t *bits = build_allow(x, c, allowed);
+    if (!bits || !key) {
+        free(key);
+        *owned = 1;
+        return bits;
+    }
+    free(c->allow_key);
+    free(c->allow_bits);
+    c->allow_key = key;
+    c->allow_bits = bits;
+    c->allow_count = *allowed;
+    c->allow_version = c->version;
+    c->allow_from = x->built_from;
+    c->allow_until = x->built_until;
+    *owned = 0;
     return bits;
 }
 
@@ -343,8 +395,9 @@ static int vector_lane(query_ctx *x) {
     const remem_query *q = x->q;
     x->caches = calloc(q->n_namespaces, sizeof *x->caches);
     x->allow = calloc(q->n_namespaces, sizeof *x->allow);
+    x->allow_owned = calloc(q->n_namespaces, 1);
     flat_hit *hits = malloc(x->n_cand * sizeof *hits);
-    if (!x->caches || !x->allow || !hits) {
+    if (!x->caches || !x->allow || !x->allow_owned || !hits) {
         free(hits);
         return eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
@@ -372,12 +425,14 @@ static int vector_lane(query_ctx *x) {
         ns_cache *c = cache_get(db, ns, &rc);
         if (!c) continue;
         size_t allowed = 0;
-        uint64_t *bits = build_allow(x, c, &allowed);
+        int owned = 1;
+        uint64_t *bits = get_allow(x, c, &allowed, &owned);
         if (!bits) {
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             break;
         }
         x->caches[x->n_caches] = c;
+        x->allow_owned[x->n_caches] = (unsigned char)owned;
         x->allow[x->n_caches++] = bits;
         if (allowed == 0) continue;
         size_t nh = flat_search(c->ix, x->qv, bits, x->n_cand, hits);
@@ -526,8 +581,10 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
 out:
     remem_result_free(res ? &res->pub : NULL);
     free(rk);
-    for (size_t j = 0; j < x.n_caches; j++) free(x.allow[j]);
+    for (size_t j = 0; j < x.n_caches; j++)
+        if (x.allow_owned[j]) free(x.allow[j]);
     free(x.allow);
+    free(x.allow_owned);
     free(x.caches);
     free(x.pool.v);
     free(x.qv);

@@ -123,8 +123,70 @@ static void test_other_handle_writes(void) {
     unlink(side);
 }
 
+/* The allow bitmap kept between recalls must follow `now` across TTLs (in
+ * both directions, for replays), new rows, and a change of filter. */
+static size_t count_hits(remem *db, const char *filter, int64_t now) {
+    remem_query q;
+    remem_query_init(&q);
+    const char *ns[] = {"t:allow"};
+    q.namespaces = ns;
+    q.n_namespaces = 1;
+    q.text = "weather report";
+    q.k = 50;
+    q.now = now;
+    q.no_touch = 1;
+    q.filter = filter;
+    q.profile = "stream";
+    remem_result *r = NULL;
+    CHECK_INT(remem_recall(db, &q, &r), REMEM_OK);
+    size_t n = r ? r->n : 0;
+    remem_result_free(r);
+    return n;
+}
+
+static void test_allow_bitmap_follows_now(void) {
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    remem *db = NULL;
+    CHECK_INT(remem_open(":memory:", &o, &db), REMEM_OK);
+    const int64_t t0 = 1700000000000LL, hour = 3600000LL;
+    for (int i = 0; i < 10; i++) {
+        remem_memory m;
+        remem_memory_init(&m);
+        char text[64];
+        snprintf(text, sizeof text, "weather report number %d", i);
+        m.ns = "t:allow";
+        m.text = text;
+        m.kind = i % 2 ? "observation" : "decision";
+        m.created_at = t0;
+        /* Memories 0..3 expire one after another, an hour apart. */
+        if (i < 4) m.expires_at = t0 + (i + 1) * hour;
+        CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    }
+    CHECK_INT(count_hits(db, NULL, t0), 10);
+    CHECK_INT(count_hits(db, NULL, t0 + 30 * 60000), 10);
+    CHECK_INT(count_hits(db, NULL, t0 + hour), 9);
+    CHECK_INT(count_hits(db, NULL, t0 + 2 * hour + 1), 8);
+    CHECK_INT(count_hits(db, NULL, t0 + 10 * hour), 6);
+    CHECK_INT(count_hits(db, NULL, t0), 10); /* back in time: a replay */
+    CHECK_INT(count_hits(db, "{\"kind\":\"decision\"}", t0), 5);
+    CHECK_INT(count_hits(db, "{\"kind\":\"decision\"}", t0 + 10 * hour), 3);
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "t:allow";
+    m.text = "one more weather report";
+    m.kind = "decision";
+    m.created_at = t0;
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    CHECK_INT(count_hits(db, "{\"kind\":\"decision\"}", t0 + 10 * hour), 4);
+    CHECK_INT(count_hits(db, NULL, t0 + 10 * hour), 7);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_other_handle_writes);
+    RUN(test_allow_bitmap_follows_now);
     return TEST_EXIT();
 }
