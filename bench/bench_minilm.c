@@ -11,13 +11,16 @@
  *      for the dense part), in GFLOP/s and % of the one-core peak;
  *   3. sentences per second at batch 1, 8, 32 and 16, 32, 128 tokens,
  *      GFLOP/s achieved and % of peak, with the default threads;
- *   4. one 32-token sentence on one thread (target: 8 ms or less);
+ *   4. one 32-token sentence on one thread (target: 8 ms or less), and
+ *      batches on one thread;
  *   5. the two ways of using both cores on a batch (cut the batch over our
  *      threads with single-threaded BLAS, or OpenBLAS's threads on one
  *      group);
  *   6. the tokenizer alone;
  *   7. PyTorch on the same shapes (bench/minilm_torch.py through Debian's
- *      /usr/bin/python3, with the same OpenBLAS kernels) and the ratio.
+ *      /usr/bin/python3, with the same OpenBLAS kernels) and the ratio, on
+ *      all cores and on one thread; and PyTorch with the kernels OpenBLAS
+ *      picks by itself, as a PyTorch user who sets nothing gets.
  * Times are the fastest of repeated runs after a warm-up (see best_time).
  * The machine is shared: the load average is printed first, and figures
  * taken under load are low for both sides.
@@ -252,6 +255,21 @@ static encode_job make_job(bert_model *m, size_t batch, int tokens) {
     return j;
 }
 
+/* 32 sentences of 16 to 128 tokens, evenly spread. */
+static encode_job make_mixed_job(bert_model *m) {
+    encode_job j = make_job(m, 32, 16);
+    for (size_t s = 0; s < 32; s++) {
+        int len = 16 + (int)(112 * s / 31);
+        int32_t *ids = realloc((void *)j.seqs[s].ids, (size_t)len * sizeof *ids);
+        for (int p = 1; p < len - 1; p++) ids[p] = 1000 + (int32_t)(p * 7919 % 29000);
+        ids[0] = 101;
+        ids[len - 1] = 102;
+        j.seqs[s] = (bert_seq){ids, len};
+        j.lens[s] = len;
+    }
+    return j;
+}
+
 static void free_job(encode_job *j) {
     for (size_t s = 0; s < j->n; s++) free((void *)j->seqs[s].ids);
     free(j->seqs);
@@ -403,16 +421,7 @@ int main(int argc, char **argv) {
      * (PyTorch pads them to the longest; remem packs them). */
     double mixed = 0;
     {
-        encode_job j = make_job(m, 32, 16);
-        for (size_t s2 = 0; s2 < 32; s2++) {
-            int len = 16 + (int)(112 * s2 / 31);
-            int32_t *ids = realloc((void *)j.seqs[s2].ids, (size_t)len * sizeof *ids);
-            for (int p = 1; p < len - 1; p++) ids[p] = 1000 + (int32_t)(p * 7919 % 29000);
-            ids[0] = 101;
-            ids[len - 1] = 102;
-            j.seqs[s2] = (bert_seq){ids, len};
-            j.lens[s2] = len;
-        }
+        encode_job j = make_mixed_job(m);
         double secs = best_time(run_encode, &j);
         double gf = bert_flops(&c, j.lens, j.n) / secs / 1e9;
         mixed = 32 / secs;
@@ -433,6 +442,22 @@ int main(int argc, char **argv) {
     double secs2 = best_time(run_encode, &one);
     printf("the same with OpenBLAS on %ld threads: %.2f ms\n", cores, secs2 * 1e3);
     free_job(&one);
+
+    /* 4b: one thread on batches, the comparison least disturbed by others'
+     * work on a shared machine. */
+    double ours1[3];
+    bert_set_threads(m, 1);
+    printf("one thread, batch 32:");
+    for (int k = 0; k < 3; k++) {
+        encode_job j = k == 2 ? make_mixed_job(m) : make_job(m, 32, k == 0 ? 32 : 128);
+        double secs = best_time(run_encode, &j);
+        double gf = bert_flops(&c, j.lens, j.n) / secs / 1e9;
+        ours1[k] = 32 / secs;
+        printf("%s %s tokens %.1f sentences/s (%.0f GFLOP/s, %.0f%%)", k ? ";" : "",
+               k == 0 ? "32" : k == 1 ? "128" : "16..128", ours1[k], gf, 100 * gf / peak1);
+        free_job(&j);
+    }
+    printf("\n");
 
     /* 5 */
     if (cores > 1) {
@@ -506,12 +531,16 @@ int main(int argc, char **argv) {
                 printf("  PyTorch with OpenBLAS's own kernel choice, 32 tokens x 32: %.1f "
                        "sentences/s (remem %.2fx)\n",
                        deflt[0].per_s, ours[1][2] / deflt[0].per_s);
-            torch_row one_row[1];
-            if (run_torch(script, "32x1", 1, core, one_row, 1) == 1)
-                printf("  one 32-token sentence on 1 thread: remem %.2f ms, torch %.2f ms (%.2fx)\n",
-                       secs1 * 1e3, 1e3 / one_row[0].per_s, one_row[0].per_s * secs1 > 0
-                                                                  ? 1 / (one_row[0].per_s * secs1)
-                                                                  : 0);
+            torch_row t1[4];
+            printf("\none thread each:\n");
+            if (run_torch(script, "32x1,32x32,128x32,mixedx32", 1, core, t1, 4) == 4) {
+                printf("  one 32-token sentence: remem %.2f ms, torch %.2f ms (%.2fx)\n",
+                       secs1 * 1e3, 1e3 / t1[0].per_s, 1 / (t1[0].per_s * secs1));
+                for (int k = 0; k < 3; k++)
+                    printf("  batch 32, %-8s tokens: remem %.1f, torch %.1f sentences/s (%.2fx)\n",
+                           k == 0 ? "32" : k == 1 ? "128" : "16..128", ours1[k], t1[k + 1].per_s,
+                           ours1[k] / t1[k + 1].per_s);
+            }
         }
     }
     bert_free(m);
