@@ -9,7 +9,6 @@
  * ran where it should, since a test that only exercises the float scan
  * would prove nothing about the bounds.
  */
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -33,7 +33,6 @@
  */
 #include "index/flat.h"
 
-#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
