@@ -229,14 +229,20 @@ static void test_pooled_and_threads(void) {
         CHECK_NEAR(sum / seqs[0].len, ref[k], 1e-5);
     }
     int counts[] = {2, 3, 7, 64};
+    float *hidden2 = malloc(tokens * H * sizeof *hidden2);
     for (size_t t = 0; t < sizeof counts / sizeof *counts; t++) {
         bert_set_threads(m, counts[t]);
-        CHECK_INT(bert_encode(m, seqs, ncases, out, NULL, err, sizeof err), 0);
-        double worst = 0;
+        CHECK_INT(bert_encode(m, seqs, ncases, out, hidden2, err, sizeof err), 0);
+        double worst = 0, worst_hidden = 0;
         for (size_t i = 0; i < ncases * H; i++)
             if (fabs(out[i] - ref[i]) > worst) worst = fabs(out[i] - ref[i]);
+        for (size_t i = 0; i < tokens * H; i++)
+            if (fabs(hidden2[i] - hidden[i]) > worst_hidden)
+                worst_hidden = fabs(hidden2[i] - hidden[i]);
         CHECK(worst <= 1e-5);
+        CHECK(worst_hidden <= 1e-4);
     }
+    free(hidden2);
     /* Two callers at once on one model: each gets the right answer (the
      * second works in its own memory while the first holds the model's). */
     concurrent_call calls[2];
