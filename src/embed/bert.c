@@ -346,7 +346,9 @@ int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *e
 /* ------------------------------------------------------------------ */
 /* Element-wise kernels                                                 */
 /* ------------------------------------------------------------------ */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* Not under ThreadSanitizer: the clones' resolver runs before it starts. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define VECTOR_CLONES                                                          \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
                    optimize("O3")))
