@@ -456,6 +456,41 @@ static double cosine(const float *a, const float *b, size_t n) {
     return ab / sqrt(aa * bb);
 }
 
+/* The snapshot files the real-weight checks read parse as they should, so
+ * that those checks mean something on a machine that has the model. */
+static void test_reference_snapshots_parse(void) {
+    const char *root = getenv("REMEM_ROOT") ? getenv("REMEM_ROOT") : ".";
+    char snap[4400];
+    static float v[384 * 8];
+    snprintf(snap, sizeof snap, "%s/tests/data/minilm/real/bert_single.snap", root);
+    CHECK_INT(read_snap(snap, v, 384 * 8), 384);
+    CHECK_NEAR(v[0], -0.59059864, 1e-7);
+    CHECK_NEAR(v[4], -0.11783009, 1e-7);
+    double norm = 0;
+    for (int i = 0; i < 384; i++) norm += (double)v[i] * v[i];
+    CHECK_NEAR(sqrt(norm), 7.5809, 1e-3); /* as REFERENCE.md says */
+    snprintf(snap, sizeof snap, "%s/tests/data/minilm/real/bert_single_raw.snap", root);
+    CHECK_INT(read_snap(snap, v, 384 * 8), 384 * 7);
+    snprintf(snap, sizeof snap, "%s/tests/data/minilm/real/bert_batch.snap", root);
+    CHECK_INT(read_snap(snap, v, 384 * 8), 384 * 3);
+    /* Rows 0 and 2 are the same sentence. */
+    CHECK(cosine(v, v + 768, 384) > 0.99999);
+    CHECK(cosine(v, v + 384, 384) < 0.999);
+    /* The 7 hidden states are those of these 7 tokens. */
+    char path[4300], err[256];
+    wp_vocab *voc = NULL;
+    snprintf(path, sizeof path, "%s/vocab.txt", model_dir);
+    CHECK_INT(wp_vocab_load_file(path, &voc, err, sizeof err), 0);
+    if (voc) {
+        int32_t ids[16];
+        const char *q = "What is Deep Learning?";
+        const int32_t want[7] = {101, 2054, 2003, 2784, 4083, 1029, 102};
+        CHECK_INT(wp_tokenize(voc, q, strlen(q), ids, 16), 7);
+        for (int i = 0; i < 7; i++) CHECK_INT(ids[i], want[i]);
+        wp_vocab_free(voc);
+    }
+}
+
 static void test_real_weights_reference(void) {
     char dir[4096], why[512], err[512];
     if (minilm_resolve_dir(NULL, dir, sizeof dir, err, sizeof err) ||
@@ -535,6 +570,7 @@ int main(int argc, char **argv) {
     RUN(test_embeddings_match_reference);
     RUN(test_pooled_and_threads);
     RUN(test_folder_rules);
+    RUN(test_reference_snapshots_parse);
     RUN(test_real_weights_reference);
     for (size_t i = 0; i < ncases; i++) free(cases[i].bytes);
     json_decref(expected);
