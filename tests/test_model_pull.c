@@ -77,6 +77,11 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
         r = MHD_create_response_from_callback(len, 65536, cut_reader, c, cut_free);
     } else {
         if (!strcmp(mode, "bad") && len > 100) data[len - 50] ^= 0x40;
+        if (!strcmp(mode, "padded") && !strcmp(name, "config.json")) { /* 1000 spaces more */
+            data = realloc(data, len + 1000);
+            memset(data + len, ' ', 1000);
+            len += 1000;
+        }
         r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
     }
     enum MHD_Result ok = MHD_queue_response(conn, status, r);
@@ -252,7 +257,16 @@ static void test_pull(void) {
     snprintf(b, sizeof b, "%s/model.safetensors", dir);
     CHECK(same_file(a, b));
 
-    /* 8. Bad arguments. */
+    /* 8. With the official checksum a file's size is known too: a download
+     * that runs past it is stopped there. */
+    const char *weights_only[3] = {shas[0], NULL, NULL};
+    snprintf(url, sizeof url, "%s/padded", base);
+    CHECK_INT(remem_model_pull(dir2, url, weights_only, NULL, NULL, err, sizeof err), REMEM_EIO);
+    CHECK_HAS(err, "config.json: larger than the expected file");
+    CHECK_INT(stray_files(dir2), 0);
+    for (int i = 0; i < 3; i++) CHECK(!exists(dir2, NAMES[i]));
+
+    /* 9. Bad arguments. */
     const char *short_sum[3] = {"abc", NULL, NULL};
     CHECK_INT(remem_model_pull(dir2, url, short_sum, NULL, NULL, err, sizeof err), REMEM_EINVAL);
     CHECK_HAS(err, "64 hex digits");

@@ -74,6 +74,7 @@ typedef struct transfer {
     FILE *out;
     EVP_MD_CTX *sha;
     int64_t bytes;
+    int64_t max_bytes; /* more than this cannot be the expected file */
     int too_big;
     const char *name;
     minilm_progress_fn progress;
@@ -83,7 +84,7 @@ typedef struct transfer {
 static size_t on_data(char *data, size_t size, size_t n, void *arg) {
     transfer *t = arg;
     size_t len = size * n;
-    if (t->bytes + (int64_t)len > MAX_FILE_BYTES) {
+    if (t->bytes + (int64_t)len > t->max_bytes) {
         t->too_big = 1;
         return 0; /* makes curl stop with a write error */
     }
@@ -105,13 +106,14 @@ static int on_progress(void *arg, curl_off_t total, curl_off_t done, curl_off_t 
 static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 /* Fetch url into path (created), its sha256 into hex. */
-static int fetch(const char *url, const char *path, const char *name, char hex[65],
-                 minilm_progress_fn progress, void *ctx, char *err, size_t errcap) {
+static int fetch(const char *url, const char *path, const char *name, int64_t max_bytes,
+                 char hex[65], minilm_progress_fn progress, void *ctx, char *err,
+                 size_t errcap) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, curl_init_once);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return set_err(err, errcap, REMEM_EIO, "%s: %s", path, strerror(errno));
-    transfer t = {fdopen(fd, "wb"), EVP_MD_CTX_new(), 0, 0, name, progress, ctx};
+    transfer t = {fdopen(fd, "wb"), EVP_MD_CTX_new(), 0, max_bytes, 0, name, progress, ctx};
     CURL *curl = curl_easy_init();
     int rc = 0;
     if (!t.out || !t.sha || !curl || !EVP_DigestInit_ex(t.sha, EVP_sha256(), NULL)) {
@@ -140,7 +142,7 @@ static int fetch(const char *url, const char *path, const char *name, char hex[6
     CURLcode cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
         rc = set_err(err, errcap, REMEM_EIO, "pull: %s: %s", url,
-                     t.too_big ? "larger than any model file" : curl_err[0] ? curl_err
+                     t.too_big ? "larger than the expected file" : curl_err[0] ? curl_err
                                                                           : curl_easy_strerror(cc));
         goto out;
     }
@@ -200,7 +202,10 @@ int minilm_pull(const char *dir_in, const char *base_url, const char *const *exp
         snprintf(url, sizeof url, "%.*s/%s", (int)blen, base_url, name);
         snprintf(part[i], sizeof part[i], "%s/" PART_PREFIX "%s-%ld", dir, name, (long)getpid());
         fetched[i] = 1;
-        rc = fetch(url, part[i], name, shas[i], progress, ctx, err, errcap);
+        /* With the official checksum the size is known: a longer download
+         * cannot match, so it is stopped as soon as it overruns. */
+        int64_t max = want == minilm_files[i].sha256 ? minilm_files[i].size : MAX_FILE_BYTES;
+        rc = fetch(url, part[i], name, max, shas[i], progress, ctx, err, errcap);
         if (!rc && strcasecmp(shas[i], want) != 0)
             rc = set_err(err, errcap, REMEM_ECORRUPT,
                          "pull: %s from %s has sha256 %s, expected %s; nothing was installed",
