@@ -7,9 +7,10 @@
  * The text is read once, left to right, as "chunks" (runs between white
  * space, or a single CJK ideograph); each chunk is normalised, cut at
  * punctuation into words, and each word WordPieced, until the token limit is
- * reached. Stopping early keeps a multi-megabyte text as cheap as its first
- * 256 tokens. Normalisation is per chunk because none of its steps can turn a
- * character into white space, so chunk boundaries stay where they were.
+ * reached. Stopping early keeps a multi-megabyte text nearly as cheap as its
+ * first 256 tokens (only a chunk in progress is read to its end).
+ * Normalisation is per chunk because none of its steps can turn a character
+ * into white space, so chunk boundaries stay where they were.
  */
 #include "embed/wordpiece.h"
 
