@@ -36,6 +36,9 @@ BENCHES  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 
+# Objects of test support code are not intermediate files to delete.
+.SECONDARY:
+
 .PHONY: all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
 all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
