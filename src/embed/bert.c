@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "remem.h"
+#include "util/util.h"
 
 struct bert_layer {
     /* Weights are stored transposed, [in, out] (PyTorch's are [out, in]):
@@ -94,17 +95,8 @@ struct bert_model {
     scratch *work;           /* one per group, kept between calls */
 };
 
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* Errors go to the caller's buffer: util_errf. */
+#define set_err util_errf
 
 /* ------------------------------------------------------------------ */
 /* config.json                                                         */

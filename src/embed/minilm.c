@@ -31,6 +31,7 @@
 #include "embed/safetensors.h"
 #include "embed/wordpiece.h"
 #include "remem.h"
+#include "util/util.h"
 
 const minilm_file minilm_files[MINILM_NFILES] = {
     {"model.safetensors", 90868376,
@@ -41,17 +42,8 @@ const minilm_file minilm_files[MINILM_NFILES] = {
      "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"},
 };
 
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* Errors go to the caller's buffer: util_errf. */
+#define set_err util_errf
 
 int minilm_resolve_dir(const char *dir, char *out, size_t cap, char *err,
                        size_t errcap) {

@@ -27,22 +27,14 @@
 
 #include "embed/minilm.h"
 #include "remem.h"
+#include "util/util.h"
 
 #define PART_PREFIX ".remem-part-"
 /* No file of the model comes near this; a server that sends more is wrong. */
 #define MAX_FILE_BYTES ((int64_t)1 << 31)
 
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* Errors go to the caller's buffer: util_errf. */
+#define set_err util_errf
 
 static int mkdir_p(const char *dir) {
     char path[4096];

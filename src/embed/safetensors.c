@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "remem.h"
+#include "util/util.h"
 
 /* A header larger than this is not a weights file we can use. */
 #define ST_MAX_HEADER (100u << 20)
@@ -44,17 +45,8 @@ static const struct {
     {"BOOL", ST_BOOL, 1}, {"F8_E4M3", ST_F8_E4M3, 1}, {"F8_E5M2", ST_F8_E5M2, 1},
 };
 
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* Errors go to the caller's buffer: util_errf. */
+#define set_err util_errf
 
 const char *st_dtype_name(st_dtype t) {
     for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)

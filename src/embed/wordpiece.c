@@ -22,6 +22,7 @@
 #include <utf8proc.h>
 
 #include "remem.h"
+#include "util/util.h"
 
 /* ------------------------------------------------------------------ */
 /* Vocabulary: tokens in one buffer, an open-addressing hash to ids.    */
@@ -43,17 +44,8 @@ static const char *const LITERALS[5] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MA
 
 enum { VOCAB_MAX_IDS = 1 << 22 };
 
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int set_err(char *err, size_t cap, int rc, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* Errors go to the caller's buffer: util_errf. */
+#define set_err util_errf
 
 static uint64_t hash_bytes(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */

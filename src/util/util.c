@@ -183,6 +183,16 @@ uint64_t util_hash64(const void *p, size_t n) {
     return h;
 }
 
+int util_errf(char *err, size_t cap, int rc, const char *fmt, ...) {
+    if (err && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, cap, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
 void sb_init(strbuf *b) { memset(b, 0, sizeof *b); }
 void sb_free(strbuf *b) {
     free(b->data);

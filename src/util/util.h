@@ -28,6 +28,11 @@ char *util_normalize_text(const char *s);
 /* 64-bit hash of n bytes (FNV-1a with a final avalanche mix). */
 uint64_t util_hash64(const void *p, size_t n);
 
+/* Write a printf-style message into err (cap bytes; either may be 0/NULL)
+ * and return rc: how parts report a failure to their caller. */
+int util_errf(char *err, size_t cap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* A growable buffer; data is always NUL-terminated. On out-of-memory the
  * buffer sets oom and further appends do nothing. */
 typedef struct strbuf {
