@@ -846,6 +846,25 @@ int remem_forget(remem *db, const char *ns, const char *id, int purge) {
     return edit(db, ns, id, apply_forget, &purge, NULL, NULL);
 }
 
+/* End a transaction that changed a whole namespace (clear, reindex): on
+ * success one history row for it (id "*") and the commit, else the
+ * rollback; either way the namespace's cache is dropped (other handles see
+ * the "*" row and reload too). Returns the final status. */
+static int end_ns_change(remem *db, const char *ns, const char *op, const char *after, int rc) {
+    if (!rc) {
+        rc = store_history_add(db->st, ns, "*", util_now_ms(), op, NULL, NULL, after);
+        if (rc) eng_store_fail(db, rc);
+    }
+    if (!rc) {
+        rc = store_commit(db->st);
+        if (rc) eng_store_fail(db, rc);
+    } else {
+        store_rollback(db->st);
+    }
+    cache_drop(db, ns);
+    return rc;
+}
+
 /* ---- history, stats, namespaces, clear ---- */
 
 int remem_history(remem *db, const char *ns, const char *id, char **json) {
@@ -897,19 +916,9 @@ int remem_clear(remem *db, const char *ns, int64_t *deleted) {
     int64_t n = 0;
     rc = store_clear(db->st, ns, &n);
     if (rc) eng_store_fail(db, rc);
-    if (!rc) {
-        char after[64];
-        snprintf(after, sizeof after, "{\"deleted\":%lld}", (long long)n);
-        rc = store_history_add(db->st, ns, "*", util_now_ms(), "clear", NULL, NULL, after);
-        if (rc) eng_store_fail(db, rc);
-    }
-    if (!rc) {
-        rc = store_commit(db->st);
-        if (rc) eng_store_fail(db, rc);
-    } else {
-        store_rollback(db->st);
-    }
-    cache_drop(db, ns);
+    char after[64];
+    snprintf(after, sizeof after, "{\"deleted\":%lld}", (long long)n);
+    rc = end_ns_change(db, ns, "clear", after, rc);
     if (!rc && deleted) *deleted = n;
     return rc;
 }
@@ -1014,21 +1023,11 @@ static int reindex_ns(remem *db, const char *ns, remem_progress_fn progress, voi
             rc = store_ns_set_model(db->st, ns, db->emb->model_id, dim);
             if (rc) eng_store_fail(db, rc);
         }
-        if (!rc) {
-            char after[256];
-            snprintf(after, sizeof after, "{\"model\":\"%.200s\",\"memories\":%zu}",
-                     db->emb->model_id, c.n);
-            rc = store_history_add(db->st, ns, "*", util_now_ms(), "reindex", NULL, NULL, after);
-            if (rc) eng_store_fail(db, rc);
-        }
-        if (!rc) {
-            rc = store_commit(db->st);
-            if (rc) eng_store_fail(db, rc);
-        } else {
-            store_rollback(db->st);
-        }
+        char after[256];
+        snprintf(after, sizeof after, "{\"model\":\"%.200s\",\"memories\":%zu}",
+                 db->emb->model_id, c.n);
+        rc = end_ns_change(db, ns, "reindex", after, rc);
     }
-    cache_drop(db, ns);
     free(vecs);
 out:
     for (size_t i = 0; i < c.n; i++) free(c.texts[i]);
