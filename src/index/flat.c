@@ -166,26 +166,88 @@ static int8_t clamp_code(double v)
 /* rows                                                               */
 /* ---------------------------------------------------------------- */
 
-/* Codes, scale and bounds for x (see the top of the file). The sums are
- * taken in double, exact up to a relative dim * 2^-53, and the stored
- * bounds are widened past that and rounded up. */
-static void quantise_row(int dim, size_t stride, const float *x, uint8_t *codes,
-                         flat_row_quant *rq)
+/* Lanes of the quantiser's sums: independent partial sums the compiler can
+ * keep in vector registers (a plain running sum must be added in order). */
+#define QUANT_LANES 8
+
+/* QUANT_LANES components at a time, in GCC's generic vectors, lowered to
+ * whatever the target has: the coding loop has a rounding, two clamps and a
+ * narrowing per component, which the vectoriser leaves scalar at -O2 when
+ * written plainly. The same source is compiled for AVX-512, AVX2 and plain
+ * x86-64 (where the clamps and the narrowing stay scalar), picked with the
+ * search kernels' level; every build does the same double operations in the
+ * same order, so all give the same codes and bounds. */
+typedef float quant_f __attribute__((vector_size(32)));
+typedef double quant_d __attribute__((vector_size(64)));
+typedef int64_t quant_l __attribute__((vector_size(64)));
+typedef int32_t quant_i __attribute__((vector_size(32)));
+typedef uint8_t quant_b __attribute__((vector_size(32))); /* quant_i's bytes */
+typedef uint8_t quant_b8 __attribute__((vector_size(QUANT_LANES)));
+_Static_assert(sizeof(quant_d) == QUANT_LANES * sizeof(double), "one lane per component");
+
+/* clamp_code of QUANT_LANES row components x * inverse, stored as code +
+ * 128 in codes; adds the squares of x - s * code (what the codes lose) to
+ * *e_squares. Here |x * inverse| < 127.5 (|x| <= maxabs and s = maxabs / 127
+ * rounded to float, so |x / s| <= 127 (1 + 2^-23)): the conversion to int
+ * is defined, and the clamp after it only keeps the promise of [-127, 127]. */
+static inline __attribute__((always_inline)) void code_lanes(const float *x, double inverse, float s, uint8_t *codes,
+                              quant_d *e_squares)
 {
-    double maxabs = 0, sumsq = 0;
-    int finite = 1;
-    for (int i = 0; i < dim; i++) {
-        double v = x[i];
-        if (!isfinite(v)) finite = 0;
-        else {
-            if (fabs(v) > maxabs) maxabs = fabs(v);
-            sumsq += v * v;
+    quant_f xf;
+    memcpy(&xf, x, sizeof xf);
+    quant_d xd = __builtin_convertvector(xf, quant_d);
+    quant_d v = xd * inverse;
+    /* v + copysign(0.5, v), truncated: halves away from zero. */
+    quant_l sign = (quant_l)v & ((quant_l){0} + INT64_MIN);
+    quant_d half = (quant_d)(sign | (quant_l)((quant_d){0} + 0.5));
+    quant_i c = __builtin_convertvector(v + half, quant_i);
+    quant_i hi = (quant_i){0} + 127, lo = (quant_i){0} - 127;
+    quant_i over = c > hi, under = c < lo;
+    c = (c & ~over) | (hi & over);
+    c = (c & ~under) | (lo & under);
+    /* The low byte of each lane to the front: one byte shuffle, where a
+     * narrowing conversion goes through general registers. */
+    quant_b b = (quant_b)(c + 128);
+    quant_b8 low = __builtin_shufflevector(b, b, 0, 4, 8, 12, 16, 20, 24, 28);
+    memcpy(codes, &low, sizeof low);
+    quant_d e = xd - __builtin_convertvector(c, quant_d) * (double)s; /* exact products */
+    *e_squares += e * e;
+}
+
+/* Codes, scale and bounds for x (see the top of the file). The sums are
+ * taken in double, exact up to a relative dim * 2^-53 whatever the order of
+ * the additions (hence the lanes), and the stored bounds are widened past
+ * that and rounded up. A row with an infinite or NaN component has an
+ * infinite or NaN sum of squares (a finite float squared in double never
+ * overflows), which is how such rows are told apart without a branch per
+ * component. This runs once per row on every load of a namespace, so its
+ * loops are written to vectorise. */
+static inline __attribute__((always_inline)) void
+quantise_row_body(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq)
+{
+    float max_lane[QUANT_LANES] = {0};
+    double sq_lane[QUANT_LANES] = {0};
+    int i = 0;
+    for (; i + QUANT_LANES <= dim; i += QUANT_LANES)
+        for (int j = 0; j < QUANT_LANES; j++) {
+            float v = x[i + j], a = fabsf(v);
+            max_lane[j] = a > max_lane[j] ? a : max_lane[j];
+            sq_lane[j] += (double)v * v;
         }
+    for (int j = 0; i < dim; i++, j++) {
+        float v = x[i], a = fabsf(v);
+        max_lane[j] = a > max_lane[j] ? a : max_lane[j];
+        sq_lane[j] += (double)v * v;
+    }
+    double maxabs = 0, sumsq = 0;
+    for (int j = 0; j < QUANT_LANES; j++) {
+        if (max_lane[j] > maxabs) maxabs = max_lane[j];
+        sumsq += sq_lane[j];
     }
     memset(codes, 128, stride);
     const double widen = 1.0 + (dim + 2) * 0x1p-50;
     double norm = sqrt(sumsq);
-    if (!finite || norm > FLAT_MAX_NORM) {
+    if (!isfinite(sumsq) || norm > FLAT_MAX_NORM) {
         rq->scale = 0;
         rq->xnorm = rq->enorm = INFINITY;
         return;
@@ -198,8 +260,13 @@ static void quantise_row(int dim, size_t stride, const float *x, uint8_t *codes,
         return;
     }
     float s = (float)(maxabs / 127.0);
-    double esq = 0, inverse = 1.0 / s;
-    for (int i = 0; i < dim; i++) {
+    double inverse = 1.0 / s;
+    quant_d e_lanes = {0};
+    for (i = 0; i + QUANT_LANES <= dim; i += QUANT_LANES)
+        code_lanes(x + i, inverse, s, codes + i, &e_lanes);
+    double esq = 0;
+    for (int j = 0; j < QUANT_LANES; j++) esq += e_lanes[j];
+    for (; i < dim; i++) {
         int8_t c = clamp_code(x[i] * inverse);
         codes[i] = (uint8_t)(c + 128);
         double e = x[i] - (double)s * c; /* s*c is exact in double */
@@ -207,6 +274,36 @@ static void quantise_row(int dim, size_t stride, const float *x, uint8_t *codes,
     }
     rq->scale = s;
     rq->enorm = round_up_to_float(sqrt(esq) * widen);
+}
+
+typedef void (*quantise_fn)(int dim, size_t stride, const float *x, uint8_t *codes,
+                            flat_row_quant *rq);
+
+static void quantise_row_plain(int dim, size_t stride, const float *x, uint8_t *codes,
+                               flat_row_quant *rq)
+{
+    quantise_row_body(dim, stride, x, codes, rq);
+}
+
+__attribute__((target("avx2,fma"))) static void
+quantise_row_avx2(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq)
+{
+    quantise_row_body(dim, stride, x, codes, rq);
+}
+
+__attribute__((target("avx512f,avx2,fma"))) static void
+quantise_row_avx512(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq)
+{
+    quantise_row_body(dim, stride, x, codes, rq);
+}
+
+/* The build for the level the search kernels run at (which the CPU has). */
+static quantise_fn quantiser(void)
+{
+    const char *level = kernels()->name;
+    if (strcmp(level, "avx512") == 0) return quantise_row_avx512;
+    if (strcmp(level, "avx2") == 0) return quantise_row_avx2;
+    return quantise_row_plain;
 }
 
 static size_t round_up_size(size_t v, size_t to) { return (v + to - 1) / to * to; }
@@ -295,7 +392,7 @@ int flat_reserve(flat_index *ix, size_t rows)
 static void store_row(flat_index *ix, size_t i, const float *v)
 {
     memcpy(ix->vecs + i * (size_t)ix->dim, v, (size_t)ix->dim * sizeof(float));
-    quantise_row(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride,
+    quantiser()(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride,
                  &ix->quant[i]);
 }
 
@@ -304,6 +401,24 @@ long flat_append(flat_index *ix, const float *v)
     if (!ix || !v || ix->count > (size_t)UINT32_MAX || reserve(ix, ix->count + 1) != 0) return -1;
     store_row(ix, ix->count, v);
     return (long)ix->count++;
+}
+
+long flat_append_many(flat_index *ix, const float *vecs, size_t n)
+{
+    if (!ix || (!vecs && n) || ix->count + n > (size_t)UINT32_MAX + 1 ||
+        reserve(ix, ix->count + n) != 0)
+        return -1;
+    size_t first = ix->count, dim = (size_t)ix->dim;
+    float *dst = ix->vecs + first * dim;
+    /* One copy of the batch, then each row quantised from its aligned
+     * place in the index (the caller's rows may come from anywhere). */
+    memcpy(dst, vecs, n * dim * sizeof(float));
+    quantise_fn quantise = quantiser();
+    for (size_t r = 0; r < n; r++)
+        quantise(ix->dim, ix->code_stride, dst + r * dim,
+                     ix->codes + (first + r) * ix->code_stride, &ix->quant[first + r]);
+    ix->count += n;
+    return (long)first;
 }
 
 void flat_set(flat_index *ix, size_t i, const float *v)

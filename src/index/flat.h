@@ -35,6 +35,11 @@ int flat_reserve(flat_index *ix, size_t rows);
 /* Append a row (dim floats, copied); returns its row number, or -1 when out
  * of memory. */
 long flat_append(flat_index *ix, const float *v);
+/* Append n rows at once (n * dim floats, row-major, copied); returns the
+ * first new row's number, or -1 when out of memory (nothing appended). The
+ * same rows as n flat_append calls, with one copy and a tight quantising
+ * loop: what loading a namespace uses. */
+long flat_append_many(flat_index *ix, const float *vecs, size_t n);
 /* Overwrite row i (for updates). */
 void flat_set(flat_index *ix, size_t i, const float *v);
 /* Row i's vector (valid until the next append/set/remove). */

@@ -663,10 +663,51 @@ int store_history_json(store *s, const char *ns, const char *id, char **json) {
 
 /* ---- scans ---- */
 
+/* Point r at the current row of st (ROW_COLS order) without copying: the
+ * strings and the vector are SQLite's, valid until the next step. A scan
+ * hands its callback rows it may read only during the call, so copying each
+ * row's nine strings here (and freeing them after) would be pure cost.
+ * Returns 0, or -1 when SQLite ran out of memory for a required column. */
+static int borrow_row(sqlite3_stmt *st, int with_vec, store_row *r) {
+    memset(r, 0, sizeof *r);
+    r->rowid = sqlite3_column_int64(st, 0);
+    r->m.ns = (const char *)sqlite3_column_text(st, 1);
+    r->m.id = (const char *)sqlite3_column_text(st, 2);
+    r->m.kind = (const char *)sqlite3_column_text(st, 3);
+    r->m.tier = (const char *)sqlite3_column_text(st, 4);
+    r->m.text = (const char *)sqlite3_column_text(st, 5);
+    r->m.importance = sqlite3_column_double(st, 6);
+    r->m.created_at = sqlite3_column_int64(st, 7);
+    r->m.updated_at = sqlite3_column_int64(st, 8);
+    r->m.accessed_at = sqlite3_column_int64(st, 9);
+    r->m.access_count = sqlite3_column_int64(st, 10);
+    r->m.expires_at = sqlite3_column_int64(st, 11);
+    r->m.invalidated_at = sqlite3_column_int64(st, 12);
+    r->m.superseded_by = (const char *)sqlite3_column_text(st, 13);
+    r->m.duplicate_count = sqlite3_column_int64(st, 14);
+    r->m.metadata = (const char *)sqlite3_column_text(st, 15);
+    r->m.links = (const char *)sqlite3_column_text(st, 16);
+    r->m.model = (const char *)sqlite3_column_text(st, 17);
+    /* The blob first, then its size: asking for the bytes of a blob never
+     * converts it, so the pointer stays valid. */
+    const void *blob = with_vec ? sqlite3_column_blob(st, 18) : NULL;
+    int bytes = sqlite3_column_bytes(st, 18);
+    r->m.dim = bytes / (int)sizeof(float);
+    if (blob && r->m.dim > 0) r->m.vector = blob;
+    if (!r->m.ns || !r->m.id || !r->m.kind || !r->m.tier || !r->m.text) return -1;
+    return 0;
+}
+
 int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
                void *ctx) {
     sqlite3_stmt *st;
-    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=? ORDER BY rowid"
+    /* For one namespace, its rowids come from the (ns, ...) index into a
+     * list SQLite keeps sorted, then each row is read by rowid: in rowid
+     * order without sorting the rows themselves. "WHERE ns=? ORDER BY
+     * rowid" would instead sort every row, vector included, in a temporary
+     * b-tree spilled to disk (most of the time of loading a namespace). */
+    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE rowid IN"
+                           " (SELECT rowid FROM memories WHERE ns=?) ORDER BY rowid"
                          : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
         return sqlfail(s, "scanning memories");
@@ -674,15 +715,11 @@ int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
     int rc = REMEM_OK, step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         store_row r;
-        if (read_row(st, 0, &r)) {
-            store_row_clear(&r);
+        if (borrow_row(st, with_vec, &r)) {
             rc = fail(s, REMEM_ENOMEM, "out of memory scanning");
             break;
         }
-        /* Borrow the blob for the callback instead of copying it. */
-        if (with_vec && r.m.dim > 0) r.m.vector = sqlite3_column_blob(st, 18);
         rc = fn(ctx, &r);
-        store_row_clear(&r);
         if (rc) break;
     }
     if (!rc && step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "scanning memories");

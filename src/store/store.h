@@ -105,8 +105,10 @@ int store_history_scrub(store *s, const char *ns, const char *id);
 int store_history_json(store *s, const char *ns, const char *id, char **json);
 
 /* Call fn for every row of ns (NULL: all namespaces), in rowid order,
- * with the vector when with_vec. The row is valid during the call only.
- * fn returns non-zero to stop; that value is returned. */
+ * with the vector when with_vec. The row, its strings and its vector are
+ * the store's and valid during the call only (copy what you keep; the
+ * vector may not be aligned for float: memcpy it). fn returns non-zero to
+ * stop; that value is returned. */
 typedef int (*store_row_fn)(void *ctx, const store_row *r);
 int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
                void *ctx);
