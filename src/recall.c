@@ -112,7 +112,27 @@ typedef struct query_ctx {
     size_t lex_found;
     unsigned char *allow_owned;
     int64_t built_from, built_until;
+    /* Scratch on the stack for the common sizes, so that a recall of one
+     * namespace with a usual embedder and k allocates almost nothing. */
+    float qv_local[1024];
+    ns_cache *caches_local[8];
+    uint64_t *allow_local[8];
+    unsigned char owned_local[8];
 } query_ctx;
+
+/* Up to n elements of size bytes: local when they fit in local_bytes, else
+ * from malloc (zeroed either way). */
+static void *scratch(void *local, size_t local_bytes, size_t n, size_t size) {
+    if (n <= local_bytes / size) {
+        memset(local, 0, n * size);
+        return local;
+    }
+    return calloc(n ? n : 1, size);
+}
+
+static void scratch_free(void *p, void *local) {
+    if (p != local) free(p);
+}
 
 static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
     const remem_memory *m = &c->rows[i].m;
@@ -162,10 +182,20 @@ static uint64_t *build_allow(query_ctx *x, ns_cache *c, size_t *allowed) {
 static char *allow_key(query_ctx *x) {
     const char *f = x->q->filter ? x->q->filter : "";
     if (strstr(f, "accessed_at") || strstr(f, "access_count")) return NULL;
-    strbuf k;
-    sb_init(&k);
-    sb_printf(&k, "%s\x1f%s\x1f%s\x1f%d", f, x->p.filter, x->p.tiers, x->q->include_invalid);
-    return sb_take(&k);
+    const char *parts[3] = {f, x->p.filter, x->p.tiers};
+    size_t lens[3], total = 0;
+    for (int i = 0; i < 3; i++) total += lens[i] = strlen(parts[i]);
+    char *key = malloc(total + 5);
+    if (!key) return NULL;
+    char *p = key;
+    for (int i = 0; i < 3; i++) {
+        memcpy(p, parts[i], lens[i]);
+        p += lens[i];
+        *p++ = '\x1f';
+    }
+    *p++ = x->q->include_invalid ? '1' : '0';
+    *p = '\0';
+    return key;
 }
 
 /* The allow bitmap of c for this query: the one kept in c when it still
@@ -258,34 +288,25 @@ static int lexical_lane(query_ctx *x) {
 
 /* ---- results ---- */
 
+/* A result is one allocation: the remem_result, its hits, and the strings
+ * of their memories (copied so that they outlive the caches), so that
+ * handing back k hits costs one malloc instead of ten per hit. */
 typedef struct result_impl {
     remem_result pub;
-    char **strs;
-    size_t n_strs, cap_strs;
+    char *next; /* where the next string goes */
 } result_impl;
+
+static size_t str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
 
 static const char *keep(result_impl *r, const char *s) {
     if (!s) return NULL;
-    if (r->n_strs == r->cap_strs) {
-        size_t cap = r->cap_strs ? r->cap_strs * 2 : 64;
-        char **v = realloc(r->strs, cap * sizeof *v);
-        if (!v) return NULL;
-        r->strs = v;
-        r->cap_strs = cap;
-    }
-    char *d = strdup(s);
-    if (d) r->strs[r->n_strs++] = d;
+    size_t n = strlen(s) + 1;
+    char *d = memcpy(r->next, s, n);
+    r->next += n;
     return d;
 }
 
-void remem_result_free(remem_result *pub) {
-    if (!pub) return;
-    result_impl *r = (result_impl *)pub;
-    for (size_t i = 0; i < r->n_strs; i++) free(r->strs[i]);
-    free(r->strs);
-    free(r->pub.hits);
-    free(r);
-}
+void remem_result_free(remem_result *pub) { free(pub); }
 
 typedef struct ranked {
     candidate c;
@@ -303,7 +324,13 @@ static int cmp_ranked(const void *a, const void *b) {
     return rx > ry ? -1 : rx < ry; /* newer first */
 }
 
-static int copy_memory(result_impl *r, remem_memory *dst, const remem_memory *src) {
+static size_t memory_bytes(const remem_memory *m) {
+    return str_bytes(m->ns) + str_bytes(m->id) + str_bytes(m->kind) + str_bytes(m->tier) +
+           str_bytes(m->text) + str_bytes(m->superseded_by) + str_bytes(m->metadata) +
+           str_bytes(m->links) + str_bytes(m->model);
+}
+
+static void copy_memory(result_impl *r, remem_memory *dst, const remem_memory *src) {
     *dst = *src;
     dst->vector = NULL;
     dst->dim = 0;
@@ -316,8 +343,6 @@ static int copy_memory(result_impl *r, remem_memory *dst, const remem_memory *sr
     dst->metadata = keep(r, src->metadata);
     dst->links = keep(r, src->links);
     dst->model = keep(r, src->model);
-    if (!dst->ns || !dst->id || !dst->kind || !dst->tier || !dst->text) return -1;
-    return 0;
 }
 
 static double elapsed_ms(const struct timespec *t0) {
@@ -374,7 +399,7 @@ static int prepare(query_ctx *x) {
                 : x->p.candidates_per_k > 0 ? (size_t)(k * x->p.candidates_per_k)
                 : (size_t)(k * 5 > 50 ? k * 5 : 50);
     int dim = db->emb->dim;
-    x->qv = malloc((size_t)dim * sizeof *x->qv);
+    x->qv = scratch(x->qv_local, sizeof x->qv_local, (size_t)dim, sizeof *x->qv);
     if (!x->qv) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (q->vector) {
         double s = 0;
@@ -393,12 +418,14 @@ static int prepare(query_ctx *x) {
 static int vector_lane(query_ctx *x) {
     remem *db = x->db;
     const remem_query *q = x->q;
-    x->caches = calloc(q->n_namespaces, sizeof *x->caches);
-    x->allow = calloc(q->n_namespaces, sizeof *x->allow);
-    x->allow_owned = calloc(q->n_namespaces, 1);
-    flat_hit *hits = malloc(x->n_cand * sizeof *hits);
+    size_t nns = q->n_namespaces;
+    x->caches = scratch(x->caches_local, sizeof x->caches_local, nns, sizeof *x->caches);
+    x->allow = scratch(x->allow_local, sizeof x->allow_local, nns, sizeof *x->allow);
+    x->allow_owned = scratch(x->owned_local, sizeof x->owned_local, nns, 1);
+    flat_hit hits_local[256];
+    flat_hit *hits = scratch(hits_local, sizeof hits_local, x->n_cand, sizeof *hits);
     if (!x->caches || !x->allow || !x->allow_owned || !hits) {
-        free(hits);
+        scratch_free(hits, hits_local);
         return eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
     int rc = REMEM_OK;
@@ -448,7 +475,7 @@ static int vector_lane(query_ctx *x) {
             r2->sim = hits[h].sim;
         }
     }
-    free(hits);
+    scratch_free(hits, hits_local);
     return rc;
 }
 
@@ -491,8 +518,7 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
     if ((rc = vector_lane(&x))) goto out;
     if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
     rk = calloc(x.pool.n ? x.pool.n : 1, sizeof *rk);
-    res = calloc(1, sizeof *res);
-    if (!rk || !res) {
+    if (!rk) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto out;
     }
@@ -549,17 +575,18 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
     free(cs);
     qsort(rk, kept, sizeof *rk, cmp_ranked);
     size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
-    res->pub.hits = calloc(k ? k : 1, sizeof *res->pub.hits);
-    if (!res->pub.hits) {
+    size_t bytes = sizeof *res + k * sizeof(remem_hit) + str_bytes(x.p.name);
+    for (size_t i = 0; i < k; i++) bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);
+    res = calloc(1, bytes);
+    if (!res) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto out;
     }
+    res->pub.hits = (remem_hit *)(res + 1);
+    res->next = (char *)(res->pub.hits + k);
     for (size_t i = 0; i < k; i++) {
         remem_hit *h = &res->pub.hits[i];
-        if (copy_memory(res, &h->mem, &rk[i].ref->c->rows[rk[i].ref->row].m)) {
-            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-            goto out;
-        }
+        copy_memory(res, &h->mem, &rk[i].ref->c->rows[rk[i].ref->row].m);
         h->score = rk[i].c.score;
         h->relevance = rk[i].c.relevance;
         h->similarity = rk[i].c.sim;
@@ -583,11 +610,11 @@ out:
     free(rk);
     for (size_t j = 0; j < x.n_caches; j++)
         if (x.allow_owned[j]) free(x.allow[j]);
-    free(x.allow);
-    free(x.allow_owned);
-    free(x.caches);
+    scratch_free(x.allow, x.allow_local);
+    scratch_free(x.allow_owned, x.owned_local);
+    scratch_free(x.caches, x.caches_local);
     free(x.pool.v);
-    free(x.qv);
+    scratch_free(x.qv, x.qv_local);
     filter_free(x.f);
     filter_free(x.pf);
     return rc;

@@ -5,6 +5,7 @@
  * links as JSON values, score components under "components".
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,49 +64,428 @@ json_t *eng_memory_json(const remem_memory *m, int with_vec) {
     return o;
 }
 
-static char *dump(json_t *o) {
-    if (!o) return NULL;
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(7));
-    json_decref(o);
-    return s;
+/* ---- direct rendering ----
+ * Memories, hits and results are rendered straight into text rather than
+ * through a jansson tree: the server renders every recall, and building
+ * the tree (an allocation per key and value) and printing its numbers
+ * through printf cost as much CPU as a third of the recall itself. The
+ * text is byte for byte what jansson writes for eng_memory_json (compact,
+ * JSON_REAL_PRECISION(7), keys in insertion order, a key left out when
+ * jansson would refuse its value: a non-finite number, a string that is not
+ * UTF-8); tests/test_render.c holds the two side by side. */
+
+typedef struct out {
+    char *data;
+    size_t len, cap;
+    int oom;
+} out;
+
+static int out_reserve(out *o, size_t extra) {
+    if (o->oom) return -1;
+    if (o->len + extra + 1 <= o->cap) return 0;
+    size_t cap = o->cap ? o->cap : 1024;
+    while (cap < o->len + extra + 1) cap *= 2;
+    char *d = realloc(o->data, cap);
+    if (!d) {
+        o->oom = 1;
+        return -1;
+    }
+    o->data = d;
+    o->cap = cap;
+    return 0;
 }
 
-char *remem_memory_to_json(const remem_memory *m) { return dump(eng_memory_json(m, 0)); }
-
-static json_t *num_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
-
-static json_t *hit_json(const remem_hit *h) {
-    json_t *o = eng_memory_json(&h->mem, 0);
-    if (!o) return NULL;
-    json_object_set_new(o, "score", json_real(h->score));
-    json_t *c = json_object();
-    json_object_set_new(c, "relevance", json_real(h->relevance));
-    json_object_set_new(c, "similarity", num_or_null(h->similarity));
-    json_object_set_new(c, "lexical", json_real(h->lexical));
-    json_object_set_new(c, "bm25", json_real(h->bm25));
-    json_object_set_new(c, "recency", json_real(h->recency));
-    json_object_set_new(c, "importance", json_real(h->importance));
-    json_object_set_new(c, "context", json_real(h->context));
-    json_t *lanes = json_array();
-    if (h->lanes & 1) json_array_append_new(lanes, json_string("vector"));
-    if (h->lanes & 2) json_array_append_new(lanes, json_string("lexical"));
-    json_object_set_new(c, "lanes", lanes);
-    json_object_set_new(o, "components", c);
-    return o;
+static void put(out *o, const char *s, size_t n) {
+    if (out_reserve(o, n)) return;
+    memcpy(o->data + o->len, s, n);
+    o->len += n;
 }
 
-char *remem_hit_to_json(const remem_hit *h) { return dump(hit_json(h)); }
+#define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
+
+/* jansson's UTF-8 check: no overlong forms, no surrogates, nothing above
+ * U+10FFFF. */
+static int utf8_valid(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        unsigned cp, min;
+        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
+        else return 0;
+        if (i + len > n) return 0;
+        for (size_t j = 1; j < len; j++) {
+            if ((s[i + j] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (s[i + j] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static void put_string(out *o, const char *s, size_t n) {
+    static const char hex[] = "0123456789ABCDEF";
+    if (out_reserve(o, n + 2)) return;
+    o->data[o->len++] = '"';
+    size_t run = 0; /* start of the bytes not yet copied */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        put(o, s + run, i - run);
+        run = i + 1;
+        char esc[6] = {'\\', 0};
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            put(o, esc, 6);
+            continue;
+        }
+        put(o, esc, 2);
+    }
+    put(o, s + run, n - run);
+    put(o, "\"", 1);
+}
+
+/* `"key":` after the first key of an object. */
+static void put_key(out *o, int *first, const char *key) {
+    if (!*first) put(o, ",", 1);
+    *first = 0;
+    put(o, "\"", 1);
+    put(o, key, strlen(key));
+    put(o, "\":", 2);
+}
+
+static void put_str_field(out *o, int *first, const char *key, const char *v) {
+    if (!v) {
+        put_key(o, first, key);
+        PUT_LIT(o, "null");
+        return;
+    }
+    size_t n = strlen(v);
+    if (!utf8_valid((const unsigned char *)v, n)) return; /* jansson drops it */
+    put_key(o, first, key);
+    put_string(o, v, n);
+}
+
+static void put_int(out *o, long long v) {
+    char buf[24], *p = buf + sizeof buf;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--p = '-';
+    put(o, p, (size_t)(buf + sizeof buf - p));
+}
+
+/* jansson's real: "%.7g", then ".0" when that has neither '.' nor 'e',
+ * and the exponent without '+' or leading zeros. */
+static size_t real_text_printf(double v, char *buf) {
+    int n = snprintf(buf, 32, "%.7g", v);
+    if (n < 0 || n >= 32) return 0;
+    size_t len = (size_t)n;
+    char *e = strchr(buf, 'e');
+    if (!e && !strchr(buf, '.')) {
+        memcpy(buf + len, ".0", 3);
+        return len + 2;
+    }
+    if (e) {
+        char *start = e + 1, *end = start + 1;
+        if (*start == '-') start++;
+        while (*end == '0') end++;
+        if (end != start) {
+            memmove(start, end, len - (size_t)(end - buf) + 1);
+            len -= (size_t)(end - start);
+        }
+    }
+    return len;
+}
+
+/* The same text without printf for the common magnitudes: the 7
+ * significant digits come from one long double product or quotient by an
+ * exact power of ten (a relative error near 2^-64), and a value whose
+ * eighth digit and beyond come close to a tie goes to printf, so the
+ * rounding is always printf's. */
+static size_t real_text(double v, char *buf) {
+    static const long double pow10[] = {
+        1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L,
+        1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L};
+    double a = fabs(v);
+    if (v == 0) {
+        if (signbit(v)) {
+            memcpy(buf, "-0.0", 5);
+            return 4;
+        }
+        memcpy(buf, "0.0", 4);
+        return 3;
+    }
+    if (!(a >= 1e-12 && a < 1e14)) return real_text_printf(v, buf);
+    int e = (int)floor(log10(a));
+    long double scaled = 0;
+    for (int tries = 0; tries < 3; tries++) {
+        int shift = 6 - e;
+        scaled = shift >= 0 ? (long double)a * pow10[shift] : (long double)a / pow10[-shift];
+        if (scaled < 1e6L) e--;
+        else if (scaled >= 1e7L) e++;
+        else break;
+    }
+    if (scaled < 1e6L || scaled >= 1e7L) return real_text_printf(v, buf);
+    long double whole = floorl(scaled), frac = scaled - whole;
+    if (fabsl(frac - 0.5L) < 1e-6L) return real_text_printf(v, buf);
+    long digits = (long)whole + (frac > 0.5L);
+    if (digits == 10000000) {
+        digits = 1000000;
+        e++;
+    }
+    char d[8];
+    for (int i = 6; i >= 0; i--) {
+        d[i] = (char)('0' + digits % 10);
+        digits /= 10;
+    }
+    int nd = 7; /* significant digits left after dropping trailing zeros */
+    while (nd > 1 && d[nd - 1] == '0') nd--;
+    char *p = buf;
+    if (v < 0) *p++ = '-';
+    if (e >= -4 && e < 7) {
+        if (e >= 0) {
+            for (int i = 0; i <= e; i++) *p++ = i < nd ? d[i] : '0';
+            if (nd > e + 1) {
+                *p++ = '.';
+                for (int i = e + 1; i < nd; i++) *p++ = d[i];
+            } else {
+                *p++ = '.';
+                *p++ = '0';
+            }
+        } else {
+            *p++ = '0';
+            *p++ = '.';
+            for (int i = 0; i < -e - 1; i++) *p++ = '0';
+            for (int i = 0; i < nd; i++) *p++ = d[i];
+        }
+    } else {
+        *p++ = d[0];
+        if (nd > 1) {
+            *p++ = '.';
+            for (int i = 1; i < nd; i++) *p++ = d[i];
+        }
+        *p++ = 'e';
+        int x = e;
+        if (x < 0) {
+            *p++ = '-';
+            x = -x;
+        }
+        char xb[8];
+        int xn = 0;
+        do xb[xn++] = (char)('0' + x % 10);
+        while (x /= 10);
+        while (xn) *p++ = xb[--xn];
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
+}
+
+/* A real field; left out when not finite (jansson has no such value). */
+static void put_real_field(out *o, int *first, const char *key, double v) {
+    if (!isfinite(v)) return;
+    char buf[40];
+    size_t n = real_text(v, buf);
+    if (!n) return;
+    put_key(o, first, key);
+    put(o, buf, n);
+}
+
+static void put_int_field(out *o, int *first, const char *key, long long v) {
+    put_key(o, first, key);
+    put_int(o, v);
+}
+
+static void two(char *p, int v) {
+    p[0] = (char)('0' + v / 10);
+    p[1] = (char)('0' + v % 10);
+}
+
+/* util_format_time's text, without gmtime and printf for years 1 to 9999. */
+static void format_time(int64_t ms, char *buf, size_t cap) {
+    const int64_t min_ms = -62135596800000LL, max_ms = 253402300799999LL;
+    if (ms < min_ms || ms > max_ms || cap < 25) {
+        util_format_time(ms, buf, cap);
+        return;
+    }
+    int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+    int frac = (int)(ms - secs * 1000);
+    int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+    int sod = (int)(secs - days * 86400);
+    /* civil date from days since 1970-01-01 (proleptic Gregorian) */
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int day = (int)(doy - (153 * mp + 2) / 5 + 1);
+    int month = (int)(mp < 10 ? mp + 3 : mp - 9);
+    int year = (int)(yoe + era * 400 + (month <= 2));
+    two(buf, year / 100);
+    two(buf + 2, year % 100);
+    buf[4] = '-';
+    two(buf + 5, month);
+    buf[7] = '-';
+    two(buf + 8, day);
+    buf[10] = 'T';
+    two(buf + 11, sod / 3600);
+    buf[13] = ':';
+    two(buf + 14, sod / 60 % 60);
+    buf[16] = ':';
+    two(buf + 17, sod % 60);
+    buf[19] = '.';
+    buf[20] = (char)('0' + frac / 100);
+    two(buf + 21, frac % 100);
+    memcpy(buf + 23, "Z", 2);
+}
+
+static void put_time_field(out *o, int *first, const char *key, int64_t ms, int zero_is_null) {
+    put_key(o, first, key);
+    if (zero_is_null && ms == 0) {
+        PUT_LIT(o, "null");
+        return;
+    }
+    char buf[40];
+    format_time(ms, buf, sizeof buf);
+    put_string(o, buf, strlen(buf));
+}
+
+/* A JSON value stored as text, as set_json_text makes it: the empty object
+ * and list (what most memories hold) directly, anything else through
+ * jansson so that its spacing and numbers come out the same. */
+static void put_json_text_field(out *o, int *first, const char *key, const char *text) {
+    if (!text) {
+        put_key(o, first, key);
+        PUT_LIT(o, "null");
+        return;
+    }
+    if (strcmp(text, "{}") == 0 || strcmp(text, "[]") == 0) {
+        put_key(o, first, key);
+        put(o, text, 2);
+        return;
+    }
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    if (!v) {
+        put_str_field(o, first, key, text);
+        return;
+    }
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(7));
+    json_decref(v);
+    if (!s) {
+        o->oom = 1;
+        return;
+    }
+    put_key(o, first, key);
+    put(o, s, strlen(s));
+    free(s);
+}
+
+/* The members of eng_memory_json(m, 0), in its order, without the braces. */
+static void put_memory_members(out *o, int *first, const remem_memory *m) {
+    put_str_field(o, first, "id", m->id);
+    put_str_field(o, first, "ns", m->ns);
+    put_str_field(o, first, "kind", m->kind);
+    put_str_field(o, first, "tier", m->tier);
+    if (m->text) put_str_field(o, first, "text", m->text);
+    put_real_field(o, first, "importance", m->importance);
+    put_time_field(o, first, "created_at", m->created_at, 0);
+    put_time_field(o, first, "updated_at", m->updated_at, 0);
+    put_time_field(o, first, "accessed_at", m->accessed_at, 0);
+    put_int_field(o, first, "access_count", m->access_count);
+    put_time_field(o, first, "expires_at", m->expires_at, 1);
+    put_time_field(o, first, "invalidated_at", m->invalidated_at, 1);
+    put_str_field(o, first, "superseded_by", m->superseded_by);
+    put_int_field(o, first, "duplicate_count", m->duplicate_count);
+    put_json_text_field(o, first, "metadata", m->metadata);
+    put_json_text_field(o, first, "links", m->links);
+    put_str_field(o, first, "model", m->model);
+}
+
+static void put_hit(out *o, const remem_hit *h) {
+    int first = 1;
+    put(o, "{", 1);
+    put_memory_members(o, &first, &h->mem);
+    put_real_field(o, &first, "score", h->score);
+    put_key(o, &first, "components");
+    int cf = 1;
+    put(o, "{", 1);
+    put_real_field(o, &cf, "relevance", h->relevance);
+    if (isnan(h->similarity)) {
+        put_key(o, &cf, "similarity");
+        PUT_LIT(o, "null");
+    } else {
+        put_real_field(o, &cf, "similarity", h->similarity);
+    }
+    put_real_field(o, &cf, "lexical", h->lexical);
+    put_real_field(o, &cf, "bm25", h->bm25);
+    put_real_field(o, &cf, "recency", h->recency);
+    put_real_field(o, &cf, "importance", h->importance);
+    put_real_field(o, &cf, "context", h->context);
+    put_key(o, &cf, "lanes");
+    if ((h->lanes & 3) == 3) PUT_LIT(o, "[\"vector\",\"lexical\"]");
+    else if (h->lanes & 1) PUT_LIT(o, "[\"vector\"]");
+    else if (h->lanes & 2) PUT_LIT(o, "[\"lexical\"]");
+    else PUT_LIT(o, "[]");
+    put(o, "}}", 2);
+}
+
+static char *out_take(out *o) {
+    if (o->oom || !o->data) {
+        free(o->data);
+        return NULL;
+    }
+    o->data[o->len] = '\0';
+    return o->data;
+}
+
+char *remem_memory_to_json(const remem_memory *m) {
+    out o = {0};
+    int first = 1;
+    put(&o, "{", 1);
+    put_memory_members(&o, &first, m);
+    put(&o, "}", 1);
+    return out_take(&o);
+}
+
+char *remem_hit_to_json(const remem_hit *h) {
+    out o = {0};
+    put_hit(&o, h);
+    return out_take(&o);
+}
 
 char *remem_result_to_json(const remem_result *r) {
-    json_t *o = json_object();
-    json_object_set_new(o, "profile", json_string(r->profile ? r->profile : ""));
-    char t[40];
-    util_format_time(r->now, t, sizeof t);
-    json_object_set_new(o, "now", json_string(t));
-    json_object_set_new(o, "candidates", json_integer((json_int_t)r->candidates));
-    json_object_set_new(o, "took_ms", json_real(r->took_ms));
-    json_t *hits = json_array();
-    for (size_t i = 0; i < r->n; i++) json_array_append_new(hits, hit_json(&r->hits[i]));
-    json_object_set_new(o, "hits", hits);
-    return dump(o);
+    out o = {0};
+    out_reserve(&o, 1024 + r->n * 1024);
+    int first = 1;
+    put(&o, "{", 1);
+    put_str_field(&o, &first, "profile", r->profile ? r->profile : "");
+    put_time_field(&o, &first, "now", r->now, 0);
+    put_int_field(&o, &first, "candidates", (long long)r->candidates);
+    put_real_field(&o, &first, "took_ms", r->took_ms);
+    put_key(&o, &first, "hits");
+    put(&o, "[", 1);
+    for (size_t i = 0; i < r->n; i++) {
+        if (i) put(&o, ",", 1);
+        put_hit(&o, &r->hits[i]);
+    }
+    put(&o, "]}", 2);
+    return out_take(&o);
 }
