@@ -30,7 +30,7 @@
 enum {
     ST_INSERT, ST_REPLACE, ST_FIND_NS, ST_FIND_ANY, ST_GET, ST_DUP, ST_BUMPDUP,
     ST_DELETE, ST_TOUCH, ST_SETVEC, ST_HIST_ADD, ST_NS_INFO, ST_NS_SET,
-    ST_FTS, ST_HIST_MAX, ST_HIST_SINCE, ST_COUNT
+    ST_FTS, ST_HIST_MAX, ST_HIST_SINCE, ST_DATA_VERSION, ST_COUNT
 };
 
 struct store {
@@ -78,6 +78,7 @@ static const char *const sql_text[ST_COUNT] = {
                "WHERE memories_fts MATCH ?1 ORDER BY bm25(memories_fts)",
     [ST_HIST_MAX] = "SELECT coalesce(max(seq),0) FROM history WHERE ns=?1",
     [ST_HIST_SINCE] = "SELECT seq, id, op FROM history WHERE ns=?1 AND seq>?2 ORDER BY seq",
+    [ST_DATA_VERSION] = "PRAGMA data_version",
 };
 
 /* Each migration brings the schema from version i to i+1. */
@@ -268,13 +269,13 @@ void store_rollback(store *s) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Every recall asks this first, so the pragma is a statement prepared once
+ * with the others rather than parsed per call. */
 int store_changed(store *s) {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = s->st[ST_DATA_VERSION];
     int v = s->data_version;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+    sqlite3_reset(st);
     int changed = v != s->data_version;
     s->data_version = v;
     return changed;
