@@ -409,6 +409,7 @@ long flat_append_many(flat_index *ix, const float *vecs, size_t n)
         reserve(ix, ix->count + n) != 0)
         return -1;
     size_t first = ix->count, dim = (size_t)ix->dim;
+    if (n == 0) return (long)first;
     float *dst = ix->vecs + first * dim;
     /* One copy of the batch, then each row quantised from its aligned
      * place in the index (the caller's rows may come from anywhere). */
