@@ -239,7 +239,6 @@ int store_open(const char *path, int durability, int busy_timeout_ms,
     if ((rc = exec(s, "PRAGMA secure_delete=ON"))) return rc;
     /* Reads through a memory map: no copy from the kernel per page. */
     exec(s, "PRAGMA mmap_size=1073741824");
-    exec(s, "PRAGMA cache_size=-65536");
     /* A file that is not a database shows up here, on the first read. */
     if (!read_only && (rc = migrate(s))) return rc;
     for (int i = 0; i < ST_COUNT; i++) {
