@@ -74,6 +74,16 @@ static double pct(double *v, int n, double p) {
     return v[(int)(p * (n - 1))];
 }
 
+/* Delete a store file with its -wal and -shm. */
+static void remove_store(const char *path) {
+    char side[600];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
 static void bench_ingest(const char *dir) {
     static const char *words[] = {"deploy", "payment", "service", "Maya", "release", "cluster",
                                   "rollback", "timeout", "canary", "pipeline", "user", "prefers",
@@ -136,12 +146,7 @@ static void bench_ingest(const char *dir) {
         free(texts);
         free(ms);
         remem_close(db);
-        unlink(path);
-        char side[600];
-        snprintf(side, sizeof side, "%s-wal", path);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", path);
-        unlink(side);
+        remove_store(path);
     }
 }
 
@@ -266,12 +271,7 @@ static void bench_recall(const char *dir, int n, double bw) {
     free(vs);
     free(texts);
     remem_close(db);
-    unlink(path);
-    char side[600];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    remove_store(path);
 }
 
 int main(int argc, char **argv) {

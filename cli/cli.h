@@ -35,6 +35,10 @@ int cli_wants_help(int argc, char **argv);
  * ("--name V" or "--name=V"), cli_opt returns the value and advances *i. */
 const char *cli_opt(int argc, char **argv, int *i, const char *name);
 
+/* For commands whose only option is --ns NS: sets *ns (left as is when
+ * absent). Returns 0, or 2 after printing the usage error. */
+int cli_only_ns(const char *cmd, int argc, char **argv, const char **ns);
+
 /* Commands. argv[0] is the command name; global options are removed. */
 typedef int (*cli_cmd_fn)(const cli_env *env, int argc, char **argv);
 int cmd_add(const cli_env *, int, char **);

@@ -59,14 +59,8 @@ int cmd_stats(const cli_env *env, int argc, char **argv) {
         return 0;
     }
     const char *ns = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
-        else {
-            cli_fail("stats: unexpected argument \"%s\"", argv[i]);
-            return 2;
-        }
-    }
+    int bad = cli_only_ns("stats", argc, argv, &ns);
+    if (bad) return bad;
     remem *db = cli_open(env);
     if (!db) return 1;
     char *json = NULL;

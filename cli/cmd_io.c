@@ -229,14 +229,8 @@ int cmd_reindex(const cli_env *env, int argc, char **argv) {
         return 0;
     }
     const char *ns = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
-        else {
-            cli_fail("reindex: unexpected argument \"%s\"", argv[i]);
-            return 2;
-        }
-    }
+    int bad = cli_only_ns("reindex", argc, argv, &ns);
+    if (bad) return bad;
     remem *db = cli_open(env);
     if (!db) return 1;
     progress pg;

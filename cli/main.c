@@ -94,6 +94,18 @@ const char *cli_opt(int argc, char **argv, int *i, const char *name) {
     return argv[*i];
 }
 
+int cli_only_ns(const char *cmd, int argc, char **argv, const char **ns) {
+    for (int i = 1; i < argc; i++) {
+        const char *v = cli_opt(argc, argv, &i, "--ns");
+        if (!v) {
+            cli_fail("%s: unexpected argument \"%s\" (remem %s --help)", cmd, argv[i], cmd);
+            return 2;
+        }
+        *ns = v;
+    }
+    return 0;
+}
+
 remem *cli_open(const cli_env *env) {
     remem *db = NULL;
     int rc = remem_open(env->db_path, &env->opt, &db);

@@ -479,7 +479,7 @@ static int vector_lane(query_ctx *x) {
     return rc;
 }
 
-static void touch(remem *db, result_impl *res, ranked *top, size_t n, int64_t now) {
+static void touch(remem *db, ranked *top, size_t n, int64_t now) {
     if (n == 0 || db->opt.read_only) return;
     int64_t *ids = malloc(n * sizeof *ids);
     if (!ids) return;
@@ -495,7 +495,6 @@ static void touch(remem *db, result_impl *res, ranked *top, size_t n, int64_t no
             store_rollback(db->st);
         }
     }
-    (void)res;
     free(ids);
 }
 
@@ -601,7 +600,7 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
     res->pub.profile = keep(res, x.p.name);
     res->pub.now = x.now;
     res->pub.candidates = n;
-    if (!q->no_touch) touch(db, res, rk, k, x.now);
+    if (!q->no_touch) touch(db, rk, k, x.now);
     res->pub.took_ms = elapsed_ms(&t0);
     *out = &res->pub;
     res = NULL;
