@@ -392,18 +392,11 @@ static int txn_end(remem *db, txn *x, int rc) {
     return rc;
 }
 
-static char *json_text(const remem_memory *m) {
-    json_t *o = eng_memory_json(m, 0);
-    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(7)) : NULL;
-    json_decref(o);
-    return s;
-}
-
 static int history(remem *db, const remem_memory *before, const remem_memory *after,
                    const char *op, const char *actor, int64_t now) {
     const remem_memory *key = after ? after : before;
-    char *b = before ? json_text(before) : NULL;
-    char *a = after ? json_text(after) : NULL;
+    char *b = before ? remem_memory_to_json(before) : NULL;
+    char *a = after ? remem_memory_to_json(after) : NULL;
     int rc;
     if ((before && !b) || (after && !a)) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     else {
