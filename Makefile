@@ -23,8 +23,11 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -pthread \
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 SANFLAGS ?=
 
-LIB_SRC   := $(sort $(wildcard src/*.c src/*/*.c))
-FACE_SRC  := $(sort $(wildcard cli/*.c server/*.c))
+# Every .c under src/ (at any depth) is the library; cli/, server/ and mcp/
+# are the faces linked into the remem command. fuzz/run.sh asks for the same
+# list (make print-lib-src), so it is defined here only.
+LIB_SRC   := $(sort $(shell find src -name '*.c'))
+FACE_SRC  := $(sort $(shell find cli server mcp -name '*.c'))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
@@ -39,7 +42,10 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 # Objects of test support code are not intermediate files to delete.
 .SECONDARY:
 
-.PHONY: all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
+print-lib-src:
+	@echo $(LIB_SRC)
+
+.PHONY: print-lib-src all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
 all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
 

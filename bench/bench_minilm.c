@@ -37,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "embed/bert.h"
-#include "embed/safetensors.h"
-#include "embed/wordpiece.h"
+#include "embed/minilm/bert.h"
+#include "embed/minilm/safetensors.h"
+#include "embed/minilm/wordpiece.h"
 
 static double budget = 1.0; /* seconds per measurement */
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_jsonl.c: libFuzzer target for the JSONL line reader
- * (remem_parse_line, src/jsonl.c), which reads every line of `remem import`
+ * (remem_parse_line, src/engine/jsonl.c), which reads every line of `remem import`
  * and every memory of the server's write routes. Each input is one line,
  * parsed with and without a default namespace. A failure must leave no
  * holder, a non-empty message and a parse or argument status. A success

@@ -1,12 +1,12 @@
 /*
- * fuzz_mcp.c: libFuzzer target for the MCP handler (server/mcp.c), the
+ * fuzz_mcp.c: libFuzzer target for the MCP handler (mcp/mcp.c), the
  * parser every MCP client's bytes reach first. Each input is one message
  * (or batch) handed to mcp_handle twice: with every right, against a real
  * store in memory, and with none (the access checks' paths). The answer
  * must be NULL or one line of JSON that parses, as the stdio transport
  * needs; anything else aborts.
  *
- * server/mcp.c belongs to the remem binary, not to the library, so it is
+ * mcp/mcp.c belongs to the remem binary, not to the library, so it is
  * compiled in here directly.
  */
 #include <assert.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/mcp.c"
+#include "../mcp/mcp.c"
 
 static int deny_everything(void *ctx, const char *ns, int right)
 {

@@ -1,6 +1,6 @@
 /*
  * fuzz_safetensors.c: libFuzzer target for the safetensors reader
- * (src/embed/safetensors.c) and the BERT loader above it. Each input is a
+ * (src/embed/minilm/safetensors.c) and the BERT loader above it. Each input is a
  * whole file. A file that opens must describe only bytes inside itself:
  * every tensor is read back as float32 (when its dtype allows) with its own
  * shape, which must succeed, and with another shape, which must fail. Then
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embed/bert.h"
-#include "embed/safetensors.h"
+#include "embed/minilm/bert.h"
+#include "embed/minilm/safetensors.h"
 #include "remem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,6 +1,6 @@
 /*
  * fuzz_vocab.c: libFuzzer target for the vocabulary loader and the
- * tokenizer (src/embed/wordpiece.c). Each input is loaded as a vocab.txt;
+ * tokenizer (src/embed/minilm/wordpiece.c). Each input is loaded as a vocab.txt;
  * when it loads, its tokens must round-trip through the lookup, and a few
  * fixed texts plus the input itself (as text) are tokenized with it. The
  * input is also tokenized with the real vocabulary of the fixture model
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embed/wordpiece.h"
+#include "embed/minilm/wordpiece.h"
 #include "remem.h"
 
 static wp_vocab *real_vocab;

@@ -11,12 +11,12 @@ out=build-fuzz; mkdir -p "$out"
 pkgs="sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libcrypto"
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Isrc $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lm -lpthread"
-srcs=$(ls src/*.c src/*/*.c 2>/dev/null)
+srcs=$(make -s --no-print-directory print-lib-src)
 n=0
 for f in fuzz/fuzz_*.c; do
     [ -f "$f" ] || continue
     name=$(basename "$f" .c)
-    if [ ! -x "$out/$name" ] || [ -n "$(find src include server "$f" -newer "$out/$name" -name '*.[ch]' | head -1)" ]; then
+    if [ ! -x "$out/$name" ] || [ -n "$(find src include server mcp "$f" -newer "$out/$name" -name '*.[ch]' | head -1)" ]; then
         clang $flags -o "$out/$name" "$f" $srcs $libs
     fi
     corpus="fuzz/corpus/${name#fuzz_}"; mkdir -p "$out/$name.new"

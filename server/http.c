@@ -42,7 +42,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "mcp.h"
+#include "../mcp/mcp.h"
 #include "serverInt.h"
 
 #define DRAIN_GRACE_MS 30000

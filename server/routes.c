@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "mcp.h"
+#include "../mcp/mcp.h"
 #include "serverInt.h"
 
 const route server_routes[R_COUNT] = {

@@ -1,13 +1,13 @@
 /*
- * test_mcp.c: the MCP handler (server/mcp.c) driven directly with JSON-RPC
+ * test_mcp.c: the MCP handler (mcp/mcp.c) driven directly with JSON-RPC
  * text, against a real store in memory: the lifecycle, every JSON-RPC error
  * path, batches, the tools' results (text and structuredContent), tool
  * failures as isError results, and the access callback on every tool.
  *
- * server/mcp.c belongs to the remem binary, not to libremem, so it is
+ * mcp/mcp.c belongs to the remem binary, not to libremem, so it is
  * compiled into this test directly.
  */
-#include "../server/mcp.c"
+#include "../mcp/mcp.c"
 
 #include "test.h"
 

@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "embed/bert.h"
+#include "embed/minilm/bert.h"
 #include "embed/embed.h"
-#include "embed/minilm.h"
-#include "embed/wordpiece.h"
+#include "embed/minilm/minilm.h"
+#include "embed/minilm/wordpiece.h"
 #include "remem.h"
 #include "test.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "embed/embed.h"
-#include "embed/minilm.h"
+#include "embed/minilm/minilm.h"
 #include "remem.h"
 #include "test.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_render.c: the JSON renderings of memories, hits and results
- * (src/render.c) write their text directly, for speed; here they are held
+ * (src/engine/render.c) write their text directly, for speed; here they are held
  * byte for byte against what jansson writes for the same values
  * (eng_memory_json and a tree built the same way, dumped compact with
  * JSON_REAL_PRECISION(7)). The numbers are where a hand-written formatter
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "test.h"
 #include "util/util.h"
 

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "embed/bert.h"
+#include "embed/minilm/bert.h"
 #include "embed/embed.h"
-#include "embed/safetensors.h"
+#include "embed/minilm/safetensors.h"
 #include "remem.h"
 #include "test.h"
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "embed/wordpiece.h"
+#include "embed/minilm/wordpiece.h"
 #include "remem.h"
 #include "test.h"
 

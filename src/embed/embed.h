@@ -62,7 +62,7 @@ size_t embed_hash_terms(const char *text,
                         void (*fn)(const char *term, size_t len, void *ctx),
                         void *ctx);
 
-/* Defined by the minilm embedder (src/embed/minilm.c). */
+/* Defined by the minilm embedder (src/embed/minilm/minilm.c). */
 int embed_minilm_create(const embed_config *cfg, embedder **out, char *err,
                         size_t errcap);
 /* 1 when model_dir (NULL: the default folder) holds a verified MiniLM model. */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed/safetensors.h"
+#include "embed/minilm/safetensors.h"
 
 typedef struct bert_config {
     int vocab_size, hidden, layers, heads, intermediate, max_positions, type_vocab;

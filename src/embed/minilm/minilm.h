@@ -11,7 +11,7 @@
  * weights, so they never share a namespace with the real model.
  *
  * The engine's public face for this (remem_model_* in include/remem.h) lives
- * in src/model.c; the download is in src/embed/model_fetch.c.
+ * in src/engine/model.c; the download is in src/embed/minilm/model_fetch.c.
  */
 #ifndef REMEM_EMBED_MINILM_H
 #define REMEM_EMBED_MINILM_H
@@ -70,7 +70,7 @@ int minilm_is_test_model(const char *dir);
 /* Download the model files from {base_url}/{name} (NULL: MINILM_DEFAULT_URL)
  * into dir (NULL: the default folder), each checked against expected[i]
  * (in minilm_files order; expected or an entry NULL: the official sha256),
- * all or nothing (src/embed/model_fetch.c). Files already installed and
+ * all or nothing (src/embed/minilm/model_fetch.c). Files already installed and
  * verified with the expected checksum are kept. */
 typedef void (*minilm_progress_fn)(void *ctx, const char *file, int64_t done,
                                    int64_t total);

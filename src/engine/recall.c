@@ -20,9 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "filter/filter.h"
-#include "score.h"
+#include "score/score.h"
 #include "util/util.h"
 
 #define MAX_K 1000

@@ -1,5 +1,6 @@
 /*
- * engine.h: what the engine's files (remem.c, cache.c, recall.c, render.c)
+ * engine.h: what the engine's files (handle.c, txn.c, write.c, edit.c, namespace.c,
+ * cache.c, recall.c, render.c, jsonl.c)
  * share: the handle, the per-namespace caches that vector search runs over,
  * and the error helpers. Faces never see this header; parts never include
  * it.
@@ -89,5 +90,49 @@ int eng_check_memory(remem *db, const remem_memory *m);
 
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);
+
+/* ---- the write path's shared steps (txn.c) ---- */
+
+/* REMEM_OK when the handle has a store and an embedder; clears the error. */
+int eng_need_open(remem *db);
+/* s is non-empty and at most max bytes; the error names `what`. */
+int eng_check_str(remem *db, const char *what, const char *s, size_t max);
+/* Every check remem_add makes of a memory (including its vector's dimension). */
+int eng_validate(remem *db, const remem_memory *m);
+/* Scale v to unit length (a zero vector stays zero). */
+void eng_normalize_vec(float *v, int dim);
+
+/* The namespaces one transaction touched, with the rows it wrote in each,
+ * so that eng_txn_end can bring exactly those caches along. */
+typedef struct touched {
+    char *ns;
+    int model_ok; /* the model lock was checked and recorded in this txn */
+    int64_t before;
+    int64_t *rowids;
+    size_t n, cap;
+} touched;
+
+typedef struct txn {
+    touched *t;
+    size_t n, cap;
+} txn;
+
+/* The entry of ns in x (added, with the namespace's version before the
+ * write, on first use). NULL with *rc set on failure. */
+touched *eng_txn_ns(remem *db, txn *x, const char *ns, int *rc);
+/* Record that rowid of ns was written in x. */
+int eng_txn_row(remem *db, txn *x, const char *ns, int64_t rowid);
+/* Commit (or roll back when rc != 0), bring the caches along, free x.
+ * Returns the final status. */
+int eng_txn_end(remem *db, txn *x, int rc);
+/* One history row: before/after rendered as JSON (either may be NULL). */
+int eng_history(remem *db, const remem_memory *before, const remem_memory *after,
+                const char *op, const char *actor, int64_t now);
+/* The namespace's stored vectors come from the handle's model (or none yet). */
+int eng_check_model(remem *db, const char *ns);
+/* Record the handle's model as the namespace's. */
+int eng_set_model(remem *db, const char *ns);
+/* End a transaction that changed a whole namespace (clear, reindex). */
+int eng_end_ns_change(remem *db, const char *ns, const char *op, const char *after, int rc);
 
 #endif

@@ -22,7 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dlsym's RTLD_DEFAULT */
 #endif
-#include "embed/bert.h"
+#include "embed/minilm/bert.h"
 
 #include <cblas.h>
 #include <dlfcn.h>

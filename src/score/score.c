@@ -18,7 +18,7 @@
  * context term (w_context times the best such score of the memory's stream
  * neighbours) is added afterwards by score_add_context.
  */
-#include "score.h"
+#include "score/score.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * The model id says which weights made a vector: "minilm:all-MiniLM-L6-v2"
  * for the official file, "minilm:sha256:<16 hex>" for any other weights.
  */
-#include "embed/minilm.h"
+#include "embed/minilm/minilm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "embed/bert.h"
+#include "embed/minilm/bert.h"
 #include "embed/embed.h"
-#include "embed/safetensors.h"
-#include "embed/wordpiece.h"
+#include "embed/minilm/safetensors.h"
+#include "embed/minilm/wordpiece.h"
 #include "remem.h"
 #include "util/util.h"
 

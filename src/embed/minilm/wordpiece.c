@@ -12,7 +12,7 @@
  * Normalisation is per chunk because none of its steps can turn a character
  * into white space, so chunk boundaries stay where they were.
  */
-#include "embed/wordpiece.h"
+#include "embed/minilm/wordpiece.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "util/util.h"
 
 static void set_time(json_t *o, const char *key, int64_t ms, int zero_is_null) {

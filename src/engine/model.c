@@ -2,7 +2,7 @@
  * model.c: the public face of local model management (remem_model_* in
  * include/remem.h): installing, describing and tokenizing with the
  * all-MiniLM-L6-v2 folder that the minilm embedder reads. The work is done
- * by the embedder's part (src/embed/minilm.c, src/embed/model_fetch.c);
+ * by the embedder's part (src/embed/minilm/minilm.c, src/embed/minilm/model_fetch.c);
  * this file only adapts it to the public conventions (JSON text freed with
  * remem_free, argument checks).
  */
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "embed/minilm.h"
+#include "embed/minilm/minilm.h"
 #include "remem.h"
 
 int remem_model_pull(const char *dir, const char *base_url, const char *const sha256[3],

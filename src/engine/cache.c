@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 static size_t hash_rowid(int64_t k, size_t cap) {
     uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ULL;

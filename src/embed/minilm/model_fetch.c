@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "embed/minilm.h"
+#include "embed/minilm/minilm.h"
 #include "remem.h"
 #include "util/util.h"
 

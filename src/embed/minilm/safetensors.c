@@ -6,7 +6,7 @@
  * its shape times its element size (computed with overflow checks) and not
  * overlap another tensor. Errors say which tensor and which rule.
  */
-#include "embed/safetensors.h"
+#include "embed/minilm/safetensors.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,220 @@
+/*
+ * write.c: add and add_batch. Defaults are filled in (kind, tier, the
+ * kind's importance, times), an exact duplicate of a namespace's text folds
+ * into the existing row (duplicate_count), a caller's id upserts, and a
+ * batch is one transaction.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "score/score.h"
+#include "util/util.h"
+
+/* Write one validated memory with its final vector, inside the open
+ * transaction. */
+static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
+                   int64_t now, char *id_out, size_t id_cap, int *outcome) {
+    remem_memory m = *in;
+    m.kind = m.kind ? m.kind : "observation";
+    m.tier = m.tier ? m.tier : (strcmp(m.kind, "static") == 0 ? "static" : "short");
+    if (m.importance < 0) m.importance = eng_kind_importance(m.kind);
+    if (m.created_at == 0) m.created_at = now;
+    m.updated_at = now;
+    m.accessed_at = m.created_at;
+    m.access_count = 0;
+    /* invalidated_at and superseded_by are kept as given, so that an
+     * export imported again keeps its replaced facts out of recall. */
+    m.duplicate_count = 0;
+    m.vector = vec;
+    m.dim = db->emb->dim;
+    m.model = db->emb->model_id;
+    char idbuf[27];
+    char *norm = util_normalize_text(m.text);
+    if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    uint64_t h = util_hash64(norm, strlen(norm));
+    int64_t rowid = 0;
+    int out = REMEM_ADDED;
+    /* The namespace's model lock: checked and recorded once per
+     * transaction, not per memory. */
+    int rc = REMEM_OK;
+    touched *t = eng_txn_ns(db, x, m.ns, &rc);
+    if (!t) goto done;
+    if (!t->model_ok) {
+        if ((rc = eng_check_model(db, m.ns)) || (rc = eng_set_model(db, m.ns))) goto done;
+        t->model_ok = 1;
+    }
+    if (m.id) {
+        store_row old;
+        rc = store_find(db->st, m.ns, m.id, 0, &old);
+        if (rc == REMEM_OK) {
+            /* Upsert: the caller's id names this memory; keep its history
+             * and its access record, replace the content. */
+            m.access_count = old.m.access_count;
+            m.accessed_at = old.m.accessed_at;
+            if (in->created_at == 0) m.created_at = old.m.created_at;
+            rowid = old.rowid;
+            rc = store_replace(db->st, rowid, &m, norm, h);
+            if (rc) eng_store_fail(db, rc);
+            else rc = eng_history(db, &old.m, &m, "update", NULL, now);
+            store_row_clear(&old);
+            out = REMEM_UPSERTED;
+            goto wrote;
+        }
+        if (rc != REMEM_ENOTFOUND) {
+            eng_store_fail(db, rc);
+            goto done;
+        }
+        rc = REMEM_OK;
+    } else {
+        /* Only generated ids fold exact duplicates: a caller's own id must
+         * stay gettable. */
+        rc = store_find_dup(db->st, m.ns, h, norm, &rowid);
+        if (rc) {
+            eng_store_fail(db, rc);
+            goto done;
+        }
+        if (rowid) {
+            store_row old;
+            rc = store_get_rowid(db->st, rowid, 0, &old);
+            if (rc) {
+                eng_store_fail(db, rc);
+                goto done;
+            }
+            rc = store_bump_duplicate(db->st, rowid, now);
+            if (rc) eng_store_fail(db, rc);
+            else {
+                remem_memory after = old.m;
+                after.duplicate_count++;
+                after.updated_at = now;
+                rc = eng_history(db, &old.m, &after, "duplicate", NULL, now);
+            }
+            if (!rc && id_out) snprintf(id_out, id_cap, "%s", old.m.id);
+            store_row_clear(&old);
+            out = REMEM_DUPLICATE;
+            if (!rc) rc = eng_txn_row(db, x, m.ns, rowid);
+            goto done;
+        }
+        util_new_id(now, idbuf);
+        m.id = idbuf;
+    }
+    rc = store_insert(db->st, &m, norm, h, &rowid);
+    if (rc) eng_store_fail(db, rc);
+    else rc = eng_history(db, NULL, &m, "add", NULL, now);
+wrote:
+    if (!rc) rc = eng_txn_row(db, x, m.ns, rowid);
+    if (!rc && id_out) snprintf(id_out, id_cap, "%s", m.id);
+done:
+    free(norm);
+    if (!rc && outcome) *outcome = out;
+    return rc;
+}
+
+int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids,
+                    size_t id_cap, long *failed_index) {
+    int rc = eng_need_open(db);
+    if (failed_index) *failed_index = -1;
+    if (rc) return rc;
+    if (n == 0) return REMEM_OK;
+    if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = eng_validate(db, &ms[i]))) {
+            if (failed_index) *failed_index = (long)i;
+            if (n > 1) {
+                char tmp[sizeof db->err];
+                snprintf(tmp, sizeof tmp, "%s", db->err);
+                eng_fail(db, rc, "memory %zu: %s", i, tmp);
+            }
+            return rc;
+        }
+    }
+    /* Embed everything before the transaction: a slow or failing embedder
+     * never holds the write lock and never leaves half a batch. */
+    int dim = db->emb->dim;
+    float *vecs = malloc(n * (size_t)dim * sizeof *vecs);
+    const char **texts = malloc(n * sizeof *texts);
+    size_t *slot = malloc(n * sizeof *slot);
+    if (!vecs || !texts || !slot) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ms[i].vector) {
+            memcpy(vecs + i * dim, ms[i].vector, (size_t)dim * sizeof *vecs);
+            eng_normalize_vec(vecs + i * dim, dim);
+        } else {
+            texts[ne] = ms[i].text;
+            slot[ne++] = i;
+        }
+    }
+    if (ne > 0) {
+        float *tmp = ne == n ? vecs : malloc(ne * (size_t)dim * sizeof *tmp);
+        if (!tmp) {
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
+        }
+        char err[512] = "";
+        rc = db->emb->embed(db->emb, texts, ne, tmp, err, sizeof err);
+        if (rc) eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
+        else if (tmp != vecs)
+            for (size_t j = 0; j < ne; j++)
+                memcpy(vecs + slot[j] * dim, tmp + j * dim, (size_t)dim * sizeof *vecs);
+        if (tmp != vecs) free(tmp);
+        if (rc) goto out;
+    }
+    int64_t now = util_now_ms();
+    if ((rc = store_begin(db->st))) {
+        eng_store_fail(db, rc);
+        goto out;
+    }
+    txn x = {0};
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = add_one(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL,
+                     id_cap, NULL);
+        if (rc && failed_index) *failed_index = (long)i;
+    }
+    rc = eng_txn_end(db, &x, rc);
+out:
+    free(vecs);
+    free(texts);
+    free(slot);
+    return rc;
+}
+
+int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap,
+              int *outcome) {
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    if (!m) return eng_fail(db, REMEM_EINVAL, "no memory given");
+    if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    if ((rc = eng_validate(db, m))) return rc;
+    int dim = db->emb->dim;
+    float *vec = malloc((size_t)dim * sizeof *vec);
+    if (!vec) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (m->vector) {
+        memcpy(vec, m->vector, (size_t)dim * sizeof *vec);
+        eng_normalize_vec(vec, dim);
+    } else {
+        char err[512] = "";
+        rc = db->emb->embed(db->emb, &m->text, 1, vec, err, sizeof err);
+        if (rc) {
+            free(vec);
+            return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
+        }
+    }
+    int64_t now = util_now_ms();
+    if ((rc = store_begin(db->st))) {
+        free(vec);
+        return eng_store_fail(db, rc);
+    }
+    txn x = {0};
+    rc = add_one(db, &x, m, vec, now, id_out, id_cap, outcome);
+    rc = eng_txn_end(db, &x, rc);
+    free(vec);
+    return rc;
+}
