@@ -42,10 +42,14 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 # Objects of test support code are not intermediate files to delete.
 .SECONDARY:
 
+# Reformat every C file with .clang-format.
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
 print-lib-src:
 	@echo $(LIB_SRC)
 
-.PHONY: print-lib-src all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
+.PHONY: format print-lib-src all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
 all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
 

@@ -85,9 +85,10 @@ static void remove_store(const char *path) {
 }
 
 static void bench_ingest(const char *dir) {
-    static const char *words[] = {"deploy", "payment", "service", "Maya", "release", "cluster",
-                                  "rollback", "timeout", "canary", "pipeline", "user", "prefers",
-                                  "lunch", "meeting", "review", "database", "index", "query"};
+    static const char *words[] = {"deploy",   "payment",  "service", "Maya",    "release",
+                                  "cluster",  "rollback", "timeout", "canary",  "pipeline",
+                                  "user",     "prefers",  "lunch",   "meeting", "review",
+                                  "database", "index",    "query"};
     printf("== ingest (hash embedder, texts of ~12 words) ==\n");
     for (int durable = 0; durable <= 1; durable++) {
         char path[512];
@@ -102,12 +103,13 @@ static void bench_ingest(const char *dir) {
             exit(1);
         }
         const int nb = 20000, batch = 1000, ns1 = 2000;
-        char (*texts)[160] = malloc((size_t)nb * 160);
+        char(*texts)[160] = malloc((size_t)nb * 160);
         remem_memory *ms = calloc(batch, sizeof *ms);
         for (int i = 0; i < nb; i++) {
             int len = snprintf(texts[i], 160, "m%d", i);
             for (int w = 0; w < 12; w++)
-                len += snprintf(texts[i] + len, 160 - (size_t)len, " %s", words[(size_t)(urand() * 18)]);
+                len += snprintf(texts[i] + len, 160 - (size_t)len, " %s",
+                                words[(size_t)(urand() * 18)]);
         }
         double t0 = now_s();
         for (int b = 0; b < nb; b += batch) {
@@ -216,7 +218,7 @@ static void bench_recall(const char *dir, int n, double bw) {
     const int batch = 10000;
     remem_memory *ms = calloc(batch, sizeof *ms);
     float *vs = malloc((size_t)batch * DIM * sizeof *vs);
-    char (*texts)[32] = malloc((size_t)batch * 32);
+    char(*texts)[32] = malloc((size_t)batch * 32);
     double t0 = now_s();
     for (int b = 0; b < n; b += batch) {
         for (int i = 0; i < batch; i++) {

@@ -27,8 +27,7 @@
 
 enum { DIM = 384, K = 10, CENTRES = 2000 };
 
-static double clock_ms(clockid_t clock)
-{
+static double clock_ms(clockid_t clock) {
     struct timespec ts;
     clock_gettime(clock, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
@@ -42,8 +41,7 @@ static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 
 static uint64_t rng_state;
 
-static uint64_t rng_next(void)
-{
+static uint64_t rng_next(void) {
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -53,8 +51,7 @@ static uint64_t rng_next(void)
 static double rng_uniform(void) { return ((rng_next() >> 11) + 0.5) * 0x1p-53; }
 
 /* Two standard normals per call of the Box-Muller transform. */
-static void rng_gauss_fill(float *v, int n, double sigma)
-{
+static void rng_gauss_fill(float *v, int n, double sigma) {
     for (int i = 0; i < n; i += 2) {
         double r = sqrt(-2.0 * log(rng_uniform())) * sigma, a = 2 * M_PI * rng_uniform();
         v[i] = (float)(r * cos(a));
@@ -62,8 +59,7 @@ static void rng_gauss_fill(float *v, int n, double sigma)
     }
 }
 
-static void normalise(float *v, int dim)
-{
+static void normalise(float *v, int dim) {
     double s = 0;
     for (int i = 0; i < dim; i++) s += (double)v[i] * v[i];
     s = 1.0 / sqrt(s);
@@ -73,8 +69,7 @@ static void normalise(float *v, int dim)
 /* Centres: a shared direction plus a random one, so that unrelated texts
  * still have a cosine around 0.2, as with real sentence embeddings. Rows:
  * a centre plus noise that leaves neighbours in a cluster at about 0.6. */
-static float *make_centres(void)
-{
+static float *make_centres(void) {
     float *common = malloc(sizeof(float) * DIM), *c = malloc(sizeof(float) * DIM * CENTRES);
     rng_gauss_fill(common, DIM, 1.0);
     normalise(common, DIM);
@@ -88,8 +83,7 @@ static float *make_centres(void)
     return c;
 }
 
-static void near(float *v, const float *centre, double sigma)
-{
+static void near(float *v, const float *centre, double sigma) {
     rng_gauss_fill(v, DIM, sigma);
     for (int i = 0; i < DIM; i++) v[i] += centre[i];
     normalise(v, DIM);
@@ -97,8 +91,7 @@ static void near(float *v, const float *centre, double sigma)
 
 /* The index of rows clustered vectors; *append_ms: time spent in
  * flat_append alone (copy, quantisation, growth). */
-static flat_index *make_index(size_t rows, const float *centres, double *append_ms)
-{
+static flat_index *make_index(size_t rows, const float *centres, double *append_ms) {
     flat_index *ix = flat_new(DIM);
     float v[DIM];
     *append_ms = 0;
@@ -125,14 +118,12 @@ static flat_index *make_index(size_t rows, const float *centres, double *append_
 /* timing                                                             */
 /* ---------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double percentile(double *v, size_t n, double p)
-{
+static double percentile(double *v, size_t n, double p) {
     qsort(v, n, sizeof *v, cmp_double);
     size_t i = (size_t)ceil(p * n) - 1;
     return v[i < n ? i : n - 1];
@@ -140,8 +131,7 @@ static double percentile(double *v, size_t n, double p)
 
 /* Single-thread read bandwidth in bytes per ms: the best of a few sums over
  * a 512 MB array (vectorised by the -O3 -march=native of bench builds). */
-static double read_bandwidth(void)
-{
+static double read_bandwidth(void) {
     size_t words = (512u << 20) / sizeof(uint64_t);
     uint64_t *a = malloc(words * sizeof *a);
     for (size_t i = 0; i < words; i++) a[i] = i;
@@ -164,12 +154,10 @@ static double read_bandwidth(void)
 /* one configuration                                                  */
 /* ---------------------------------------------------------------- */
 
-static int same_hits(const flat_hit *a, size_t na, const flat_hit *b, size_t nb)
-{
+static int same_hits(const flat_hit *a, size_t na, const flat_hit *b, size_t nb) {
     if (na != nb) return 0;
     for (size_t i = 0; i < na; i++)
-        if (a[i].row != b[i].row || memcmp(&a[i].sim, &b[i].sim, sizeof a[i].sim) != 0)
-            return 0;
+        if (a[i].row != b[i].row || memcmp(&a[i].sim, &b[i].sim, sizeof a[i].sim) != 0) return 0;
     return 1;
 }
 
@@ -185,8 +173,7 @@ typedef struct run_result {
  * server), then each query through flat_search and flat_search_reference in
  * turn (the reference's float32 scan evicts much of it: closer to a cold
  * start, and the fair side-by-side comparison). */
-static run_result run_queries(const flat_index *ix, const uint64_t *allow, size_t queries)
-{
+static run_result run_queries(const flat_index *ix, const uint64_t *allow, size_t queries) {
     enum { WARMUP = 3 };
     size_t rows = flat_count(ix), total = queries + WARMUP;
     float *qs = malloc(sizeof(float) * DIM * total);
@@ -230,11 +217,11 @@ static run_result run_queries(const flat_index *ix, const uint64_t *allow, size_
     return r;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int quick = getenv("REMEM_BENCH_QUICK") && strcmp(getenv("REMEM_BENCH_QUICK"), "0") != 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
         else {
             fprintf(stderr, "usage: bench_flat [--quick]\n");
             return 2;
@@ -246,10 +233,9 @@ int main(int argc, char **argv)
 
     rng_state = 20240607;
     double bw = read_bandwidth(); /* bytes per ms */
-    printf("bench_flat: exact top-%d by inner product, dim %d, one thread, kernel %s\n", K,
-           DIM, flat_kernel_name());
-    printf("data: %d gaussian clusters of unit vectors (fixed seed); queries near rows\n",
-           CENTRES);
+    printf("bench_flat: exact top-%d by inner product, dim %d, one thread, kernel %s\n", K, DIM,
+           flat_kernel_name());
+    printf("data: %d gaussian clusters of unit vectors (fixed seed); queries near rows\n", CENTRES);
     printf("single-thread read bandwidth (sum of 512 MB): %.1f GB/s\n\n", bw / 1e6);
     printf("times in ms. alone: flat_search back to back; side by side: each query through\n"
            "flat_search, then flat_search_reference; speed-up = ref p50 / flat p50 side by\n"
@@ -258,8 +244,8 @@ int main(int argc, char **argv)
     printf("%-7s %-6s %5s | %-15s | %-15s | %-15s | %7s | %6s | %8s | %-15s\n", "", "", "",
            "flat alone", "flat side/side", "reference", "", "", "", "floor");
     printf("%-7s %-6s %5s | %7s %7s | %7s %7s | %7s %7s | %7s | %6s | %8s | %7s %7s\n", "rows",
-           "filter", "qs", "p50", "p99", "p50", "p99", "p50", "p99", "speedup", "agree",
-           "rescored", "float32", "int8");
+           "filter", "qs", "p50", "p99", "p50", "p99", "p50", "p99", "speedup", "agree", "rescored",
+           "float32", "int8");
 
     float *centres = make_centres();
     int failed = 0;
@@ -291,13 +277,14 @@ int main(int argc, char **argv)
             printf("%-7zu %-6s %5zu | %7.3f %7.3f | %7.3f %7.3f | %7.2f %7.2f | %6.1fx | %5.1f%% | "
                    "%8.1f | %7.3f %7.3f\n",
                    rows, filtered ? "50%" : "none", query_counts[s], r.alone_p50, r.alone_p99,
-                   r.p50, r.p99, r.ref_p50, r.ref_p99, r.ref_p50 / r.p50, 100 * r.agree,
-                   r.rescored, floor_f32, floor_i8);
+                   r.p50, r.p99, r.ref_p50, r.ref_p99, r.ref_p50 / r.p50, 100 * r.agree, r.rescored,
+                   floor_f32, floor_i8);
             fflush(stdout);
             if (r.agree < 1.0) failed = 1;
         }
-        printf("%-7zu flat_reserve + flat_append: %.0f ms (%.2f us per row, quantisation included)\n", rows,
-               append_ms, 1e3 * append_ms / rows);
+        printf(
+            "%-7zu flat_reserve + flat_append: %.0f ms (%.2f us per row, quantisation included)\n",
+            rows, append_ms, 1e3 * append_ms / rows);
         free(half);
         flat_free(ix);
     }
@@ -307,6 +294,6 @@ int main(int argc, char **argv)
     printf("\nCPU share of this process while querying: %.0f%% of one core\n",
            100 * cpu_ms / wall_ms);
     printf("%s\n", failed ? "FAILED: flat_search and flat_search_reference disagree"
-                            : "all answers identical to the reference");
+                          : "all answers identical to the reference");
     return failed;
 }

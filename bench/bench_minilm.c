@@ -82,7 +82,7 @@ __attribute__((target("avx512f"), noinline)) static double fma_loop(long iters) 
     const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-7f);
 #define DECL(i) __m512 a##i = _mm512_set1_ps((float)(i));
 #define STEP(i) a##i = _mm512_fmadd_ps(a##i, mul, add);
-#define SUM(i) sum = _mm512_add_ps(sum, a##i);
+#define SUM(i)  sum = _mm512_add_ps(sum, a##i);
     FMA12(DECL)
     double t0 = now();
     for (long k = 0; k < iters; k++) {
@@ -207,13 +207,13 @@ typedef struct gemm_job {
 
 static void run_gemm(void *arg) {
     gemm_job *g = arg;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->M, g->N, g->K, 1.0f, g->A, g->K,
-                g->B, g->N, 0.0f, g->C, g->N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->M, g->N, g->K, 1.0f, g->A, g->K, g->B,
+                g->N, 0.0f, g->C, g->N);
 }
 
 static double gemm_gflops(int M, int N, int K) {
-    gemm_job g = {M, N, K, malloc((size_t)M * K * 4), malloc((size_t)N * K * 4),
-                  malloc((size_t)M * N * 4)};
+    gemm_job g = {
+        M, N, K, malloc((size_t)M * K * 4), malloc((size_t)N * K * 4), malloc((size_t)M * N * 4)};
     for (size_t i = 0; i < (size_t)M * K; i++) g.A[i] = frand();
     for (size_t i = 0; i < (size_t)N * K; i++) g.B[i] = frand();
     double t = best_time(run_gemm, &g);
@@ -247,7 +247,8 @@ static encode_job make_job(bert_model *m, size_t batch, int tokens) {
     for (size_t s = 0; s < batch; s++) {
         int32_t *ids = malloc((size_t)tokens * sizeof *ids);
         ids[0] = 101;
-        for (int p = 1; p < tokens; p++) ids[p] = 1000 + (int32_t)((rng = rng * 6364136223846793005ull + 1) >> 33) % 29000;
+        for (int p = 1; p < tokens; p++)
+            ids[p] = 1000 + (int32_t)((rng = rng * 6364136223846793005ull + 1) >> 33) % 29000;
         ids[tokens - 1] = 102;
         j.seqs[s] = (bert_seq){ids, tokens};
         j.lens[s] = tokens;
@@ -351,9 +352,12 @@ static const char *find_root(const char *argv0) {
 int main(int argc, char **argv) {
     int quick = 0, torch = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--no-torch")) torch = 0;
-        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) budget = atof(argv[++i]);
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--no-torch"))
+            torch = 0;
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            budget = atof(argv[++i]);
     }
     if (getenv("REMEM_BENCH_QUICK")) quick = 1;
     const char *root = find_root(argv[0]);
@@ -454,7 +458,10 @@ int main(int argc, char **argv) {
         double gf = bert_flops(&c, j.lens, j.n) / secs / 1e9;
         ours1[k] = 32 / secs;
         printf("%s %s tokens %.1f sentences/s (%.0f GFLOP/s, %.0f%%)", k ? ";" : "",
-               k == 0 ? "32" : k == 1 ? "128" : "16..128", ours1[k], gf, 100 * gf / peak1);
+               k == 0   ? "32"
+               : k == 1 ? "128"
+                        : "16..128",
+               ours1[k], gf, 100 * gf / peak1);
         free_job(&j);
     }
     printf("\n");
@@ -497,7 +504,8 @@ int main(int argc, char **argv) {
     char script[4200];
     snprintf(script, sizeof script, "%s/bench/minilm_torch.py", root);
     if (!torch || access(script, R_OK) != 0) {
-        printf("\nPyTorch: skipped (%s)\n", torch ? "bench/minilm_torch.py not found" : "--no-torch");
+        printf("\nPyTorch: skipped (%s)\n",
+               torch ? "bench/minilm_torch.py not found" : "--no-torch");
     } else {
         char configs[256] = "";
         for (int t = 0; t < 3; t++)
@@ -590,8 +598,10 @@ int main(int argc, char **argv) {
                            secs1 * 1e3, 1e3 / theirs, mine1[0] / theirs);
                 else
                     printf("  batch 32, %-8s tokens: remem %.1f, torch %.1f sentences/s (%.2fx)\n",
-                           k == 1 ? "32" : k == 2 ? "128" : "16..128", mine1[k], theirs,
-                           mine1[k] / theirs);
+                           k == 1   ? "32"
+                           : k == 2 ? "128"
+                                    : "16..128",
+                           mine1[k], theirs, mine1[k] / theirs);
             }
         }
     }

@@ -32,51 +32,49 @@
 #include "remem.h"
 
 static const char *const vocabulary[] = {
-    "kettle", "cupboard", "kitchen", "garden", "meeting", "deadline", "report",
-    "coffee", "tea", "train", "station", "ticket", "doctor", "appointment",
-    "birthday", "present", "sister", "brother", "project", "budget", "invoice",
-    "client", "server", "database", "backup", "password", "laptop", "charger",
-    "window", "door", "key", "car", "bicycle", "weather", "rain", "umbrella",
-    "lunch", "dinner", "recipe", "oven", "market", "apples", "bread", "milk",
-    "library", "book", "chapter", "author", "music", "concert", "guitar",
-    "painting", "museum", "holiday", "beach", "mountain", "hotel", "flight",
-    "passport", "visa", "bank", "loan", "rent", "landlord", "neighbour", "dog",
-    "cat", "walk", "park", "river", "bridge", "city", "village", "school",
-    "teacher", "lesson", "exam", "grade", "friend", "party", "gift", "phone",
-    "message", "email", "calendar", "morning", "evening", "night", "week",
-    "plan", "idea", "problem", "solution", "bug", "release", "test", "review",
-    "red", "blue", "green", "old", "new", "small", "large", "quiet", "busy",
-    "left", "right", "upstairs", "downstairs", "early", "late", "broken",
-    "fixed", "lost", "found", "bought", "sold", "visited", "called", "wrote"};
+    "kettle",   "cupboard",  "kitchen",  "garden",   "meeting",    "deadline", "report",
+    "coffee",   "tea",       "train",    "station",  "ticket",     "doctor",   "appointment",
+    "birthday", "present",   "sister",   "brother",  "project",    "budget",   "invoice",
+    "client",   "server",    "database", "backup",   "password",   "laptop",   "charger",
+    "window",   "door",      "key",      "car",      "bicycle",    "weather",  "rain",
+    "umbrella", "lunch",     "dinner",   "recipe",   "oven",       "market",   "apples",
+    "bread",    "milk",      "library",  "book",     "chapter",    "author",   "music",
+    "concert",  "guitar",    "painting", "museum",   "holiday",    "beach",    "mountain",
+    "hotel",    "flight",    "passport", "visa",     "bank",       "loan",     "rent",
+    "landlord", "neighbour", "dog",      "cat",      "walk",       "park",     "river",
+    "bridge",   "city",      "village",  "school",   "teacher",    "lesson",   "exam",
+    "grade",    "friend",    "party",    "gift",     "phone",      "message",  "email",
+    "calendar", "morning",   "evening",  "night",    "week",       "plan",     "idea",
+    "problem",  "solution",  "bug",      "release",  "test",       "review",   "red",
+    "blue",     "green",     "old",      "new",      "small",      "large",    "quiet",
+    "busy",     "left",      "right",    "upstairs", "downstairs", "early",    "late",
+    "broken",   "fixed",     "lost",     "found",    "bought",     "sold",     "visited",
+    "called",   "wrote"};
 #define N_WORDS (sizeof vocabulary / sizeof vocabulary[0])
 
 static unsigned long long rng = 0x2545F4914F6CDD1DULL;
-static size_t pick(size_t n)
-{
+static size_t pick(size_t n) {
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (size_t)(rng % n);
 }
 
-static void sentence(char *buf, size_t cap, int words)
-{
+static void sentence(char *buf, size_t cap, int words) {
     size_t len = 0;
     buf[0] = 0;
     for (int w = 0; w < words && len + 1 < cap; w++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", w ? " " : "",
-                                vocabulary[pick(N_WORDS)]);
+        len +=
+            (size_t)snprintf(buf + len, cap - len, "%s%s", w ? " " : "", vocabulary[pick(N_WORDS)]);
 }
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static remem *open_store(const char *path)
-{
+static remem *open_store(const char *path) {
     remem_options opt;
     remem_options_init(&opt);
     opt.embedder = "hash";
@@ -90,8 +88,7 @@ static remem *open_store(const char *path)
     return db;
 }
 
-static int fill(const char *path, const char *ns, long n)
-{
+static int fill(const char *path, const char *ns, long n) {
     remem *db = open_store(path);
     if (!db) return 1;
     enum { BATCH = 1000 };
@@ -111,8 +108,7 @@ static int fill(const char *path, const char *ns, long n)
         }
         long bad = -1;
         if (remem_add_batch(db, ms, b, NULL, 0, &bad) != REMEM_OK) {
-            fprintf(stderr, "bench_recall_api: add (index %ld): %s\n", bad,
-                    remem_errmsg(db));
+            fprintf(stderr, "bench_recall_api: add (index %ld): %s\n", bad, remem_errmsg(db));
             remem_close(db);
             return 1;
         }
@@ -128,14 +124,13 @@ typedef struct worker {
     char **queries;
     size_t n_queries;
     double seconds;
-    double *lat_ms;  /* one per recall made */
+    double *lat_ms; /* one per recall made */
     size_t n, cap;
     int failed;
     size_t first; /* which query this thread starts at */
 } worker;
 
-static void *run_recalls(void *arg)
-{
+static void *run_recalls(void *arg) {
     worker *w = arg;
     remem *db = open_store(w->path);
     if (!db) {
@@ -172,8 +167,7 @@ static void *run_recalls(void *arg)
         int rc = remem_recall(db, &q, &r);
         double t2 = now_s();
         if (rc != REMEM_OK || r->n == 0) {
-            fprintf(stderr, "bench_recall_api: recall: %s\n",
-                    rc ? remem_errmsg(db) : "no hits");
+            fprintf(stderr, "bench_recall_api: recall: %s\n", rc ? remem_errmsg(db) : "no hits");
             remem_result_free(r);
             w->failed = 1;
             break;
@@ -190,14 +184,12 @@ static void *run_recalls(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static char **read_lines(const char *path, size_t *n)
-{
+static char **read_lines(const char *path, size_t *n) {
     FILE *f = fopen(path, "r");
     if (!f) return NULL;
     char **lines = NULL, buf[1024];
@@ -213,8 +205,7 @@ static char **read_lines(const char *path, size_t *n)
 }
 
 static int recall(const char *path, const char *ns, double seconds, int threads,
-                  const char *queries_path, const char *profile)
-{
+                  const char *queries_path, const char *profile) {
     size_t nq = 0;
     char **queries = read_lines(queries_path, &nq);
     if (!nq) {
@@ -224,9 +215,13 @@ static int recall(const char *path, const char *ns, double seconds, int threads,
     worker *ws = calloc((size_t)threads, sizeof *ws);
     pthread_t *ts = calloc((size_t)threads, sizeof *ts);
     for (int i = 0; i < threads; i++) {
-        ws[i] = (worker){.path = path, .ns = ns, .profile = profile,
-                         .queries = queries, .n_queries = nq,
-                         .seconds = seconds, .first = (size_t)i * 7};
+        ws[i] = (worker){.path = path,
+                         .ns = ns,
+                         .profile = profile,
+                         .queries = queries,
+                         .n_queries = nq,
+                         .seconds = seconds,
+                         .first = (size_t)i * 7};
         pthread_create(&ts[i], NULL, run_recalls, &ws[i]);
     }
     size_t total = 0;
@@ -247,8 +242,7 @@ static int recall(const char *path, const char *ns, double seconds, int threads,
     if (total)
         printf("api threads=%d recalls=%zu recalls_per_s=%.0f p50_ms=%.3f "
                "p99_ms=%.3f\n",
-               threads, total, total / seconds, all[total / 2],
-               all[(size_t)(total * 0.99)]);
+               threads, total, total / seconds, all[total / 2], all[(size_t)(total * 0.99)]);
     free(all);
     free(ws);
     free(ts);
@@ -257,8 +251,7 @@ static int recall(const char *path, const char *ns, double seconds, int threads,
     return failed || !total;
 }
 
-static int verify(const char *path, const char *ns, const char *ids_path)
-{
+static int verify(const char *path, const char *ns, const char *ids_path) {
     size_t n = 0;
     char **ids = read_lines(ids_path, &n);
     remem *db = open_store(path);
@@ -279,8 +272,7 @@ static int verify(const char *path, const char *ns, const char *ids_path)
 }
 
 /* The C API figures on their own, in a temporary folder. */
-static int standalone(void)
-{
+static int standalone(void) {
     char dir[] = "/tmp/remem-bench-XXXXXX", db[64], queries[64];
     if (!mkdtemp(dir)) return 1;
     snprintf(db, sizeof db, "%s/recall.db", dir);
@@ -315,11 +307,9 @@ static int standalone(void)
     return rc;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc == 1) return standalone();
-    if (argc >= 5 && !strcmp(argv[1], "fill"))
-        return fill(argv[2], argv[3], atol(argv[4]));
+    if (argc >= 5 && !strcmp(argv[1], "fill")) return fill(argv[2], argv[3], atol(argv[4]));
     if (argc >= 3 && !strcmp(argv[1], "queries")) {
         rng = 0x9E3779B97F4A7C15ULL; /* not the fill's sequence */
         for (long i = atol(argv[2]); i > 0; i--) {
@@ -332,11 +322,9 @@ int main(int argc, char **argv)
     if (argc >= 7 && !strcmp(argv[1], "recall"))
         return recall(argv[2], argv[3], atof(argv[4]), atoi(argv[5]), argv[6],
                       argc > 7 ? argv[7] : NULL);
-    if (argc >= 5 && !strcmp(argv[1], "verify"))
-        return verify(argv[2], argv[3], argv[4]);
-    fprintf(stderr,
-            "usage: bench_recall_api fill DB NS N | queries N |\n"
-            "       recall DB NS SECONDS THREADS QUERIES [PROFILE] |\n"
-            "       verify DB NS IDS\n");
+    if (argc >= 5 && !strcmp(argv[1], "verify")) return verify(argv[2], argv[3], argv[4]);
+    fprintf(stderr, "usage: bench_recall_api fill DB NS N | queries N |\n"
+                    "       recall DB NS SECONDS THREADS QUERIES [PROFILE] |\n"
+                    "       verify DB NS IDS\n");
     return 2;
 }

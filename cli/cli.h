@@ -16,10 +16,10 @@
 #include "remem.h"
 
 typedef struct cli_env {
-    const char *db_path;    /* --db, default ./remem.db ($REMEM_DB) */
-    int json;               /* --json */
-    remem_options opt;      /* --embedder, --embed-url, --model-dir, --durable */
-    int quiet;              /* --quiet */
+    const char *db_path; /* --db, default ./remem.db ($REMEM_DB) */
+    int json;            /* --json */
+    remem_options opt;   /* --embedder, --embed-url, --model-dir, --durable */
+    int quiet;           /* --quiet */
 } cli_env;
 
 /* Open the store named by env (prints the error and returns NULL on failure). */

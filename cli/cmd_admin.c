@@ -29,8 +29,8 @@ static void print_counts(const char *title, json_t *obj) {
     printf("%s:\n", title);
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) printf("  %-24s %lld\n", *k ? k : "(none)",
-                                          (long long)json_integer_value(v));
+    json_object_foreach(obj, k, v)
+        printf("  %-24s %lld\n", *k ? k : "(none)", (long long)json_integer_value(v));
 }
 
 static void stats_text(json_t *o) {
@@ -40,12 +40,14 @@ static void stats_text(json_t *o) {
            (long long)json_integer_value(json_object_get(o, "expired")),
            (long long)json_integer_value(json_object_get(o, "duplicates_folded")));
     json_t *e = json_object_get(o, "embedder");
-    if (e) printf("embedder: %s (%s, %lld dims)\n", json_string_value(json_object_get(e, "name")),
-                  json_string_value(json_object_get(e, "model")),
-                  (long long)json_integer_value(json_object_get(e, "dim")));
+    if (e)
+        printf("embedder: %s (%s, %lld dims)\n", json_string_value(json_object_get(e, "name")),
+               json_string_value(json_object_get(e, "model")),
+               (long long)json_integer_value(json_object_get(e, "dim")));
     json_t *fb = json_object_get(o, "file_bytes");
-    if (fb) printf("file: %s, %.1f MB\n", json_string_value(json_object_get(o, "path")),
-                   (double)json_integer_value(fb) / 1e6);
+    if (fb)
+        printf("file: %s, %.1f MB\n", json_string_value(json_object_get(o, "path")),
+               (double)json_integer_value(fb) / 1e6);
     print_counts("by namespace", json_object_get(o, "by_namespace"));
     print_counts("by kind", json_object_get(o, "by_kind"));
     print_counts("by tier", json_object_get(o, "by_tier"));
@@ -65,8 +67,10 @@ int cmd_stats(const cli_env *env, int argc, char **argv) {
     if (!db) return 1;
     char *json = NULL;
     int rc = remem_stats(db, ns, &json);
-    if (rc) rc = cli_fail_db(db, rc, "stats");
-    else print_json_or(env, json, stats_text);
+    if (rc)
+        rc = cli_fail_db(db, rc, "stats");
+    else
+        print_json_or(env, json, stats_text);
     remem_free(json);
     remem_close(db);
     return rc;
@@ -95,8 +99,10 @@ int cmd_namespaces(const cli_env *env, int argc, char **argv) {
     if (!db) return 1;
     char *json = NULL;
     int rc = remem_namespaces(db, &json);
-    if (rc) rc = cli_fail_db(db, rc, "namespaces");
-    else print_json_or(env, json, namespaces_text);
+    if (rc)
+        rc = cli_fail_db(db, rc, "namespaces");
+    else
+        print_json_or(env, json, namespaces_text);
     remem_free(json);
     remem_close(db);
     return rc;
@@ -112,8 +118,10 @@ int cmd_clear(const cli_env *env, int argc, char **argv) {
     int yes = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
-        else if (!strcmp(argv[i], "--yes")) yes = 1;
+        if ((v = cli_opt(argc, argv, &i, "--ns")))
+            ns = v;
+        else if (!strcmp(argv[i], "--yes"))
+            yes = 1;
         else {
             cli_fail("clear: unexpected argument \"%s\"", argv[i]);
             return 2;
@@ -125,9 +133,12 @@ int cmd_clear(const cli_env *env, int argc, char **argv) {
     if (!db) return 1;
     int64_t n = 0;
     int rc = remem_clear(db, ns, &n);
-    if (rc) rc = cli_fail_db(db, rc, "clear");
-    else if (env->json) printf("{\"deleted\":%lld}\n", (long long)n);
-    else printf("deleted %lld memories from %s\n", (long long)n, ns);
+    if (rc)
+        rc = cli_fail_db(db, rc, "clear");
+    else if (env->json)
+        printf("{\"deleted\":%lld}\n", (long long)n);
+    else
+        printf("deleted %lld memories from %s\n", (long long)n, ns);
     remem_close(db);
     return rc;
 }

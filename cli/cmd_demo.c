@@ -12,7 +12,7 @@
 
 #include "cli.h"
 
-#define NS "demo:assistant"
+#define NS  "demo:assistant"
 #define DAY (24LL * 3600 * 1000)
 
 static const struct {
@@ -20,14 +20,20 @@ static const struct {
     const char *kind, *text, *meta;
     double importance;
 } stream[] = {
-    {0, "static", "I am Ada, the team's deployment assistant. I never deploy on Fridays.", NULL, 1.0},
-    {0, "observation", "Maya said the staging cluster runs on Kubernetes 1.29.", "{\"topic\":\"infra\"}", 0.4},
-    {1, "observation", "Maya prefers deployments to go out through the blue-green pipeline.", "{\"topic\":\"deploy\"}", 0.7},
+    {0, "static", "I am Ada, the team's deployment assistant. I never deploy on Fridays.", NULL,
+     1.0},
+    {0, "observation", "Maya said the staging cluster runs on Kubernetes 1.29.",
+     "{\"topic\":\"infra\"}", 0.4},
+    {1, "observation", "Maya prefers deployments to go out through the blue-green pipeline.",
+     "{\"topic\":\"deploy\"}", 0.7},
     {1, "observation", "Lunch order for the team: two vegetarian pizzas.", NULL, 0.1},
-    {2, "decision", "Rolled back release 4.2 because the payment service timed out.", "{\"topic\":\"deploy\",\"reward\":0.2}", -1},
+    {2, "decision", "Rolled back release 4.2 because the payment service timed out.",
+     "{\"topic\":\"deploy\",\"reward\":0.2}", -1},
     {3, "observation", "The on-call engineer this week is Tom.", "{\"topic\":\"people\"}", 0.5},
-    {4, "reflection", "Releases that touch the payment service need a load test first.", "{\"topic\":\"deploy\"}", -1},
-    {5, "observation", "Maya asked for release notes to be posted in #releases.", "{\"topic\":\"deploy\"}", 0.5},
+    {4, "reflection", "Releases that touch the payment service need a load test first.",
+     "{\"topic\":\"deploy\"}", -1},
+    {5, "observation", "Maya asked for release notes to be posted in #releases.",
+     "{\"topic\":\"deploy\"}", 0.5},
     {6, "observation", "The coffee machine on floor 3 is broken again.", NULL, 0.05},
 };
 
@@ -60,8 +66,8 @@ static int recall_and_show(remem *db, const char *query, int64_t now, const char
 
 int cmd_demo(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
-        puts("usage: remem [--db PATH] demo\n\nRuns an end-to-end scenario in namespace "
-             NS " of the store (cleared first):\nan agent's memory stream written, "
+        puts("usage: remem [--db PATH] demo\n\nRuns an end-to-end scenario in namespace " NS
+             " of the store (cleared first):\nan agent's memory stream written, "
              "recalled with scores shown, changed, recalled again.");
         return 0;
     }
@@ -75,7 +81,7 @@ int cmd_demo(const cli_env *env, int argc, char **argv) {
     printf("\n1. The agent writes a week of memories into namespace " NS ":\n");
     size_t n = sizeof stream / sizeof stream[0];
     remem_memory *ms = calloc(n, sizeof *ms);
-    char (*ids)[64] = calloc(n, sizeof *ids);
+    char(*ids)[64] = calloc(n, sizeof *ids);
     int rc = 0;
     if (!ms || !ids) {
         rc = cli_fail("out of memory");
@@ -120,7 +126,8 @@ int cmd_demo(const cli_env *env, int argc, char **argv) {
     }
     printf("   added %s, invalidated %s (superseded_by %s)\n", newid, ids[2], newid);
     printf("\n4. The same question, after the change:");
-    if ((rc = recall_and_show(db, "How does Maya want deployments to go out?", now + 3600000, NULL)))
+    if ((rc =
+             recall_and_show(db, "How does Maya want deployments to go out?", now + 3600000, NULL)))
         goto out;
     printf("\n5. Filters: only decisions and reflections about deploys:");
     remem_query q;
@@ -129,7 +136,8 @@ int cmd_demo(const cli_env *env, int argc, char **argv) {
     q.namespaces = nsl;
     q.n_namespaces = 1;
     q.text = "payment service release";
-    q.filter = "{\"$and\":[{\"topic\":\"deploy\"},{\"kind\":{\"$in\":[\"decision\",\"reflection\"]}}]}";
+    q.filter =
+        "{\"$and\":[{\"topic\":\"deploy\"},{\"kind\":{\"$in\":[\"decision\",\"reflection\"]}}]}";
     q.now = now;
     q.no_touch = 1;
     remem_result *r = NULL;
@@ -144,12 +152,12 @@ int cmd_demo(const cli_env *env, int argc, char **argv) {
     remem_result_free(r);
     char *hist = NULL;
     if (remem_history(db, NS, ids[2], &hist) == REMEM_OK) {
-        printf("\n6. History of %s: %s\n", ids[2], strstr(hist, "\"invalidate\"") ?
-               "add, then invalidate (superseded)" : hist);
+        printf("\n6. History of %s: %s\n", ids[2],
+               strstr(hist, "\"invalidate\"") ? "add, then invalidate (superseded)" : hist);
         remem_free(hist);
     }
-    printf("\nDone. Try: remem --db %s recall --ns %s --query \"who is on call?\"\n",
-           env->db_path, NS);
+    printf("\nDone. Try: remem --db %s recall --ns %s --query \"who is on call?\"\n", env->db_path,
+           NS);
 out:
     free(ms);
     free(ids);

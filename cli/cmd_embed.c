@@ -52,11 +52,14 @@ int cmd_embed(const cli_env *env, int argc, char **argv) {
     }
     int want_tokens = 0, first_text = 0;
     for (int i = 1; i < argc && !first_text; i++) {
-        if (!strcmp(argv[i], "--tokens")) want_tokens = 1;
-        else if (!strcmp(argv[i], "--")) first_text = i + 1;
+        if (!strcmp(argv[i], "--tokens"))
+            want_tokens = 1;
+        else if (!strcmp(argv[i], "--"))
+            first_text = i + 1;
         else if (!strncmp(argv[i], "--", 2) && argv[i][2])
             return cli_fail("embed: unknown option %s (remem embed --help)", argv[i]), 2;
-        else first_text = i;
+        else
+            first_text = i;
     }
     char **texts = NULL;
     size_t n = 0;
@@ -94,8 +97,8 @@ int cmd_embed(const cli_env *env, int argc, char **argv) {
     if (!env->json && !env->quiet)
         fprintf(stderr, "remem: %s embedder, model %s, %d dimensions\n", name,
                 remem_embedder_model(db), dim);
-    out = json_pack("{s:s, s:s, s:i, s:[]}", "embedder", name, "model",
-                    remem_embedder_model(db), "dim", dim, "items");
+    out = json_pack("{s:s, s:s, s:i, s:[]}", "embedder", name, "model", remem_embedder_model(db),
+                    "dim", dim, "items");
     for (size_t t = 0; t < n; t++) {
         json_t *item = json_object(), *tok = NULL;
         json_t *text = json_string(texts[t]);

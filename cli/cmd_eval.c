@@ -106,7 +106,8 @@ static int load_conv(remem *db, json_t *sample, conv *c, int quiet) {
         int64_t t0 = 0;
         const char *date = json_string_value(json_object_get(cv, key));
         if (!date || parse_locomo_date(date, &t0)) {
-            if (!quiet) fprintf(stderr, "remem: eval: %s session %d: no readable date\n", c->sample_id, s);
+            if (!quiet)
+                fprintf(stderr, "remem: eval: %s session %d: no readable date\n", c->sample_id, s);
             t0 = c->end;
         }
         size_t n = json_array_size(turns);
@@ -174,7 +175,8 @@ static int eval_profile(remem *db, json_t *root, conv *convs, size_t nconv, cons
     memset(out, 0, sizeof *out);
     int maxk = k > 20 ? k : 20;
     size_t total = 0;
-    for (size_t c = 0; c < nconv; c++) total += json_array_size(json_object_get(json_array_get(root, c), "qa"));
+    for (size_t c = 0; c < nconv; c++)
+        total += json_array_size(json_object_get(json_array_get(root, c), "qa"));
     progress pg;
     progress_start(&pg, profile ? profile : "default", (int64_t)total, quiet);
     size_t done = 0;
@@ -277,8 +279,8 @@ static void print_run(const char *profile, const run *r, int k) {
         const tally *t = c == 0 ? &r->all : &r->cat[c];
         if (c > 0 && (c > 4 || t->n == 0)) continue;
         double n = t->n ? t->n : 1;
-        printf("  %-12s %9.3f %9.3f %9.3f %9.3f %9d\n", c == 0 ? "all" : names[c],
-               t->recall[0] / n, t->recall[1] / n, t->recall[2] / n, t->hit10 / n, t->n);
+        printf("  %-12s %9.3f %9.3f %9.3f %9.3f %9d\n", c == 0 ? "all" : names[c], t->recall[0] / n,
+               t->recall[1] / n, t->recall[2] / n, t->hit10 / n, t->n);
     }
     if (k != 5 && k != 10 && k != 20)
         printf("  recall@%d = %.3f\n", k, r->all.n ? r->all.recall[NK] / r->all.n : 0);
@@ -296,26 +298,38 @@ int cmd_eval(const cli_env *env, int argc, char **argv) {
              "override the profile's, to study the fusion.");
         return argc < 2 ? 2 : 0;
     }
-    if (strcmp(argv[1], "locomo") != 0) return cli_fail("eval: unknown benchmark \"%s\" (locomo)", argv[1]);
+    if (strcmp(argv[1], "locomo") != 0)
+        return cli_fail("eval: unknown benchmark \"%s\" (locomo)", argv[1]);
     const char *file = NULL, *profile = NULL, *store = ":memory:";
     int k = 10, all = 0;
     remem_query_init(&overrides);
     for (int i = 2; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--w-relevance"))) overrides.w_relevance = atof(v);
-        else if ((v = cli_opt(argc, argv, &i, "--w-lexical"))) overrides.w_lexical = atof(v);
-        else if ((v = cli_opt(argc, argv, &i, "--w-recency"))) overrides.w_recency = atof(v);
-        else if ((v = cli_opt(argc, argv, &i, "--w-importance"))) overrides.w_importance = atof(v);
-        else if ((v = cli_opt(argc, argv, &i, "--w-context"))) overrides.w_context = atof(v);
-        else if ((v = cli_opt(argc, argv, &i, "--candidates"))) overrides.candidates = atoi(v);
-        else if ((v = cli_opt(argc, argv, &i, "--normalize"))) overrides.normalize = atoi(v);
+        if ((v = cli_opt(argc, argv, &i, "--w-relevance")))
+            overrides.w_relevance = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-lexical")))
+            overrides.w_lexical = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-recency")))
+            overrides.w_recency = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-importance")))
+            overrides.w_importance = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--w-context")))
+            overrides.w_context = atof(v);
+        else if ((v = cli_opt(argc, argv, &i, "--candidates")))
+            overrides.candidates = atoi(v);
+        else if ((v = cli_opt(argc, argv, &i, "--normalize")))
+            overrides.normalize = atoi(v);
         else if ((v = cli_opt(argc, argv, &i, "--k"))) {
             k = atoi(v);
             if (k < 1 || k > 1000) return cli_fail("--k must be 1..1000");
-        } else if ((v = cli_opt(argc, argv, &i, "--profile"))) profile = v;
-        else if ((v = cli_opt(argc, argv, &i, "--store"))) store = v;
-        else if (!strcmp(argv[i], "--all-profiles")) all = 1;
-        else if (!file && argv[i][0] != '-') file = argv[i];
+        } else if ((v = cli_opt(argc, argv, &i, "--profile")))
+            profile = v;
+        else if ((v = cli_opt(argc, argv, &i, "--store")))
+            store = v;
+        else if (!strcmp(argv[i], "--all-profiles"))
+            all = 1;
+        else if (!file && argv[i][0] != '-')
+            file = argv[i];
         else {
             cli_fail("eval: unexpected argument \"%s\"", argv[i]);
             return 2;

@@ -35,9 +35,10 @@ static int blank(const char *s, size_t n) {
 }
 
 /* Pass over every line; with write, add them in batches. */
-static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t batch_size,
-                int write, int64_t *lines_out, progress *pg, int64_t *added) {
-    batch b = {calloc(batch_size, sizeof(remem_memory)), calloc(batch_size, sizeof(remem_line *)), 0};
+static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t batch_size, int write,
+                int64_t *lines_out, progress *pg, int64_t *added) {
+    batch b = {calloc(batch_size, sizeof(remem_memory)), calloc(batch_size, sizeof(remem_line *)),
+               0};
     if (!b.m || !b.holders) {
         free(b.m);
         free(b.holders);
@@ -92,7 +93,8 @@ static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t bat
         long bad = -1;
         if (remem_add_batch(db, b.m, b.n, NULL, 0, &bad))
             rc = cli_fail("import: %s: last batch: %s", name, remem_errmsg(db));
-        else *added += (int64_t)b.n;
+        else
+            *added += (int64_t)b.n;
         progress_update(pg, count);
     }
     batch_reset(&b);
@@ -118,12 +120,14 @@ int cmd_import(const cli_env *env, int argc, char **argv) {
     size_t batch_size = 1000;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
+        if ((v = cli_opt(argc, argv, &i, "--ns")))
+            ns = v;
         else if ((v = cli_opt(argc, argv, &i, "--batch"))) {
             long n = atol(v);
             if (n < 1 || n > 1000000) return cli_fail("--batch must be 1..1000000");
             batch_size = (size_t)n;
-        } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) path = argv[i];
+        } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
+            path = argv[i];
         else {
             cli_fail("import: unexpected argument \"%s\" (remem import --help)", argv[i]);
             return 2;
@@ -165,11 +169,15 @@ int cmd_import(const cli_env *env, int argc, char **argv) {
         progress_done(&pg);
     }
     if (!rc) {
-        if (env->json) printf("{\"imported\":%lld}\n", (long long)added);
-        else if (!env->quiet) printf("imported %lld memories\n", (long long)added);
+        if (env->json)
+            printf("{\"imported\":%lld}\n", (long long)added);
+        else if (!env->quiet)
+            printf("imported %lld memories\n", (long long)added);
     } else if (added > 0) {
-        fprintf(stderr, "remem: import: %lld memories from the batches before the error were "
-                        "kept\n", (long long)added);
+        fprintf(stderr,
+                "remem: import: %lld memories from the batches before the error were "
+                "kept\n",
+                (long long)added);
     }
     fclose(f);
     remem_close(db);
@@ -191,25 +199,32 @@ int cmd_export(const cli_env *env, int argc, char **argv) {
     int vectors = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns"))) ns = v;
-        else if ((v = cli_opt(argc, argv, &i, "--out"))) out = v;
-        else if (!strcmp(argv[i], "--vectors")) vectors = 1;
+        if ((v = cli_opt(argc, argv, &i, "--ns")))
+            ns = v;
+        else if ((v = cli_opt(argc, argv, &i, "--out")))
+            out = v;
+        else if (!strcmp(argv[i], "--vectors"))
+            vectors = 1;
         else {
             cli_fail("export: unexpected argument \"%s\" (remem export --help)", argv[i]);
             return 2;
         }
     }
     FILE *f = stdout;
-    if (out && !(f = fopen(out, "w"))) return cli_fail("export: cannot write %s: %s", out, strerror(errno));
+    if (out && !(f = fopen(out, "w")))
+        return cli_fail("export: cannot write %s: %s", out, strerror(errno));
     remem *db = cli_open(env);
     int rc = 1;
     if (db) {
         int64_t n = 0;
         rc = remem_export(db, ns, vectors, write_file, f, &n);
-        if (rc) rc = cli_fail_db(db, rc, "export");
-        else if (out && !env->quiet) fprintf(stderr, "remem: exported %lld memories to %s\n", (long long)n, out);
+        if (rc)
+            rc = cli_fail_db(db, rc, "export");
+        else if (out && !env->quiet)
+            fprintf(stderr, "remem: exported %lld memories to %s\n", (long long)n, out);
     }
-    if (f != stdout && fclose(f) != 0 && !rc) rc = cli_fail("export: writing %s: %s", out, strerror(errno));
+    if (f != stdout && fclose(f) != 0 && !rc)
+        rc = cli_fail("export: writing %s: %s", out, strerror(errno));
     remem_close(db);
     return rc;
 }
@@ -237,8 +252,10 @@ int cmd_reindex(const cli_env *env, int argc, char **argv) {
     progress_start(&pg, "embedding", 0, env->quiet);
     int rc = remem_reindex(db, ns, on_progress, &pg);
     progress_done(&pg);
-    if (rc) rc = cli_fail_db(db, rc, "reindex");
-    else if (!env->quiet) printf("reindexed with %s\n", remem_embedder_model(db));
+    if (rc)
+        rc = cli_fail_db(db, rc, "reindex");
+    else if (!env->quiet)
+        printf("reindexed with %s\n", remem_embedder_model(db));
     remem_close(db);
     return rc;
 }

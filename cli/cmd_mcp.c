@@ -31,25 +31,20 @@ static const char usage[] =
     "(docs/mcp.md).\n";
 
 /* Write all of line and a newline, then flush: the client waits for it. */
-static int write_line(const char *line)
-{
+static int write_line(const char *line) {
     size_t len = strlen(line);
-    if (fwrite(line, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
-        fflush(stdout) != 0)
+    if (fwrite(line, 1, len, stdout) != len || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
         return -1;
     return 0;
 }
 
-static int only_blank(const char *s, size_t n)
-{
+static int only_blank(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-            return 0;
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
     return 1;
 }
 
-int cmd_mcp(const cli_env *env, int argc, char **argv)
-{
+int cmd_mcp(const cli_env *env, int argc, char **argv) {
     cli_env local = *env;
     char *line = NULL;
     size_t cap = 0;
@@ -86,8 +81,7 @@ int cmd_mcp(const cli_env *env, int argc, char **argv)
         char *reply = mcp_handle(db, line, (size_t)n, NULL);
         served++;
         if (reply && write_line(reply) != 0) {
-            fprintf(stderr, "remem mcp: stdout closed (%s); stopping\n",
-                    strerror(errno));
+            fprintf(stderr, "remem mcp: stdout closed (%s); stopping\n", strerror(errno));
             free(reply);
             status = 1;
             break;
@@ -98,8 +92,7 @@ int cmd_mcp(const cli_env *env, int argc, char **argv)
         fprintf(stderr, "remem mcp: reading stdin: %s\n", strerror(errno));
         status = 1;
     }
-    if (!local.quiet)
-        fprintf(stderr, "remem mcp: end of input after %ld messages\n", served);
+    if (!local.quiet) fprintf(stderr, "remem mcp: end of input after %ld messages\n", served);
     free(line);
     remem_close(db);
     return status;

@@ -31,10 +31,14 @@ static int parse_ttl(const char *v, int64_t *expires) {
     double x = strtod(v, &end);
     double unit = 0;
     if (end != v) {
-        if (!strcmp(end, "s")) unit = 1e3;
-        else if (!strcmp(end, "m")) unit = 60e3;
-        else if (!strcmp(end, "h")) unit = 3600e3;
-        else if (!strcmp(end, "d")) unit = 86400e3;
+        if (!strcmp(end, "s"))
+            unit = 1e3;
+        else if (!strcmp(end, "m"))
+            unit = 60e3;
+        else if (!strcmp(end, "h"))
+            unit = 3600e3;
+        else if (!strcmp(end, "d"))
+            unit = 86400e3;
     }
     if (unit > 0 && x > 0) {
         *expires = remem_now() + (int64_t)(x * unit);
@@ -54,8 +58,9 @@ static void print_memory(const cli_env *env, const remem_memory *m) {
         printf("%s/%s  [%s, %s, importance %.2f, %s]\n  %s\n", m->ns, m->id, m->kind, m->tier,
                m->importance, t, m->text);
         if (m->metadata) printf("  metadata: %s\n", m->metadata);
-        if (m->invalidated_at) printf("  invalidated%s%s\n", m->superseded_by ? ", superseded by " : "",
-                                      m->superseded_by ? m->superseded_by : "");
+        if (m->invalidated_at)
+            printf("  invalidated%s%s\n", m->superseded_by ? ", superseded by " : "",
+                   m->superseded_by ? m->superseded_by : "");
         if (m->duplicate_count) printf("  seen again %lld times\n", (long long)m->duplicate_count);
     }
     free(js);
@@ -77,20 +82,29 @@ int cmd_add(const cli_env *env, int argc, char **argv) {
     remem_memory_init(&m);
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns"))) m.ns = v;
-        else if ((v = cli_opt(argc, argv, &i, "--text"))) m.text = v;
-        else if ((v = cli_opt(argc, argv, &i, "--id"))) m.id = v;
-        else if ((v = cli_opt(argc, argv, &i, "--kind"))) m.kind = v;
-        else if ((v = cli_opt(argc, argv, &i, "--tier"))) m.tier = v;
-        else if ((v = cli_opt(argc, argv, &i, "--meta"))) m.metadata = v;
-        else if ((v = cli_opt(argc, argv, &i, "--links"))) m.links = v;
+        if ((v = cli_opt(argc, argv, &i, "--ns")))
+            m.ns = v;
+        else if ((v = cli_opt(argc, argv, &i, "--text")))
+            m.text = v;
+        else if ((v = cli_opt(argc, argv, &i, "--id")))
+            m.id = v;
+        else if ((v = cli_opt(argc, argv, &i, "--kind")))
+            m.kind = v;
+        else if ((v = cli_opt(argc, argv, &i, "--tier")))
+            m.tier = v;
+        else if ((v = cli_opt(argc, argv, &i, "--meta")))
+            m.metadata = v;
+        else if ((v = cli_opt(argc, argv, &i, "--links")))
+            m.links = v;
         else if ((v = cli_opt(argc, argv, &i, "--importance"))) {
             if (parse_importance(v, &m.importance)) return 1;
         } else if ((v = cli_opt(argc, argv, &i, "--ttl"))) {
             if (parse_ttl(v, &m.expires_at)) return 1;
         } else if ((v = cli_opt(argc, argv, &i, "--created"))) {
-            if (remem_parse_time(v, &m.created_at)) return cli_fail("--created: not a time: \"%s\"", v);
-        } else return bad_usage("add", argv[i]);
+            if (remem_parse_time(v, &m.created_at))
+                return cli_fail("--created: not a time: \"%s\"", v);
+        } else
+            return bad_usage("add", argv[i]);
     }
     if (!m.ns) return cli_fail("add: --ns is required");
     if (!m.text) return cli_fail("add: --text is required");
@@ -104,16 +118,19 @@ int cmd_add(const cli_env *env, int argc, char **argv) {
     } else if (env->json) {
         remem_record *r = NULL;
         if (remem_get(db, m.ns, id, &r) == REMEM_OK) {
-            const char *what = outcome == REMEM_DUPLICATE ? "duplicate"
-                               : outcome == REMEM_UPSERTED ? "updated" : "added";
+            const char *what = outcome == REMEM_DUPLICATE  ? "duplicate"
+                               : outcome == REMEM_UPSERTED ? "updated"
+                                                           : "added";
             char *js = remem_memory_to_json(remem_record_memory(r));
             printf("{\"outcome\":\"%s\",\"memory\":%s}\n", what, js ? js : "null");
             free(js);
         }
         remem_record_free(r);
     } else {
-        printf("%s%s\n", id, outcome == REMEM_DUPLICATE ? " (duplicate: counted on the existing memory)"
-                             : outcome == REMEM_UPSERTED ? " (updated)" : "");
+        printf("%s%s\n", id,
+               outcome == REMEM_DUPLICATE  ? " (duplicate: counted on the existing memory)"
+               : outcome == REMEM_UPSERTED ? " (updated)"
+                                           : "");
     }
     remem_close(db);
     return rc;
@@ -149,8 +166,10 @@ int cmd_get(const cli_env *env, int argc, char **argv) {
     if (!db) return 1;
     remem_record *r = NULL;
     int rc = remem_get(db, ns, id, &r);
-    if (rc) rc = cli_fail_db(db, rc, "get");
-    else print_memory(env, remem_record_memory(r));
+    if (rc)
+        rc = cli_fail_db(db, rc, "get");
+    else
+        print_memory(env, remem_record_memory(r));
     remem_record_free(r);
     remem_close(db);
     return rc;
@@ -169,18 +188,26 @@ int cmd_update(const cli_env *env, int argc, char **argv) {
     memset(&p, 0, sizeof p);
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--text"))) p.text = v, p.fields |= REMEM_SET_TEXT;
-        else if ((v = cli_opt(argc, argv, &i, "--kind"))) p.kind = v, p.fields |= REMEM_SET_KIND;
-        else if ((v = cli_opt(argc, argv, &i, "--tier"))) p.tier = v, p.fields |= REMEM_SET_TIER;
-        else if ((v = cli_opt(argc, argv, &i, "--meta"))) p.metadata = v, p.fields |= REMEM_SET_METADATA;
-        else if ((v = cli_opt(argc, argv, &i, "--links"))) p.links = v, p.fields |= REMEM_SET_LINKS;
-        else if ((v = cli_opt(argc, argv, &i, "--actor"))) p.actor = v;
+        if ((v = cli_opt(argc, argv, &i, "--text")))
+            p.text = v, p.fields |= REMEM_SET_TEXT;
+        else if ((v = cli_opt(argc, argv, &i, "--kind")))
+            p.kind = v, p.fields |= REMEM_SET_KIND;
+        else if ((v = cli_opt(argc, argv, &i, "--tier")))
+            p.tier = v, p.fields |= REMEM_SET_TIER;
+        else if ((v = cli_opt(argc, argv, &i, "--meta")))
+            p.metadata = v, p.fields |= REMEM_SET_METADATA;
+        else if ((v = cli_opt(argc, argv, &i, "--links")))
+            p.links = v, p.fields |= REMEM_SET_LINKS;
+        else if ((v = cli_opt(argc, argv, &i, "--actor")))
+            p.actor = v;
         else if ((v = cli_opt(argc, argv, &i, "--importance"))) {
             if (parse_importance(v, &p.importance)) return 1;
             p.fields |= REMEM_SET_IMPORTANCE;
         } else if ((v = cli_opt(argc, argv, &i, "--ttl"))) {
-            if (!strcmp(v, "none")) p.expires_at = 0;
-            else if (parse_ttl(v, &p.expires_at)) return 1;
+            if (!strcmp(v, "none"))
+                p.expires_at = 0;
+            else if (parse_ttl(v, &p.expires_at))
+                return 1;
             p.fields |= REMEM_SET_EXPIRES;
         } else {
             int rc = parse_key("update", argc, argv, &i, &ns, &id);
@@ -192,7 +219,8 @@ int cmd_update(const cli_env *env, int argc, char **argv) {
     remem *db = cli_open(env);
     if (!db) return 1;
     int rc = remem_update(db, ns, id, &p);
-    if (rc) rc = cli_fail_db(db, rc, "update");
+    if (rc)
+        rc = cli_fail_db(db, rc, "update");
     else {
         remem_record *r = NULL;
         if (remem_get(db, ns, id, &r) == REMEM_OK) print_memory(env, remem_record_memory(r));
@@ -212,8 +240,10 @@ int cmd_invalidate(const cli_env *env, int argc, char **argv) {
     const char *ns = NULL, *id = NULL, *by = NULL, *reason = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--by"))) by = v;
-        else if ((v = cli_opt(argc, argv, &i, "--reason"))) reason = v;
+        if ((v = cli_opt(argc, argv, &i, "--by")))
+            by = v;
+        else if ((v = cli_opt(argc, argv, &i, "--reason")))
+            reason = v;
         else {
             int rc = parse_key("invalidate", argc, argv, &i, &ns, &id);
             if (rc) return rc;
@@ -223,9 +253,12 @@ int cmd_invalidate(const cli_env *env, int argc, char **argv) {
     remem *db = cli_open(env);
     if (!db) return 1;
     int rc = remem_invalidate(db, ns, id, by, reason);
-    if (rc) rc = cli_fail_db(db, rc, "invalidate");
-    else if (env->json) printf("{\"invalidated\":\"%s\"}\n", id);
-    else printf("invalidated %s\n", id);
+    if (rc)
+        rc = cli_fail_db(db, rc, "invalidate");
+    else if (env->json)
+        printf("{\"invalidated\":\"%s\"}\n", id);
+    else
+        printf("invalidated %s\n", id);
     remem_close(db);
     return rc;
 }
@@ -241,7 +274,8 @@ int cmd_forget(const cli_env *env, int argc, char **argv) {
     const char *ns = NULL, *id = NULL;
     int purge = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--purge")) purge = 1;
+        if (!strcmp(argv[i], "--purge"))
+            purge = 1;
         else {
             int rc = parse_key("forget", argc, argv, &i, &ns, &id);
             if (rc) return rc;
@@ -251,9 +285,12 @@ int cmd_forget(const cli_env *env, int argc, char **argv) {
     remem *db = cli_open(env);
     if (!db) return 1;
     int rc = remem_forget(db, ns, id, purge);
-    if (rc) rc = cli_fail_db(db, rc, "forget");
-    else if (env->json) printf("{\"%s\":\"%s\"}\n", purge ? "purged" : "archived", id);
-    else printf("%s %s\n", purge ? "purged" : "archived", id);
+    if (rc)
+        rc = cli_fail_db(db, rc, "forget");
+    else if (env->json)
+        printf("{\"%s\":\"%s\"}\n", purge ? "purged" : "archived", id);
+    else
+        printf("%s %s\n", purge ? "purged" : "archived", id);
     remem_close(db);
     return rc;
 }
@@ -274,8 +311,10 @@ int cmd_history(const cli_env *env, int argc, char **argv) {
     if (!db) return 1;
     char *json = NULL;
     int rc = remem_history(db, ns, id, &json);
-    if (rc) rc = cli_fail_db(db, rc, "history");
-    else if (env->json) puts(json);
+    if (rc)
+        rc = cli_fail_db(db, rc, "history");
+    else if (env->json)
+        puts(json);
     else {
         /* One line per change: seq, time, op, actor. */
         json_t *arr = json_loads(json, 0, NULL);

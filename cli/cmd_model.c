@@ -43,7 +43,8 @@ static int take_sha(const char *v, const char *sha[3]) {
                 which = i;
         if (which < 0)
             return cli_fail("--sha256: unknown file in \"%s\" (model.safetensors, vocab.txt, "
-                            "config.json)", v);
+                            "config.json)",
+                            v);
         v = eq + 1;
     }
     if (strlen(v) != 64 || strspn(v, "0123456789abcdefABCDEF") != 64)
@@ -56,8 +57,10 @@ static int model_pull(const cli_env *env, int argc, char **argv) {
     const char *dir = env->opt.model_dir, *url = NULL, *sha[3] = {NULL, NULL, NULL};
     for (int i = 2; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--dir"))) dir = v;
-        else if ((v = cli_opt(argc, argv, &i, "--url"))) url = v;
+        if ((v = cli_opt(argc, argv, &i, "--dir")))
+            dir = v;
+        else if ((v = cli_opt(argc, argv, &i, "--url")))
+            url = v;
         else if ((v = cli_opt(argc, argv, &i, "--sha256"))) {
             if (take_sha(v, sha)) return 2;
         } else
@@ -129,15 +132,20 @@ static int model_info(const cli_env *env, int argc, char **argv) {
     int verify = 0;
     for (int i = 2; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--dir"))) dir = v;
-        else if (!strcmp(argv[i], "--verify")) verify = 1;
-        else return cli_fail("model info: unexpected \"%s\" (remem model --help)", argv[i]), 2;
+        if ((v = cli_opt(argc, argv, &i, "--dir")))
+            dir = v;
+        else if (!strcmp(argv[i], "--verify"))
+            verify = 1;
+        else
+            return cli_fail("model info: unexpected \"%s\" (remem model --help)", argv[i]), 2;
     }
     char *json = NULL, err[1024] = "";
     int rc = remem_model_info(dir, verify, &json, err, sizeof err);
     if (rc) return cli_fail("%s", err[0] ? err : remem_strerror(rc));
-    if (env->json) printf("%s\n", json);
-    else print_info(json);
+    if (env->json)
+        printf("%s\n", json);
+    else
+        print_info(json);
     remem_free(json);
     return 0;
 }

@@ -64,9 +64,12 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
             ns[nns++] = v;
         } else if ((v = cli_opt(argc, argv, &i, "--query")) || (v = cli_opt(argc, argv, &i, "-q")))
             q.text = v;
-        else if ((v = cli_opt(argc, argv, &i, "--profile"))) q.profile = v;
-        else if ((v = cli_opt(argc, argv, &i, "--filter"))) q.filter = v;
-        else if ((v = cli_opt(argc, argv, &i, "--tiers"))) q.tiers = v;
+        else if ((v = cli_opt(argc, argv, &i, "--profile")))
+            q.profile = v;
+        else if ((v = cli_opt(argc, argv, &i, "--filter")))
+            q.filter = v;
+        else if ((v = cli_opt(argc, argv, &i, "--tiers")))
+            q.tiers = v;
         else if ((v = cli_opt(argc, argv, &i, "--now"))) {
             if (remem_parse_time(v, &q.now)) return cli_fail("--now: not a time: \"%s\"", v);
         } else if ((v = cli_opt(argc, argv, &i, "--k"))) {
@@ -79,7 +82,10 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
             if (num("--normalize", v, &x)) return 1;
             q.normalize = x != 0;
         }
-#define W(opt, field) else if ((v = cli_opt(argc, argv, &i, opt))) { if (num(opt, v, &q.field)) return 1; }
+#define W(opt, field)                              \
+    else if ((v = cli_opt(argc, argv, &i, opt))) { \
+        if (num(opt, v, &q.field)) return 1;       \
+    }
         W("--w-relevance", w_relevance)
         W("--w-lexical", w_lexical)
         W("--w-recency", w_recency)
@@ -106,7 +112,8 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
     if (!db) return 1;
     remem_result *r = NULL;
     int rc = remem_recall(db, &q, &r);
-    if (rc) rc = cli_fail_db(db, rc, "recall");
+    if (rc)
+        rc = cli_fail_db(db, rc, "recall");
     else if (env->json) {
         char *js = remem_result_to_json(r);
         puts(js ? js : "{}");

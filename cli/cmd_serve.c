@@ -13,8 +13,7 @@
 #include "../server/server.h"
 #include "cli.h"
 
-static void serve_usage(FILE *f)
-{
+static void serve_usage(FILE *f) {
     fprintf(f,
             "usage: remem serve [--db PATH] [--listen ADDR:PORT] [--keys FILE]\n"
             "                   [--threads N] [--max-body BYTES] [--timeout SECONDS]\n"
@@ -41,34 +40,31 @@ static void serve_usage(FILE *f)
             "  --name, --ns, --rights  the entry's name, namespace patterns\n"
             "                      (repeat --ns; default \"*\") and rights\n"
             "                      (default read,write)\n",
-            SERVE_DEFAULT_LISTEN, SERVE_DEFAULT_MAX_BODY,
-            SERVE_DEFAULT_TIMEOUT_S, SERVE_DEFAULT_MAX_CONNECTIONS);
+            SERVE_DEFAULT_LISTEN, SERVE_DEFAULT_MAX_BODY, SERVE_DEFAULT_TIMEOUT_S,
+            SERVE_DEFAULT_MAX_CONNECTIONS);
 }
 
 /* A positive integer option, or -1. */
-static long long positive(const char *v)
-{
+static long long positive(const char *v) {
     char *end;
     long long n = strtoll(v, &end, 10);
     return *v && !*end && n > 0 ? n : -1;
 }
 
 typedef struct key_request {
-    const char *secret;   /* --hash-key */
-    int make;             /* --new-key */
+    const char *secret; /* --hash-key */
+    int make;           /* --new-key */
     const char *name;
     const char *patterns[64];
     size_t n_patterns;
     const char *rights;
 } key_request;
 
-static int key_command(const key_request *kr, const char *keys_path)
-{
+static int key_command(const key_request *kr, const char *keys_path) {
     char secret_buf[256], hex[65], err[512];
     const char *secret = kr->secret;
     unsigned rights;
-    if (serve_parse_rights(kr->rights ? kr->rights : "read,write", &rights,
-                           err, sizeof err) != 0)
+    if (serve_parse_rights(kr->rights ? kr->rights : "read,write", &rights, err, sizeof err) != 0)
         return cli_fail("--rights: %s", err);
     if (kr->make) {
         if (!keys_path) return cli_fail("--new-key needs --keys FILE to append to");
@@ -76,8 +72,7 @@ static int key_command(const key_request *kr, const char *keys_path)
         if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
             return cli_fail("no randomness for a new key");
         strcpy(secret_buf, "rk_");
-        for (size_t i = 0; i < sizeof raw; i++)
-            sprintf(secret_buf + 3 + 2 * i, "%02x", raw[i]);
+        for (size_t i = 0; i < sizeof raw; i++) sprintf(secret_buf + 3 + 2 * i, "%02x", raw[i]);
         secret = secret_buf;
     } else if (!strcmp(secret, "-")) {
         if (!fgets(secret_buf, sizeof secret_buf, stdin))
@@ -88,9 +83,9 @@ static int key_command(const key_request *kr, const char *keys_path)
     if (!*secret) return cli_fail("the secret is empty");
     serve_hash_secret(secret, hex);
     const char *all[] = {"*"};
-    char *entry = serve_key_entry(kr->name ? kr->name : "key", hex,
-                                  kr->n_patterns ? kr->patterns : all,
-                                  kr->n_patterns ? kr->n_patterns : 1, rights);
+    char *entry =
+        serve_key_entry(kr->name ? kr->name : "key", hex, kr->n_patterns ? kr->patterns : all,
+                        kr->n_patterns ? kr->n_patterns : 1, rights);
     if (!entry) return cli_fail("out of memory");
     int rc = 0;
     if (kr->make) {
@@ -99,8 +94,9 @@ static int key_command(const key_request *kr, const char *keys_path)
         else
             printf("%s\n", secret); /* shown once: only its hash is kept */
         if (!rc)
-            fprintf(stderr, "remem: appended key \"%s\" to %s; the secret "
-                            "above is not stored anywhere\n",
+            fprintf(stderr,
+                    "remem: appended key \"%s\" to %s; the secret "
+                    "above is not stored anywhere\n",
                     kr->name ? kr->name : "key", keys_path);
     } else {
         printf("%s\n", entry);
@@ -109,8 +105,7 @@ static int key_command(const key_request *kr, const char *keys_path)
     return rc;
 }
 
-int cmd_serve(const cli_env *env, int argc, char **argv)
-{
+int cmd_serve(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         serve_usage(stdout);
         return 0;
@@ -125,9 +120,12 @@ int cmd_serve(const cli_env *env, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *v;
         long long n = 0;
-        if ((v = cli_opt(argc, argv, &i, "--db"))) cfg.db_path = v;
-        else if ((v = cli_opt(argc, argv, &i, "--listen"))) cfg.listen = v;
-        else if ((v = cli_opt(argc, argv, &i, "--keys"))) cfg.keys_path = v;
+        if ((v = cli_opt(argc, argv, &i, "--db")))
+            cfg.db_path = v;
+        else if ((v = cli_opt(argc, argv, &i, "--listen")))
+            cfg.listen = v;
+        else if ((v = cli_opt(argc, argv, &i, "--keys")))
+            cfg.keys_path = v;
         else if ((v = cli_opt(argc, argv, &i, "--threads"))) {
             if ((n = positive(v)) < 0 || n > 256)
                 return cli_fail("--threads: expected 1..256, got %s", v), 2;
@@ -144,17 +142,20 @@ int cmd_serve(const cli_env *env, int argc, char **argv)
             if ((n = positive(v)) < 0 || n > 100000)
                 return cli_fail("--max-connections: expected a count, got %s", v), 2;
             cfg.max_connections = (int)n;
-        } else if ((v = cli_opt(argc, argv, &i, "--hash-key"))) kr.secret = v;
-        else if (!strcmp(argv[i], "--new-key")) kr.make = 1;
-        else if ((v = cli_opt(argc, argv, &i, "--name"))) kr.name = v;
-        else if ((v = cli_opt(argc, argv, &i, "--rights"))) kr.rights = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--hash-key")))
+            kr.secret = v;
+        else if (!strcmp(argv[i], "--new-key"))
+            kr.make = 1;
+        else if ((v = cli_opt(argc, argv, &i, "--name")))
+            kr.name = v;
+        else if ((v = cli_opt(argc, argv, &i, "--rights")))
+            kr.rights = v;
         else if ((v = cli_opt(argc, argv, &i, "--ns"))) {
             if (kr.n_patterns == sizeof kr.patterns / sizeof kr.patterns[0])
                 return cli_fail("too many --ns patterns"), 2;
             kr.patterns[kr.n_patterns++] = v;
         } else {
-            cli_fail("serve: unexpected argument \"%s\" (remem serve --help)",
-                     argv[i]);
+            cli_fail("serve: unexpected argument \"%s\" (remem serve --help)", argv[i]);
             return 2;
         }
     }

@@ -47,17 +47,16 @@ static void usage(FILE *f) {
             REMEM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f,
-            "\nglobal options:\n"
-            "  --db PATH          the store (default ./remem.db, or $REMEM_DB)\n"
-            "  --json             machine-readable output\n"
-            "  --embedder NAME    hash, minilm, http or auto (default auto)\n"
-            "  --embed-url URL    base URL of an OpenAI-compatible API (http embedder)\n"
-            "  --embed-model M    model name for the http embedder\n"
-            "  --model-dir DIR    MiniLM model folder\n"
-            "  --durable          synchronous=FULL: survive power loss, not only crashes\n"
-            "  --quiet            no progress or notes on stderr\n"
-            "\n`remem <command> --help` describes each command.\n");
+    fprintf(f, "\nglobal options:\n"
+               "  --db PATH          the store (default ./remem.db, or $REMEM_DB)\n"
+               "  --json             machine-readable output\n"
+               "  --embedder NAME    hash, minilm, http or auto (default auto)\n"
+               "  --embed-url URL    base URL of an OpenAI-compatible API (http embedder)\n"
+               "  --embed-model M    model name for the http embedder\n"
+               "  --model-dir DIR    MiniLM model folder\n"
+               "  --durable          synchronous=FULL: survive power loss, not only crashes\n"
+               "  --quiet            no progress or notes on stderr\n"
+               "\n`remem <command> --help` describes each command.\n");
 }
 
 int cli_fail(const char *fmt, ...) {
@@ -133,15 +132,24 @@ int main(int argc, char **argv) {
     int nrest = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--db"))) env.db_path = v;
-        else if (!strcmp(argv[i], "--json")) env.json = 1;
-        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) env.quiet = 1;
-        else if (!strcmp(argv[i], "--durable")) env.opt.durability = REMEM_DURABLE_FULL;
-        else if ((v = cli_opt(argc, argv, &i, "--embedder"))) env.opt.embedder = v;
-        else if ((v = cli_opt(argc, argv, &i, "--embed-url"))) env.opt.embed_url = v;
-        else if ((v = cli_opt(argc, argv, &i, "--embed-model"))) env.opt.embed_model = v;
-        else if ((v = cli_opt(argc, argv, &i, "--model-dir"))) env.opt.model_dir = v;
-        else rest[nrest++] = argv[i];
+        if ((v = cli_opt(argc, argv, &i, "--db")))
+            env.db_path = v;
+        else if (!strcmp(argv[i], "--json"))
+            env.json = 1;
+        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
+            env.quiet = 1;
+        else if (!strcmp(argv[i], "--durable"))
+            env.opt.durability = REMEM_DURABLE_FULL;
+        else if ((v = cli_opt(argc, argv, &i, "--embedder")))
+            env.opt.embedder = v;
+        else if ((v = cli_opt(argc, argv, &i, "--embed-url")))
+            env.opt.embed_url = v;
+        else if ((v = cli_opt(argc, argv, &i, "--embed-model")))
+            env.opt.embed_model = v;
+        else if ((v = cli_opt(argc, argv, &i, "--model-dir")))
+            env.opt.model_dir = v;
+        else
+            rest[nrest++] = argv[i];
     }
     int rc;
     if (nrest == 0 || !strcmp(rest[0], "--help") || !strcmp(rest[0], "-h") ||

@@ -15,18 +15,16 @@
 
 static json_t *fuzz_metadata;
 
-static void init_metadata(void)
-{
+static void init_metadata(void) {
     if (fuzz_metadata) return;
-    fuzz_metadata = json_loads(
-        "{\"project\": \"acme\", \"reward\": 0.5, \"count\": 3, \"flag\": true,"
-        " \"nothing\": null, \"tags\": [\"a\", \"b\"], \"a.b\": 1,"
-        " \"nested\": {\"lang\": \"c\", \"depth\": {\"x\": 2}}}",
-        0, NULL);
+    fuzz_metadata =
+        json_loads("{\"project\": \"acme\", \"reward\": 0.5, \"count\": 3, \"flag\": true,"
+                   " \"nothing\": null, \"tags\": [\"a\", \"b\"], \"a.b\": 1,"
+                   " \"nested\": {\"lang\": \"c\", \"depth\": {\"x\": 2}}}",
+                   0, NULL);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     init_metadata();
     filter *f = NULL;
     char err[256];
@@ -38,12 +36,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     filter_record records[3] = {
-        {.id = "m1", .ns = "agent:a", .kind = "decision", .tier = "short",
-         .text = "The quick brown fox", .importance = 0.75,
-         .created_at = 1683504000000LL, .access_count = 3,
+        {.id = "m1",
+         .ns = "agent:a",
+         .kind = "decision",
+         .tier = "short",
+         .text = "The quick brown fox",
+         .importance = 0.75,
+         .created_at = 1683504000000LL,
+         .access_count = 3,
          .metadata = fuzz_metadata},
         {.importance = -1, .created_at = INT64_MIN, .access_count = INT64_MAX},
-        {.id = "", .ns = "", .kind = "", .tier = "", .text = "",
+        {.id = "",
+         .ns = "",
+         .kind = "",
+         .tier = "",
+         .text = "",
          .metadata = json_object_get(fuzz_metadata, "tags")},
     };
     int total = 0;

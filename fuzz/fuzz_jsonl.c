@@ -71,8 +71,10 @@ static void check_line(remem *db, const uint8_t *data, size_t size, const char *
     }
     rc = remem_add(db, &m, NULL, 0, NULL);
     fuzz_adds++;
-    if (rc == REMEM_EDIM) assert(m.vector && m.dim != remem_embedder_dim(db));
-    else if (rc != REMEM_ENOMEM) assert(rc == REMEM_OK);
+    if (rc == REMEM_EDIM)
+        assert(m.vector && m.dim != remem_embedder_dim(db));
+    else if (rc != REMEM_ENOMEM)
+        assert(rc == REMEM_OK);
     remem_free_line(h);
 }
 

@@ -16,14 +16,12 @@
 
 #include "../mcp/mcp.c"
 
-static int deny_everything(void *ctx, const char *ns, int right)
-{
+static int deny_everything(void *ctx, const char *ns, int right) {
     (void)ctx, (void)ns, (void)right;
     return 0;
 }
 
-static remem *fuzz_db(void)
-{
+static remem *fuzz_db(void) {
     static remem *db;
     if (!db) {
         remem_options opt;
@@ -34,8 +32,7 @@ static remem *fuzz_db(void)
     return db;
 }
 
-static void check_answer(char *out)
-{
+static void check_answer(char *out) {
     if (!out) return;
     assert(strchr(out, '\n') == NULL);
     json_t *j = json_loads(out, 0, NULL);
@@ -44,8 +41,7 @@ static void check_answer(char *out)
     free(out);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const mcp_access none = {deny_everything, NULL};
     remem *db = fuzz_db();
     check_answer(mcp_handle(db, (const char *)data, size, NULL));

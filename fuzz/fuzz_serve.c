@@ -28,57 +28,44 @@
 #include "../server/routes.c"
 
 /* Stand-ins for the rest of the server (unused by the parsers). */
-int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
-              int cap, char *err, size_t errcap)
-{
+int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap, char *err,
+              size_t errcap) {
     (void)p, (void)uri, (void)opt, (void)cap, (void)err, (void)errcap;
     return -1;
 }
-remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
-{
+remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
     (void)p, (void)ns;
     snprintf(err, errcap, "no store in the fuzzer");
     return NULL;
 }
-void pool_put(handle_pool *p, remem *db, const char *ns)
-{
-    (void)p, (void)db, (void)ns;
-}
-void server_export(request *rq, reply *rp, const char *ns, int vectors)
-{
+void pool_put(handle_pool *p, remem *db, const char *ns) { (void)p, (void)db, (void)ns; }
+void server_export(request *rq, reply *rp, const char *ns, int vectors) {
     (void)rq, (void)ns, (void)vectors;
     reply_error(rp, 500, "REMEM_EIO", "no export in the fuzzer");
 }
-void server_mcp(request *rq, reply *rp)
-{
+void server_mcp(request *rq, reply *rp) {
     (void)rq;
     reply_error(rp, 500, "REMEM_EIO", "no mcp in the fuzzer");
 }
-char *request_arg(const request *rq, const char *name)
-{
+char *request_arg(const request *rq, const char *name) {
     (void)rq, (void)name;
     return NULL;
 }
-int request_flag(const request *rq, const char *name, int dflt)
-{
+int request_flag(const request *rq, const char *name, int dflt) {
     (void)rq, (void)name;
     return dflt;
 }
-char *metrics_render(const server *srv, json_t *namespaces)
-{
+char *metrics_render(const server *srv, json_t *namespaces) {
     (void)srv, (void)namespaces;
     return NULL;
 }
-const char *openapi_document(size_t *len)
-{
+const char *openapi_document(size_t *len) {
     *len = 2;
     return "{}";
 }
 
-static void fuzz_route(const uint8_t *data, size_t size)
-{
-    static const char *const methods[] = {"GET", "POST", "PATCH", "DELETE",
-                                          "PUT"};
+static void fuzz_route(const uint8_t *data, size_t size) {
+    static const char *const methods[] = {"GET", "POST", "PATCH", "DELETE", "PUT"};
     if (size < 1) return;
     const char *method = methods[data[0] % 5];
     char *path = strndup((const char *)data + 1, size - 1);
@@ -100,8 +87,7 @@ static void fuzz_route(const uint8_t *data, size_t size)
     free(path);
 }
 
-static void fuzz_keys(const uint8_t *data, size_t size)
-{
+static void fuzz_keys(const uint8_t *data, size_t size) {
     int fd = memfd_create("keys", 0);
     if (fd < 0) return;
     if (write(fd, data, size) != (ssize_t)size) {
@@ -125,8 +111,7 @@ static void fuzz_keys(const uint8_t *data, size_t size)
     close(fd);
 }
 
-static void fuzz_recall(const uint8_t *data, size_t size)
-{
+static void fuzz_recall(const uint8_t *data, size_t size) {
     json_t *o = json_loadb((const char *)data, size, 0, NULL);
     if (!json_is_object(o)) {
         json_decref(o);
@@ -155,8 +140,7 @@ static void fuzz_recall(const uint8_t *data, size_t size)
     json_decref(o);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     switch (data[0] % 3) {
     case 0: fuzz_route(data + 1, size - 1); break;

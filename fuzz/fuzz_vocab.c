@@ -32,8 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!real_tried) {
         char err[256];
         real_tried = 1;
-        if (wp_vocab_load_file("tests/data/minilm/model/vocab.txt", &real_vocab, err,
-                               sizeof err) != 0)
+        if (wp_vocab_load_file("tests/data/minilm/model/vocab.txt", &real_vocab, err, sizeof err) !=
+            0)
             wp_vocab_load_file("../tests/data/minilm/model/vocab.txt", &real_vocab, err,
                                sizeof err);
     }

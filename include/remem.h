@@ -65,22 +65,22 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 /* Status codes. One table gives each its name and default message.    */
 /* ------------------------------------------------------------------ */
-#define REMEM_STATUS_MAP(X)                                                    \
-    X(REMEM_OK, 0, "ok")                                                       \
-    X(REMEM_EINVAL, -1, "invalid argument")                                    \
-    X(REMEM_ENOTFOUND, -2, "not found")                                        \
-    X(REMEM_EFILTER, -3, "invalid filter")                                     \
-    X(REMEM_EPROFILE, -4, "unknown profile")                                   \
-    X(REMEM_EDIM, -5, "vector has the wrong dimension")                        \
-    X(REMEM_EMODEL, -6, "embedding model mismatch")                            \
-    X(REMEM_EEMBED, -7, "embedder failed")                                     \
-    X(REMEM_ESTORE, -8, "storage error")                                       \
-    X(REMEM_EBUSY, -9, "store is busy")                                        \
-    X(REMEM_ENOMEM, -10, "out of memory")                                      \
-    X(REMEM_EIO, -11, "input/output error")                                    \
-    X(REMEM_EPARSE, -12, "malformed input")                                    \
-    X(REMEM_EAMBIGUOUS, -13, "id exists in several namespaces")                \
-    X(REMEM_ECORRUPT, -14, "corrupt or unsupported file")                      \
+#define REMEM_STATUS_MAP(X)                                     \
+    X(REMEM_OK, 0, "ok")                                        \
+    X(REMEM_EINVAL, -1, "invalid argument")                     \
+    X(REMEM_ENOTFOUND, -2, "not found")                         \
+    X(REMEM_EFILTER, -3, "invalid filter")                      \
+    X(REMEM_EPROFILE, -4, "unknown profile")                    \
+    X(REMEM_EDIM, -5, "vector has the wrong dimension")         \
+    X(REMEM_EMODEL, -6, "embedding model mismatch")             \
+    X(REMEM_EEMBED, -7, "embedder failed")                      \
+    X(REMEM_ESTORE, -8, "storage error")                        \
+    X(REMEM_EBUSY, -9, "store is busy")                         \
+    X(REMEM_ENOMEM, -10, "out of memory")                       \
+    X(REMEM_EIO, -11, "input/output error")                     \
+    X(REMEM_EPARSE, -12, "malformed input")                     \
+    X(REMEM_EAMBIGUOUS, -13, "id exists in several namespaces") \
+    X(REMEM_ECORRUPT, -14, "corrupt or unsupported file")       \
     X(REMEM_EUNSUPPORTED, -15, "not supported")
 
 enum remem_status {
@@ -150,25 +150,25 @@ const char *remem_embedder_note(const remem *db);
 /* The memory record                                                   */
 /* ------------------------------------------------------------------ */
 typedef struct remem_memory {
-    const char *ns;   /* namespace; required on add */
-    const char *id;   /* NULL on add: generated, unique, time-ordered */
-    const char *kind; /* open set; NULL on add: "observation" */
-    const char *tier; /* "static" "short" "long" "archived"; NULL: "short"
-                         ("static" for kind "static") */
-    const char *text; /* required on add, not empty */
-    double importance; /* in [0,1]; < 0 on add: the kind's default */
-    int64_t created_at; /* 0 on add: now */
+    const char *ns;                  /* namespace; required on add */
+    const char *id;                  /* NULL on add: generated, unique, time-ordered */
+    const char *kind;                /* open set; NULL on add: "observation" */
+    const char *tier;                /* "static" "short" "long" "archived"; NULL: "short"
+                                        ("static" for kind "static") */
+    const char *text;                /* required on add, not empty */
+    double importance;               /* in [0,1]; < 0 on add: the kind's default */
+    int64_t created_at;              /* 0 on add: now */
     int64_t updated_at, accessed_at; /* set by the engine */
     int64_t access_count;
-    int64_t expires_at;       /* 0: never. A TTL hides, it does not delete. */
-    int64_t invalidated_at;   /* 0: valid */
+    int64_t expires_at;        /* 0: never. A TTL hides, it does not delete. */
+    int64_t invalidated_at;    /* 0: valid */
     const char *superseded_by; /* id of the memory that replaced this one */
     int64_t duplicate_count;   /* exact re-adds folded into this record */
-    const char *metadata; /* a JSON object as text, or NULL */
-    const char *links;    /* a JSON array of ids (evidence), or NULL */
-    const char *model;    /* model id of the stored vector (read only) */
-    const float *vector;  /* optional on add: a precomputed embedding */
-    int dim;              /* its length; must match the embedder */
+    const char *metadata;      /* a JSON object as text, or NULL */
+    const char *links;         /* a JSON array of ids (evidence), or NULL */
+    const char *model;         /* model id of the stored vector (read only) */
+    const float *vector;       /* optional on add: a precomputed embedding */
+    int dim;                   /* its length; must match the embedder */
 } remem_memory;
 
 /* Zero *m and set importance to -1 (= kind default). */
@@ -183,10 +183,10 @@ void remem_record_free(remem_record *r);
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 enum remem_add_outcome {
-    REMEM_ADDED = 1,      /* a new row */
-    REMEM_UPSERTED = 2,   /* an existing caller id was replaced */
-    REMEM_DUPLICATE = 3   /* same normalised text in the namespace: the
-                             existing row's duplicate_count was bumped */
+    REMEM_ADDED = 1,    /* a new row */
+    REMEM_UPSERTED = 2, /* an existing caller id was replaced */
+    REMEM_DUPLICATE = 3 /* same normalised text in the namespace: the
+                           existing row's duplicate_count was bumped */
 };
 
 /*
@@ -196,8 +196,7 @@ enum remem_add_outcome {
  * 64 bytes always suffice for generated ids. outcome (may be NULL)
  * receives an enum remem_add_outcome. One transaction; a history row.
  */
-int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap,
-              int *outcome);
+int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap, int *outcome);
 
 /*
  * Add n memories in one transaction: all or none. ids (may be NULL) is an
@@ -205,16 +204,16 @@ int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap,
  * On failure *failed_index (may be NULL) is the index of the memory at fault
  * (or -1 when no single memory is), and nothing was written.
  */
-int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids,
-                    size_t id_cap, long *failed_index);
+int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
+                    long *failed_index);
 
 /* Fields of a patch (bit mask). */
 enum remem_patch_field {
-    REMEM_SET_TEXT = 1 << 0,       /* re-embeds */
+    REMEM_SET_TEXT = 1 << 0, /* re-embeds */
     REMEM_SET_KIND = 1 << 1,
     REMEM_SET_TIER = 1 << 2,
     REMEM_SET_IMPORTANCE = 1 << 3,
-    REMEM_SET_METADATA = 1 << 4,   /* replaces the whole object */
+    REMEM_SET_METADATA = 1 << 4, /* replaces the whole object */
     REMEM_SET_EXPIRES = 1 << 5,
     REMEM_SET_LINKS = 1 << 6
 };
@@ -228,11 +227,10 @@ typedef struct remem_patch {
 
 /* Change the memory (ns, id). ns may be NULL when the id is unique across
  * namespaces (else REMEM_EAMBIGUOUS). History keeps before and after. */
-int remem_update(remem *db, const char *ns, const char *id,
-                 const remem_patch *p);
+int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p);
 /* Hide (ns, id) from recall and keep it; superseded_by may be NULL. */
-int remem_invalidate(remem *db, const char *ns, const char *id,
-                     const char *superseded_by, const char *reason);
+int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
+                     const char *reason);
 /* Delete (ns, id). With purge = 0 it moves to tier "archived" (out of
  * recall, restorable with remem_update); with purge = 1 the row and its
  * vector are deleted and history keeps a row without the text. */
@@ -247,44 +245,44 @@ int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
 /* A query. remem_query_init sets every override to "use the profile". */
 typedef struct remem_query {
-    const char *text;     /* query text (embedded and used for BM25) */
-    const float *vector;  /* or a vector (then no lexical lane unless text) */
+    const char *text;    /* query text (embedded and used for BM25) */
+    const float *vector; /* or a vector (then no lexical lane unless text) */
     int dim;
     const char *const *namespaces; /* at least one */
     size_t n_namespaces;
-    const char *filter;   /* Chroma-style JSON filter, or NULL */
-    const char *profile;  /* NULL: "default" */
-    int k;                /* <= 0: the profile's */
+    const char *filter;  /* Chroma-style JSON filter, or NULL */
+    const char *profile; /* NULL: "default" */
+    int k;               /* <= 0: the profile's */
     /* Overrides; NaN (or -1 for the ints) means "the profile's value". */
     double w_relevance, w_lexical, w_recency, w_importance;
     double min_similarity, min_score;
-    double recency_base;      /* k of k^hours, e.g. 0.995 */
-    double half_life_hours;   /* > 0 selects half-life decay */
-    int normalize;            /* min-max normalise components: 0/1 */
-    int candidates;           /* candidates per lane */
-    const char *tiers;        /* comma list in priority order, or NULL */
-    int64_t now;              /* 0: the clock */
-    int no_touch;             /* 1: do not update accessed_at/access_count */
-    int include_invalid;      /* 1: also invalidated and expired memories */
-    double w_context;         /* weight of the temporal-context component */
+    double recency_base;    /* k of k^hours, e.g. 0.995 */
+    double half_life_hours; /* > 0 selects half-life decay */
+    int normalize;          /* min-max normalise components: 0/1 */
+    int candidates;         /* candidates per lane */
+    const char *tiers;      /* comma list in priority order, or NULL */
+    int64_t now;            /* 0: the clock */
+    int no_touch;           /* 1: do not update accessed_at/access_count */
+    int include_invalid;    /* 1: also invalidated and expired memories */
+    double w_context;       /* weight of the temporal-context component */
 } remem_query;
 
 void remem_query_init(remem_query *q);
 
 /* One ranked result. */
 typedef struct remem_hit {
-    remem_memory mem;   /* valid until remem_result_free */
-    double score;       /* the final score */
-    double relevance;   /* vector similarity mapped to [0,1] (0 if none) */
-    double similarity;  /* raw cosine similarity (NaN when not computed) */
-    double lexical;     /* BM25 normalised to [0,1] (0 if no match) */
-    double bm25;        /* raw BM25 (higher is better; 0 if no match) */
-    double recency;     /* decay in [0,1] */
-    double importance;  /* importance as used */
-    unsigned lanes;     /* bit 0: vector candidate; bit 1: lexical */
-    double context;     /* best base score of the memory's neighbours in its
-                           namespace's stream (previous/next written), among
-                           the candidates; 0 if none */
+    remem_memory mem;  /* valid until remem_result_free */
+    double score;      /* the final score */
+    double relevance;  /* vector similarity mapped to [0,1] (0 if none) */
+    double similarity; /* raw cosine similarity (NaN when not computed) */
+    double lexical;    /* BM25 normalised to [0,1] (0 if no match) */
+    double bm25;       /* raw BM25 (higher is better; 0 if no match) */
+    double recency;    /* decay in [0,1] */
+    double importance; /* importance as used */
+    unsigned lanes;    /* bit 0: vector candidate; bit 1: lexical */
+    double context;    /* best base score of the memory's neighbours in its
+                          namespace's stream (previous/next written), among
+                          the candidates; 0 if none */
 } remem_hit;
 
 typedef struct remem_result {
@@ -333,8 +331,8 @@ int remem_clear(remem *db, const char *ns, int64_t *deleted);
  * the callback; with_vectors adds "vector". The callback returns 0 to go
  * on, non-zero to stop (then REMEM_EIO). *count (may be NULL): lines. */
 typedef int (*remem_write_fn)(void *ctx, const char *data, size_t len);
-int remem_export(remem *db, const char *ns, int with_vectors,
-                 remem_write_fn write, void *ctx, int64_t *count);
+int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write, void *ctx,
+                 int64_t *count);
 
 /* Parse one JSONL line (an object: text required; id, ns, kind, tier,
  * importance, created_at (ms or ISO 8601), expires_at, metadata, links,
@@ -344,17 +342,15 @@ int remem_export(remem *db, const char *ns, int with_vectors,
  * but the vector's dimension), so a line that parses is one remem_add takes:
  * REMEM_EPARSE for malformed lines, REMEM_EINVAL (say) for an unknown tier. */
 typedef struct remem_line remem_line;
-int remem_parse_line(remem *db, const char *line, size_t len,
-                     const char *default_ns, remem_memory *m,
-                     remem_line **holder);
+int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
+                     remem_memory *m, remem_line **holder);
 void remem_free_line(remem_line *holder);
 
 /* Re-embed every memory of ns (NULL: all) with the handle's embedder, in
  * batches, each batch one transaction. progress (may be NULL) is called
  * after each batch with done/total. */
 typedef void (*remem_progress_fn)(void *ctx, int64_t done, int64_t total);
-int remem_reindex(remem *db, const char *ns, remem_progress_fn progress,
-                  void *ctx);
+int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Utilities                                                           */
@@ -387,8 +383,7 @@ void remem_free(void *p);
  * These calls need no store; on failure err (errcap bytes) says why. */
 
 /* Called while a file downloads: bytes done and total (0: not known yet). */
-typedef void (*remem_model_progress_fn)(void *ctx, const char *file,
-                                        int64_t done, int64_t total);
+typedef void (*remem_model_progress_fn)(void *ctx, const char *file, int64_t done, int64_t total);
 
 /* Download the three files from {base_url}/{file} (base_url NULL: the
  * model's Hugging Face address; file:// URLs work too) and check each
@@ -400,10 +395,8 @@ typedef void (*remem_model_progress_fn)(void *ctx, const char *file,
  * place only when all three check out, so a failure leaves dir as it was
  * and no partial file behind. Files already installed and verified with
  * the expected checksum are not fetched again. progress may be NULL. */
-int remem_model_pull(const char *dir, const char *base_url,
-                     const char *const sha256[3],
-                     remem_model_progress_fn progress, void *ctx, char *err,
-                     size_t errcap);
+int remem_model_pull(const char *dir, const char *base_url, const char *const sha256[3],
+                     remem_model_progress_fn progress, void *ctx, char *err, size_t errcap);
 
 /* What dir holds, as a JSON object (*json: remem_free):
  *   {"dir", "model", "files": [{"name", "present", "size", "sha256",
@@ -413,14 +406,12 @@ int remem_model_pull(const char *dir, const char *base_url,
  * sha256 and official appear when known (from the verification marker, or
  * computed). verify = 1 re-hashes every file (a second or so for the real
  * model) and renews or removes the marker accordingly; 0 trusts it. */
-int remem_model_info(const char *dir, int verify, char **json, char *err,
-                     size_t errcap);
+int remem_model_info(const char *dir, int verify, char **json, char *err, size_t errcap);
 
 /* The ids the minilm embedder feeds its model for text ([CLS] ... [SEP],
  * at most 256), with their tokens: {"ids": [...], "tokens": [...]}
  * (*json: remem_free). Needs only dir's vocab.txt and config.json. */
-int remem_model_tokenize(const char *dir, const char *text, char **json,
-                         char *err, size_t errcap);
+int remem_model_tokenize(const char *dir, const char *text, char **json, char *err, size_t errcap);
 
 #ifdef __cplusplus
 }

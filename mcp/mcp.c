@@ -42,8 +42,7 @@ enum {
 };
 
 /* Newest first; the first is the answer to a version remem does not know. */
-static const char *const supported_versions[] = {MCP_LATEST_VERSION,
-                                                 "2025-03-26", "2024-11-05"};
+static const char *const supported_versions[] = {MCP_LATEST_VERSION, "2025-03-26", "2024-11-05"};
 
 #define MAX_RECALL_K 100
 
@@ -51,15 +50,11 @@ static const char *const supported_versions[] = {MCP_LATEST_VERSION,
 /* JSON helpers                                                        */
 /* ------------------------------------------------------------------ */
 
-static json_t *string_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
+static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
 /* The engine renders memories and results (remem_*_to_json) so that every
  * face shows the same shapes; take its text as a JSON value. */
-static json_t *engine_json(char *text)
-{
+static json_t *engine_json(char *text) {
     json_t *v = text ? json_loads(text, 0, NULL) : NULL;
     remem_free(text);
     return v;
@@ -69,24 +64,21 @@ static json_t *engine_json(char *text)
 /* JSON-RPC envelopes                                                  */
 /* ------------------------------------------------------------------ */
 
-static json_t *rpc_result(json_t *id, json_t *result)
-{
-    return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
-                     id ? id : json_null(), "result", result);
+static json_t *rpc_result(json_t *id, json_t *result) {
+    return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "result",
+                     result);
 }
 
 static json_t *rpc_error(json_t *id, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static json_t *rpc_error(json_t *id, int code, const char *fmt, ...)
-{
+static json_t *rpc_error(json_t *id, int code, const char *fmt, ...) {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-                     id ? id : json_null(), "error", "code", code, "message",
-                     msg);
+    return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                     "error", "code", code, "message", msg);
 }
 
 /* ------------------------------------------------------------------ */
@@ -100,10 +92,8 @@ typedef struct tool_call {
     char err[768]; /* why the call failed, for the isError result */
 } tool_call;
 
-static void call_fail(tool_call *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void call_fail(tool_call *c, const char *fmt, ...)
-{
+static void call_fail(tool_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void call_fail(tool_call *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->err, sizeof c->err, fmt, ap);
@@ -112,39 +102,31 @@ static void call_fail(tool_call *c, const char *fmt, ...)
 
 /* The engine's message for a failed call, with the status name so that a
  * program can tell kinds of failure apart. */
-static void call_fail_db(tool_call *c, int rc, const char *what)
-{
+static void call_fail_db(tool_call *c, int rc, const char *what) {
     const char *detail = remem_errmsg(c->db);
-    call_fail(c, "%s failed: %s [%s]", what,
-              detail && *detail ? detail : remem_strerror(rc),
+    call_fail(c, "%s failed: %s [%s]", what, detail && *detail ? detail : remem_strerror(rc),
               remem_status_name(rc));
 }
 
-static int may(const tool_call *c, const char *ns, int right)
-{
+static int may(const tool_call *c, const char *ns, int right) {
     if (!c->acc || !c->acc->allowed) return 1;
     return c->acc->allowed(c->acc->ctx, ns, right) != 0;
 }
 
-static const char *right_word(int right)
-{
+static const char *right_word(int right) {
     return right == MCP_READ ? "read" : right == MCP_WRITE ? "write" : "admin";
 }
 
 /* 0 when the caller holds right on ns; else fills c->err and returns -1. */
-static int require(tool_call *c, const char *ns, int right)
-{
+static int require(tool_call *c, const char *ns, int right) {
     if (may(c, ns, right)) return 0;
-    call_fail(c, "access denied: no %s right on namespace '%s'",
-              right_word(right), ns);
+    call_fail(c, "access denied: no %s right on namespace '%s'", right_word(right), ns);
     return -1;
 }
 
 /* Argument readers: 0 with *out set (or left alone when absent and not
  * required), -1 with c->err saying what is wrong. */
-static int arg_string(tool_call *c, const char *key, int required,
-                      const char **out)
-{
+static int arg_string(tool_call *c, const char *key, int required, const char **out) {
     json_t *v = json_object_get(c->args, key);
     if (!v || json_is_null(v)) {
         if (!required) return 0;
@@ -163,16 +145,13 @@ static int arg_string(tool_call *c, const char *key, int required,
     return 0;
 }
 
-static int arg_number(tool_call *c, const char *key, double lo, double hi,
-                      double *out, int *present)
-{
+static int arg_number(tool_call *c, const char *key, double lo, double hi, double *out,
+                      int *present) {
     json_t *v = json_object_get(c->args, key);
     *present = 0;
     if (!v || json_is_null(v)) return 0;
-    if (!json_is_number(v) || json_number_value(v) < lo ||
-        json_number_value(v) > hi) {
-        call_fail(c, "argument '%s' must be a number from %g to %g", key, lo,
-                  hi);
+    if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi) {
+        call_fail(c, "argument '%s' must be a number from %g to %g", key, lo, hi);
         return -1;
     }
     *out = json_number_value(v);
@@ -180,8 +159,7 @@ static int arg_number(tool_call *c, const char *key, double lo, double hi,
     return 0;
 }
 
-static int arg_bool(tool_call *c, const char *key, int *out)
-{
+static int arg_bool(tool_call *c, const char *key, int *out) {
     json_t *v = json_object_get(c->args, key);
     if (!v || json_is_null(v)) return 0;
     if (!json_is_boolean(v)) {
@@ -195,9 +173,8 @@ static int arg_bool(tool_call *c, const char *key, int *out)
 /* A JSON value argument passed to the engine as text (metadata, links,
  * filter): the value itself, or a string holding its JSON text. *text is
  * malloc'd (free it) or stays NULL when the argument is absent. */
-static int arg_json_text(tool_call *c, const char *key, json_type want_type,
-                         const char *type_word, char **text)
-{
+static int arg_json_text(tool_call *c, const char *key, json_type want_type, const char *type_word,
+                         char **text) {
     json_t *v = json_object_get(c->args, key);
     *text = NULL;
     if (!v || json_is_null(v)) return 0;
@@ -217,15 +194,13 @@ static int arg_json_text(tool_call *c, const char *key, json_type want_type,
 }
 
 /* A time argument: ISO 8601 text, "now", or integer milliseconds. */
-static int arg_time(tool_call *c, const char *key, int64_t *out, int *present)
-{
+static int arg_time(tool_call *c, const char *key, int64_t *out, int *present) {
     json_t *v = json_object_get(c->args, key);
     *present = 0;
     if (!v || json_is_null(v)) return 0;
     if (json_is_integer(v)) {
         *out = (int64_t)json_integer_value(v);
-    } else if (!json_is_string(v) ||
-               remem_parse_time(json_string_value(v), out) != REMEM_OK) {
+    } else if (!json_is_string(v) || remem_parse_time(json_string_value(v), out) != REMEM_OK) {
         call_fail(c,
                   "argument '%s' must be a time: ISO 8601 "
                   "(\"2025-05-08T13:56:00Z\") or milliseconds since 1970",
@@ -238,18 +213,16 @@ static int arg_time(tool_call *c, const char *key, int64_t *out, int *present)
 
 /* A successful result: one text block for the model, structuredContent for
  * programs. Steals structured. */
-static json_t *tool_ok(const char *text, json_t *structured)
-{
-    return json_pack("{s:[{s:s, s:s}], s:o}", "content", "type", "text",
-                     "text", text, "structuredContent", structured);
+static json_t *tool_ok(const char *text, json_t *structured) {
+    return json_pack("{s:[{s:s, s:s}], s:o}", "content", "type", "text", "text", text,
+                     "structuredContent", structured);
 }
 
 /* A failed result. No structuredContent: it would have to match the
  * tool's outputSchema, which describes success. */
-static json_t *tool_error(const char *text)
-{
-    return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-                     "text", text, "isError", 1);
+static json_t *tool_error(const char *text) {
+    return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text, "isError",
+                     1);
 }
 
 /* A growing text buffer for the readable renderings. */
@@ -259,10 +232,8 @@ typedef struct textbuf {
     int oom;
 } textbuf;
 
-static void tb_printf(textbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void tb_printf(textbuf *b, const char *fmt, ...)
-{
+static void tb_printf(textbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_printf(textbuf *b, const char *fmt, ...) {
     va_list ap;
     int n;
     if (b->oom) return;
@@ -271,12 +242,21 @@ static void tb_printf(textbuf *b, const char *fmt, ...)
         va_start(ap, fmt);
         n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
         va_end(ap);
-        if (n < 0) { b->oom = 1; return; }
-        if ((size_t)n < room) { b->len += (size_t)n; return; }
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
         size_t cap = b->cap ? b->cap * 2 : 512;
         while (cap - b->len <= (size_t)n) cap *= 2;
         char *s = realloc(b->s, cap);
-        if (!s) { b->oom = 1; return; }
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
         b->s = s;
         b->cap = cap;
     }
@@ -286,19 +266,14 @@ static void tb_printf(textbuf *b, const char *fmt, ...)
 /* Rendering memories                                                  */
 /* ------------------------------------------------------------------ */
 
-static json_t *memory_json(const remem_memory *m)
-{
-    return engine_json(remem_memory_to_json(m));
-}
+static json_t *memory_json(const remem_memory *m) { return engine_json(remem_memory_to_json(m)); }
 
 /* One memory as the model reads it: where it lives, what it is, its text. */
-static void render_memory(textbuf *b, const remem_memory *m)
-{
+static void render_memory(textbuf *b, const remem_memory *m) {
     char created[40] = "";
     if (m->created_at) remem_format_time(m->created_at, created, sizeof created);
-    tb_printf(b, "[%s/%s] %s, tier %s, importance %.2f, created %s",
-              m->ns ? m->ns : "?", m->id ? m->id : "?",
-              m->kind ? m->kind : "memory", m->tier ? m->tier : "?",
+    tb_printf(b, "[%s/%s] %s, tier %s, importance %.2f, created %s", m->ns ? m->ns : "?",
+              m->id ? m->id : "?", m->kind ? m->kind : "memory", m->tier ? m->tier : "?",
               m->importance, created[0] ? created : "?");
     if (m->invalidated_at) tb_printf(b, ", INVALIDATED");
     if (m->superseded_by) tb_printf(b, " (superseded by %s)", m->superseded_by);
@@ -307,15 +282,14 @@ static void render_memory(textbuf *b, const remem_memory *m)
     tb_printf(b, "\n   %s\n", m->text ? m->text : "");
 }
 
-static void render_hit(textbuf *b, size_t rank, const remem_hit *h)
-{
+static void render_hit(textbuf *b, size_t rank, const remem_hit *h) {
     tb_printf(b, "%zu. score %.4f ", rank, h->score);
     render_memory(b, &h->mem);
     tb_printf(b, "   why: relevance %.3f", h->relevance);
-    if (isfinite(h->similarity))
-        tb_printf(b, " (cosine %.3f)", h->similarity);
-    tb_printf(b, ", lexical %.3f (bm25 %.2f), recency %.3f, importance %.2f, "
-                 "context %.3f; found by %s\n",
+    if (isfinite(h->similarity)) tb_printf(b, " (cosine %.3f)", h->similarity);
+    tb_printf(b,
+              ", lexical %.3f (bm25 %.2f), recency %.3f, importance %.2f, "
+              "context %.3f; found by %s\n",
               h->lexical, h->bm25, h->recency, h->importance, h->context,
               (h->lanes & 3u) == 3u ? "vector and lexical search"
               : (h->lanes & 1u)     ? "vector search"
@@ -325,8 +299,7 @@ static void render_hit(textbuf *b, size_t rank, const remem_hit *h)
 
 /* Ends a call that built a text: the ok result, or an error when memory
  * ran out on the way. Frees the buffer; steals structured. */
-static json_t *finish_text(textbuf *b, json_t *structured)
-{
+static json_t *finish_text(textbuf *b, json_t *structured) {
     json_t *r;
     if (b->oom || !b->s || !structured) {
         json_decref(structured);
@@ -342,8 +315,7 @@ static json_t *finish_text(textbuf *b, json_t *structured)
 /* The tools                                                           */
 /* ------------------------------------------------------------------ */
 
-static json_t *tool_remember(tool_call *c)
-{
+static json_t *tool_remember(tool_call *c) {
     remem_memory m;
     char *metadata = NULL, *links = NULL, id[128] = "", text[512];
     double importance = -1;
@@ -353,13 +325,11 @@ static json_t *tool_remember(tool_call *c)
     remem_memory_init(&m);
     if (arg_string(c, "ns", 1, &m.ns) || arg_string(c, "text", 1, &m.text) ||
         arg_string(c, "kind", 0, &m.kind) || arg_string(c, "tier", 0, &m.tier) ||
-        arg_string(c, "id", 0, &m.id) ||
-        arg_number(c, "importance", 0, 1, &importance, &present) ||
+        arg_string(c, "id", 0, &m.id) || arg_number(c, "importance", 0, 1, &importance, &present) ||
         arg_time(c, "expires_at", &m.expires_at, &present) ||
         arg_time(c, "created_at", &m.created_at, &present) ||
         arg_json_text(c, "metadata", JSON_OBJECT, "an object", &metadata) ||
-        arg_json_text(c, "links", JSON_ARRAY, "an array of memory ids",
-                      &links) ||
+        arg_json_text(c, "links", JSON_ARRAY, "an array of memory ids", &links) ||
         require(c, m.ns, MCP_WRITE))
         goto done;
     m.importance = importance;
@@ -383,8 +353,7 @@ static json_t *tool_remember(tool_call *c)
         headline = "Remembered as";
     }
     snprintf(text, sizeof text, "%s %s/%s", headline, m.ns, id);
-    out = tool_ok(text, json_pack("{s:s, s:s, s:s}", "id", id, "ns", m.ns,
-                                  "outcome", what));
+    out = tool_ok(text, json_pack("{s:s, s:s, s:s}", "id", id, "ns", m.ns, "outcome", what));
 done:
     free(metadata);
     free(links);
@@ -395,9 +364,7 @@ done:
  * neither is given, every namespace the caller may read. *names is
  * malloc'd (free it) and points into c->args or into *owned (a JSON array
  * to json_decref). */
-static int recall_namespaces(tool_call *c, const char ***names, size_t *n,
-                             json_t **owned)
-{
+static int recall_namespaces(tool_call *c, const char ***names, size_t *n, json_t **owned) {
     const char *one = NULL;
     json_t *list = json_object_get(c->args, "namespaces"), *v;
     size_t i, j;
@@ -416,8 +383,10 @@ static int recall_namespaces(tool_call *c, const char ***names, size_t *n,
         if (one && *one) (*names)[(*n)++] = one;
         json_array_foreach(list, i, v) {
             if (!json_is_string(v) || json_string_length(v) == 0) {
-                call_fail(c, "argument 'namespaces' must hold non-empty "
-                             "strings (item %zu is not one)", i);
+                call_fail(c,
+                          "argument 'namespaces' must hold non-empty "
+                          "strings (item %zu is not one)",
+                          i);
                 return -1;
             }
             for (j = 0; j < *n; j++)
@@ -454,8 +423,7 @@ oom:
     return -1;
 }
 
-static json_t *tool_recall(tool_call *c)
-{
+static json_t *tool_recall(tool_call *c) {
     remem_query q;
     const char **names = NULL;
     json_t *owned = NULL, *structured, *out = NULL;
@@ -467,13 +435,10 @@ static json_t *tool_recall(tool_call *c)
     size_t i, n_names;
 
     remem_query_init(&q);
-    if (arg_string(c, "query", 1, &q.text) ||
-        arg_string(c, "profile", 0, &q.profile) ||
+    if (arg_string(c, "query", 1, &q.text) || arg_string(c, "profile", 0, &q.profile) ||
         arg_string(c, "tiers", 0, &q.tiers) ||
-        arg_json_text(c, "filter", JSON_OBJECT, "a JSON filter object",
-                      &filter) ||
-        arg_bool(c, "touch", &touch) ||
-        arg_bool(c, "include_invalid", &q.include_invalid))
+        arg_json_text(c, "filter", JSON_OBJECT, "a JSON filter object", &filter) ||
+        arg_bool(c, "touch", &touch) || arg_bool(c, "include_invalid", &q.include_invalid))
         goto done;
     if (arg_number(c, "k", 1, MAX_RECALL_K, &num, &present)) goto done;
     if (present) {
@@ -491,9 +456,8 @@ static json_t *tool_recall(tool_call *c)
     q.no_touch = !touch;
     if (n_names == 0) {
         out = tool_ok("No memories: there is no namespace you may read yet.",
-                      json_pack("{s:s, s:i, s:[]}", "profile",
-                                q.profile ? q.profile : "default", "count", 0,
-                                "hits"));
+                      json_pack("{s:s, s:i, s:[]}", "profile", q.profile ? q.profile : "default",
+                                "count", 0, "hits"));
         goto done;
     }
     q.namespaces = names;
@@ -504,17 +468,19 @@ static json_t *tool_recall(tool_call *c)
         goto done;
     }
     if (res->n == 0)
-        tb_printf(&b, "No memory matched \"%s\" (profile %s, %zu candidates "
-                      "scored).\n", q.text, res->profile, res->candidates);
+        tb_printf(&b,
+                  "No memory matched \"%s\" (profile %s, %zu candidates "
+                  "scored).\n",
+                  q.text, res->profile, res->candidates);
     else
-        tb_printf(&b, "%zu memor%s for \"%s\", best first (profile %s, %zu "
-                      "candidates scored, %.2f ms):\n",
-                  res->n, res->n == 1 ? "y" : "ies", q.text, res->profile,
-                  res->candidates, res->took_ms);
+        tb_printf(&b,
+                  "%zu memor%s for \"%s\", best first (profile %s, %zu "
+                  "candidates scored, %.2f ms):\n",
+                  res->n, res->n == 1 ? "y" : "ies", q.text, res->profile, res->candidates,
+                  res->took_ms);
     for (i = 0; i < res->n; i++) render_hit(&b, i + 1, &res->hits[i]);
     structured = engine_json(remem_result_to_json(res));
-    if (structured)
-        json_object_set_new(structured, "count", json_integer((json_int_t)res->n));
+    if (structured) json_object_set_new(structured, "count", json_integer((json_int_t)res->n));
     out = finish_text(&b, structured);
 done:
     remem_result_free(res);
@@ -525,9 +491,7 @@ done:
 }
 
 /* The memory (ns, id) as an ok result, prefixed by a line of text. */
-static json_t *memory_result(tool_call *c, const char *ns, const char *id,
-                             const char *headline)
-{
+static json_t *memory_result(tool_call *c, const char *ns, const char *id, const char *headline) {
     remem_record *rec = NULL;
     textbuf b = {0};
     int rc = remem_get(c->db, ns, id, &rec);
@@ -543,17 +507,14 @@ static json_t *memory_result(tool_call *c, const char *ns, const char *id,
     return out;
 }
 
-static json_t *tool_get(tool_call *c)
-{
+static json_t *tool_get(tool_call *c) {
     const char *ns = NULL, *id = NULL;
-    if (arg_string(c, "ns", 1, &ns) || arg_string(c, "id", 1, &id) ||
-        require(c, ns, MCP_READ))
+    if (arg_string(c, "ns", 1, &ns) || arg_string(c, "id", 1, &id) || require(c, ns, MCP_READ))
         return NULL;
     return memory_result(c, ns, id, NULL);
 }
 
-static json_t *tool_update(tool_call *c)
-{
+static json_t *tool_update(tool_call *c) {
     const char *ns = NULL, *id = NULL;
     char *metadata = NULL, *links = NULL, headline[256];
     remem_patch p;
@@ -572,17 +533,13 @@ static json_t *tool_update(tool_call *c)
     if (present) p.fields |= REMEM_SET_IMPORTANCE;
     if (arg_time(c, "expires_at", &p.expires_at, &present)) goto done;
     if (present) p.fields |= REMEM_SET_EXPIRES;
-    if (arg_json_text(c, "metadata", JSON_OBJECT, "an object", &metadata))
-        goto done;
+    if (arg_json_text(c, "metadata", JSON_OBJECT, "an object", &metadata)) goto done;
     if (metadata) p.fields |= REMEM_SET_METADATA;
-    if (arg_json_text(c, "links", JSON_ARRAY, "an array of memory ids",
-                      &links))
-        goto done;
+    if (arg_json_text(c, "links", JSON_ARRAY, "an array of memory ids", &links)) goto done;
     if (links) p.fields |= REMEM_SET_LINKS;
     p.metadata = metadata;
     p.links = links;
-    if (arg_string(c, "actor", 0, &p.actor) || require(c, ns, MCP_WRITE))
-        goto done;
+    if (arg_string(c, "actor", 0, &p.actor) || require(c, ns, MCP_WRITE)) goto done;
     if (!p.fields) {
         call_fail(c, "nothing to update: give at least one of text, kind, "
                      "tier, importance, metadata, links, expires_at");
@@ -594,8 +551,7 @@ static json_t *tool_update(tool_call *c)
         call_fail_db(c, rc, "update");
         goto done;
     }
-    snprintf(headline, sizeof headline, "Updated %s/%s; it now reads:", ns,
-             id);
+    snprintf(headline, sizeof headline, "Updated %s/%s; it now reads:", ns, id);
     out = memory_result(c, ns, id, headline);
 done:
     free(metadata);
@@ -603,14 +559,13 @@ done:
     return out;
 }
 
-static json_t *tool_invalidate(tool_call *c)
-{
+static json_t *tool_invalidate(tool_call *c) {
     const char *ns = NULL, *id = NULL, *by = NULL, *reason = NULL;
     char text[512];
     int rc;
     if (arg_string(c, "ns", 1, &ns) || arg_string(c, "id", 1, &id) ||
-        arg_string(c, "superseded_by", 0, &by) ||
-        arg_string(c, "reason", 0, &reason) || require(c, ns, MCP_WRITE))
+        arg_string(c, "superseded_by", 0, &by) || arg_string(c, "reason", 0, &reason) ||
+        require(c, ns, MCP_WRITE))
         return NULL;
     rc = remem_invalidate(c->db, ns, id, by, reason);
     if (rc != REMEM_OK) {
@@ -621,19 +576,16 @@ static json_t *tool_invalidate(tool_call *c)
              "Invalidated %s/%s: it no longer comes back from recall but "
              "stays in the store%s%s.",
              ns, id, by ? ", superseded by " : "", by ? by : "");
-    return tool_ok(text, json_pack("{s:s, s:s, s:b, s:o}", "id", id, "ns", ns,
-                                   "invalidated", 1, "superseded_by",
-                                   string_or_null(by)));
+    return tool_ok(text, json_pack("{s:s, s:s, s:b, s:o}", "id", id, "ns", ns, "invalidated", 1,
+                                   "superseded_by", string_or_null(by)));
 }
 
-static json_t *tool_forget(tool_call *c)
-{
+static json_t *tool_forget(tool_call *c) {
     const char *ns = NULL, *id = NULL;
     char text[512];
     int purge = 0, rc;
     if (arg_string(c, "ns", 1, &ns) || arg_string(c, "id", 1, &id) ||
-        arg_bool(c, "purge", &purge) ||
-        require(c, ns, purge ? MCP_ADMIN : MCP_WRITE))
+        arg_bool(c, "purge", &purge) || require(c, ns, purge ? MCP_ADMIN : MCP_WRITE))
         return NULL;
     rc = remem_forget(c->db, ns, id, purge);
     if (rc != REMEM_OK) {
@@ -646,12 +598,10 @@ static json_t *tool_forget(tool_call *c)
                    : "Archived %s/%s: out of recall, restorable with update "
                      "(tier \"short\" or \"long\").",
              ns, id);
-    return tool_ok(text, json_pack("{s:s, s:s, s:b}", "id", id, "ns", ns,
-                                   "purged", purge));
+    return tool_ok(text, json_pack("{s:s, s:s, s:b}", "id", id, "ns", ns, "purged", purge));
 }
 
-static json_t *tool_list_namespaces(tool_call *c)
-{
+static json_t *tool_list_namespaces(tool_call *c) {
     char *text = NULL;
     json_t *all, *kept, *v;
     textbuf b = {0};
@@ -682,8 +632,7 @@ static json_t *tool_list_namespaces(tool_call *c)
                   json_array_size(kept) == 1 ? "" : "s");
     json_array_foreach(kept, i, v) {
         const char *model = json_string_value(json_object_get(v, "model"));
-        tb_printf(&b, "- %s: %lld memories",
-                  json_string_value(json_object_get(v, "ns")),
+        tb_printf(&b, "- %s: %lld memories", json_string_value(json_object_get(v, "ns")),
                   (long long)json_integer_value(json_object_get(v, "count")));
         if (model)
             tb_printf(&b, " (model %s, dim %lld)", model,
@@ -697,281 +646,235 @@ static json_t *tool_list_namespaces(tool_call *c)
 /* Tool descriptions and schemas                                       */
 /* ------------------------------------------------------------------ */
 
-static json_t *p_string(const char *desc)
-{
+static json_t *p_string(const char *desc) {
     return json_pack("{s:s, s:s}", "type", "string", "description", desc);
 }
 
-static json_t *p_number(const char *desc, double lo, double hi)
-{
-    return json_pack("{s:s, s:s, s:f, s:f}", "type", "number", "description",
-                     desc, "minimum", lo, "maximum", hi);
+static json_t *p_number(const char *desc, double lo, double hi) {
+    return json_pack("{s:s, s:s, s:f, s:f}", "type", "number", "description", desc, "minimum", lo,
+                     "maximum", hi);
 }
 
-static json_t *p_bool(const char *desc)
-{
+static json_t *p_bool(const char *desc) {
     return json_pack("{s:s, s:s}", "type", "boolean", "description", desc);
 }
 
-static json_t *p_object(const char *desc)
-{
+static json_t *p_object(const char *desc) {
     return json_pack("{s:s, s:s}", "type", "object", "description", desc);
 }
 
 /* A time: ISO 8601 text or integer milliseconds. */
-static json_t *p_time(const char *desc)
-{
-    return json_pack("{s:[s,s], s:s}", "type", "string", "integer",
+static json_t *p_time(const char *desc) {
+    return json_pack("{s:[s,s], s:s}", "type", "string", "integer", "description", desc);
+}
+
+static json_t *p_ids(const char *desc) {
+    return json_pack("{s:s, s:{s:s}, s:s}", "type", "array", "items", "type", "string",
                      "description", desc);
 }
 
-static json_t *p_ids(const char *desc)
-{
-    return json_pack("{s:s, s:{s:s}, s:s}", "type", "array", "items", "type",
-                     "string", "description", desc);
-}
-
 /* {"type":"object","properties":props,"required":[...]}; steals props. */
-static json_t *schema(json_t *props, const char *req1, const char *req2)
-{
+static json_t *schema(json_t *props, const char *req1, const char *req2) {
     json_t *s = json_pack("{s:s, s:o}", "type", "object", "properties", props);
     json_t *req = json_array();
     if (req1) json_array_append_new(req, json_string(req1));
     if (req2) json_array_append_new(req, json_string(req2));
-    if (json_array_size(req) > 0) json_object_set_new(s, "required", req);
-    else json_decref(req);
+    if (json_array_size(req) > 0)
+        json_object_set_new(s, "required", req);
+    else
+        json_decref(req);
     return s;
 }
 
 /* Shared pieces of the descriptions. */
-#define NS_DESC                                                                \
-    "Namespace: whose memory this is, e.g. \"agent:planner\", "              \
+#define NS_DESC                                                 \
+    "Namespace: whose memory this is, e.g. \"agent:planner\", " \
     "\"user:alice\", \"project:acme\". Use the same namespace consistently."
 #define ID_DESC "The memory's id, as returned by remember or recall."
-#define METADATA_DESC                                                          \
-    "A JSON object of facts to filter on later, e.g. {\"project\": "          \
+#define METADATA_DESC                                                \
+    "A JSON object of facts to filter on later, e.g. {\"project\": " \
     "\"acme\", \"reward\": 0.8}."
-#define KIND_DESC                                                              \
-    "What sort of memory: observation (default), reflection, plan, "         \
-    "summary, decision, lesson, feedback, episode, static (never decays), "  \
+#define KIND_DESC                                                           \
+    "What sort of memory: observation (default), reflection, plan, "        \
+    "summary, decision, lesson, feedback, episode, static (never decays), " \
     "or your own word."
-#define IMPORTANCE_DESC                                                        \
-    "How much this matters, from 0 (trivial) to 1 (crucial). Leave out "    \
+#define IMPORTANCE_DESC                                                  \
+    "How much this matters, from 0 (trivial) to 1 (crucial). Leave out " \
     "for the kind's default."
-#define TIER_DESC                                                              \
-    "static (identity and rules: never decays), short, long, or archived "   \
+#define TIER_DESC                                                          \
+    "static (identity and rules: never decays), short, long, or archived " \
     "(out of recall)."
 
 /* The parts of the engine's memory rendering that clients rely on. */
-static json_t *memory_schema(void)
-{
-    return json_pack(
-        "{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
-        "s:{s:s}, s:{s:s}, s:{s:[s,s]}}}",
-        "type", "object", "required", "id", "ns", "text", "properties", "id",
-        "type", "string", "ns", "type", "string", "text", "type", "string",
-        "kind", "type", "string", "tier", "type", "string", "importance",
-        "type", "number", "created_at", "type", "string", "metadata", "type",
-        "object", "null");
+static json_t *memory_schema(void) {
+    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
+                     "s:{s:s}, s:{s:s}, s:{s:[s,s]}}}",
+                     "type", "object", "required", "id", "ns", "text", "properties", "id", "type",
+                     "string", "ns", "type", "string", "text", "type", "string", "kind", "type",
+                     "string", "tier", "type", "string", "importance", "type", "number",
+                     "created_at", "type", "string", "metadata", "type", "object", "null");
 }
 
-static json_t *schema_remember_in(void)
-{
-    return schema(
-        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ns",
-                  p_string(NS_DESC), "text",
-                  p_string("The memory itself, written to stand alone: who, "
-                           "what, when, and why it matters."),
-                  "kind", p_string(KIND_DESC), "importance",
-                  p_number(IMPORTANCE_DESC, 0, 1), "metadata",
-                  p_object(METADATA_DESC), "id",
-                  p_string("Your own id for this memory. Writing an id that "
-                           "exists replaces that memory. Leave out to get a "
-                           "new unique id."),
-                  "tier", p_string(TIER_DESC), "links",
-                  p_ids("Ids of the memories this one was drawn from (the "
-                        "evidence of a reflection, the sources of a "
-                        "summary)."),
-                  "expires_at",
-                  p_time("When the memory stops being true: it is hidden "
-                         "from recall afterwards (ISO 8601 or milliseconds)."),
-                  "created_at",
-                  p_time("When it happened, if not now (ISO 8601 or "
-                         "milliseconds).")),
-        "ns", "text");
+static json_t *schema_remember_in(void) {
+    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ns",
+                            p_string(NS_DESC), "text",
+                            p_string("The memory itself, written to stand alone: who, "
+                                     "what, when, and why it matters."),
+                            "kind", p_string(KIND_DESC), "importance",
+                            p_number(IMPORTANCE_DESC, 0, 1), "metadata", p_object(METADATA_DESC),
+                            "id",
+                            p_string("Your own id for this memory. Writing an id that "
+                                     "exists replaces that memory. Leave out to get a "
+                                     "new unique id."),
+                            "tier", p_string(TIER_DESC), "links",
+                            p_ids("Ids of the memories this one was drawn from (the "
+                                  "evidence of a reflection, the sources of a "
+                                  "summary)."),
+                            "expires_at",
+                            p_time("When the memory stops being true: it is hidden "
+                                   "from recall afterwards (ISO 8601 or milliseconds)."),
+                            "created_at",
+                            p_time("When it happened, if not now (ISO 8601 or "
+                                   "milliseconds).")),
+                  "ns", "text");
 }
 
-static json_t *schema_remember_out(void)
-{
-    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s, s:[s,s,s]}}}",
-                     "type", "object", "required", "id", "ns", "outcome",
-                     "properties", "id", "type", "string", "ns", "type",
-                     "string", "outcome", "type", "string", "enum", "added",
-                     "replaced", "duplicate");
+static json_t *schema_remember_out(void) {
+    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s, s:[s,s,s]}}}", "type", "object",
+                     "required", "id", "ns", "outcome", "properties", "id", "type", "string", "ns",
+                     "type", "string", "outcome", "type", "string", "enum", "added", "replaced",
+                     "duplicate");
 }
 
-static json_t *schema_recall_in(void)
-{
-    json_t *profile = p_string(
-        "Scoring preset. default: hybrid meaning + keyword match, best in "
-        "general. generative-agents and stream: also favour recent and "
-        "important memories. replay: past episodes with a reward of at "
-        "least 0.05. episodes: only close matches (similarity >= 0.7).");
+static json_t *schema_recall_in(void) {
+    json_t *profile = p_string("Scoring preset. default: hybrid meaning + keyword match, best in "
+                               "general. generative-agents and stream: also favour recent and "
+                               "important memories. replay: past episodes with a reward of at "
+                               "least 0.05. episodes: only close matches (similarity >= 0.7).");
     json_t *names = json_array();
     const char *const *p;
-    for (p = remem_profiles(); p && *p; p++)
-        json_array_append_new(names, json_string(*p));
+    for (p = remem_profiles(); p && *p; p++) json_array_append_new(names, json_string(*p));
     json_object_set_new(profile, "enum", names);
-    return schema(
-        json_pack(
-            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-            "query",
-            p_string("What you need to remember, in words: the situation, "
-                     "question or task at hand."),
-            "ns", p_string("One namespace to search. " NS_DESC),
-            "namespaces",
-            p_ids("Several namespaces to search together. Leave out ns and "
-                  "namespaces to search every namespace you may read."),
-            "k",
-            json_pack("{s:s, s:s, s:i, s:i}", "type", "integer",
-                      "description",
-                      "How many memories to return at most (default: the "
-                      "profile's, usually 10).",
-                      "minimum", 1, "maximum", MAX_RECALL_K),
-            "profile", profile, "filter",
-            p_object("Chroma-style filter over metadata keys and the fields "
-                     "kind, tier, importance, created_at...: "
-                     "{\"kind\": \"lesson\"}, {\"importance\": {\"$gte\": "
-                     "0.7}}, {\"$and\": [{\"project\": \"acme\"}, "
-                     "{\"kind\": {\"$in\": [\"decision\", \"lesson\"]}}]}, "
-                     "{\"$contains\": \"word\"} on the text. Operators: $eq "
-                     "$ne $gt $gte $lt $lte $in $nin $and $or $not $contains."),
-            "min_score", p_number("Drop results scoring below this.", -1e9, 1e9),
-            "min_similarity",
-            p_number("Drop results whose cosine similarity to the query is "
-                     "below this.", -1, 1),
-            "tiers",
-            p_string("Comma-separated tiers to search, in priority order, "
-                     "e.g. \"static,short,long\"."),
-            "include_invalid",
-            p_bool("Also return invalidated and expired memories (default "
-                   "false)."),
-            "touch",
-            p_bool("Count this recall as an access of the returned memories "
-                   "(default true; it feeds recency).")),
-        "query", NULL);
+    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "query",
+                            p_string("What you need to remember, in words: the situation, "
+                                     "question or task at hand."),
+                            "ns", p_string("One namespace to search. " NS_DESC), "namespaces",
+                            p_ids("Several namespaces to search together. Leave out ns and "
+                                  "namespaces to search every namespace you may read."),
+                            "k",
+                            json_pack("{s:s, s:s, s:i, s:i}", "type", "integer", "description",
+                                      "How many memories to return at most (default: the "
+                                      "profile's, usually 10).",
+                                      "minimum", 1, "maximum", MAX_RECALL_K),
+                            "profile", profile, "filter",
+                            p_object("Chroma-style filter over metadata keys and the fields "
+                                     "kind, tier, importance, created_at...: "
+                                     "{\"kind\": \"lesson\"}, {\"importance\": {\"$gte\": "
+                                     "0.7}}, {\"$and\": [{\"project\": \"acme\"}, "
+                                     "{\"kind\": {\"$in\": [\"decision\", \"lesson\"]}}]}, "
+                                     "{\"$contains\": \"word\"} on the text. Operators: $eq "
+                                     "$ne $gt $gte $lt $lte $in $nin $and $or $not $contains."),
+                            "min_score", p_number("Drop results scoring below this.", -1e9, 1e9),
+                            "min_similarity",
+                            p_number("Drop results whose cosine similarity to the query is "
+                                     "below this.",
+                                     -1, 1),
+                            "tiers",
+                            p_string("Comma-separated tiers to search, in priority order, "
+                                     "e.g. \"static,short,long\"."),
+                            "include_invalid",
+                            p_bool("Also return invalidated and expired memories (default "
+                                   "false)."),
+                            "touch",
+                            p_bool("Count this recall as an access of the returned memories "
+                                   "(default true; it feeds recency).")),
+                  "query", NULL);
 }
 
 /* A hit is a memory (the engine's rendering) plus its score and the
  * components that made it. */
-static json_t *schema_recall_out(void)
-{
+static json_t *schema_recall_out(void) {
     json_t *hit = memory_schema();
     json_t *props = json_object_get(hit, "properties");
     json_object_set_new(props, "score", json_pack("{s:s}", "type", "number"));
-    json_t *components =
-        json_pack("{s:s, s:[s,s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
-                  "s:{s:[s,s]}, s:{s:s}, s:{s:s, s:{s:s}}}}",
-                  "type", "object", "required", "relevance", "lexical",
-                  "recency", "importance", "properties", "relevance", "type",
-                  "number", "lexical", "type", "number", "recency", "type",
-                  "number", "importance", "type", "number", "similarity",
-                  "type", "number", "null", "bm25", "type", "number", "lanes",
-                  "type", "array", "items", "type", "string");
+    json_t *components = json_pack(
+        "{s:s, s:[s,s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
+        "s:{s:[s,s]}, s:{s:s}, s:{s:s, s:{s:s}}}}",
+        "type", "object", "required", "relevance", "lexical", "recency", "importance", "properties",
+        "relevance", "type", "number", "lexical", "type", "number", "recency", "type", "number",
+        "importance", "type", "number", "similarity", "type", "number", "null", "bm25", "type",
+        "number", "lanes", "type", "array", "items", "type", "string");
     json_object_set_new(json_object_get(components, "properties"), "context",
                         json_pack("{s:s}", "type", "number"));
     json_object_set_new(props, "components", components);
-    json_array_append_new(json_object_get(hit, "required"),
-                          json_string("score"));
-    json_array_append_new(json_object_get(hit, "required"),
-                          json_string("components"));
-    return json_pack("{s:s, s:[s,s], s:{s:{s:s}, s:{s:s}, s:{s:s, s:o}}}",
-                     "type", "object", "required", "count", "hits",
-                     "properties", "profile", "type", "string", "count",
-                     "type", "integer", "hits", "type", "array", "items", hit);
+    json_array_append_new(json_object_get(hit, "required"), json_string("score"));
+    json_array_append_new(json_object_get(hit, "required"), json_string("components"));
+    return json_pack("{s:s, s:[s,s], s:{s:{s:s}, s:{s:s}, s:{s:s, s:o}}}", "type", "object",
+                     "required", "count", "hits", "properties", "profile", "type", "string",
+                     "count", "type", "integer", "hits", "type", "array", "items", hit);
 }
 
-static json_t *schema_get_in(void)
-{
-    return schema(json_pack("{s:o, s:o}", "ns", p_string(NS_DESC), "id",
-                            p_string(ID_DESC)),
+static json_t *schema_get_in(void) {
+    return schema(json_pack("{s:o, s:o}", "ns", p_string(NS_DESC), "id", p_string(ID_DESC)), "ns",
+                  "id");
+}
+
+static json_t *schema_memory_out(void) {
+    return json_pack("{s:s, s:[s], s:{s:o}}", "type", "object", "required", "memory", "properties",
+                     "memory", memory_schema());
+}
+
+static json_t *schema_update_in(void) {
+    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ns",
+                            p_string(NS_DESC), "id", p_string(ID_DESC), "text",
+                            p_string("New text (the memory is re-embedded)."), "kind",
+                            p_string(KIND_DESC), "tier", p_string(TIER_DESC), "importance",
+                            p_number(IMPORTANCE_DESC, 0, 1), "metadata",
+                            p_object("New metadata: replaces the whole object. " METADATA_DESC),
+                            "links", p_ids("New evidence links: replaces the list."), "expires_at",
+                            p_time("New expiry (ISO 8601 or milliseconds)."), "actor",
+                            p_string("Who makes the change, for the history (default "
+                                     "\"mcp\").")),
                   "ns", "id");
 }
 
-static json_t *schema_memory_out(void)
-{
-    return json_pack("{s:s, s:[s], s:{s:o}}", "type", "object", "required",
-                     "memory", "properties", "memory", memory_schema());
+static json_t *schema_invalidate_in(void) {
+    return schema(json_pack("{s:o, s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id",
+                            p_string(ID_DESC), "superseded_by",
+                            p_string("Id of the memory that replaces this one, if any."), "reason",
+                            p_string("Why it no longer holds, for the history.")),
+                  "ns", "id");
 }
 
-static json_t *schema_update_in(void)
-{
-    return schema(
-        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ns",
-                  p_string(NS_DESC), "id", p_string(ID_DESC), "text",
-                  p_string("New text (the memory is re-embedded)."), "kind",
-                  p_string(KIND_DESC), "tier", p_string(TIER_DESC),
-                  "importance", p_number(IMPORTANCE_DESC, 0, 1), "metadata",
-                  p_object("New metadata: replaces the whole object. "
-                           METADATA_DESC),
-                  "links", p_ids("New evidence links: replaces the list."),
-                  "expires_at",
-                  p_time("New expiry (ISO 8601 or milliseconds)."), "actor",
-                  p_string("Who makes the change, for the history (default "
-                           "\"mcp\").")),
-        "ns", "id");
+static json_t *schema_invalidate_out(void) {
+    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type", "object",
+                     "required", "id", "ns", "invalidated", "properties", "id", "type", "string",
+                     "ns", "type", "string", "invalidated", "type", "boolean");
 }
 
-static json_t *schema_invalidate_in(void)
-{
-    return schema(
-        json_pack("{s:o, s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id",
-                  p_string(ID_DESC), "superseded_by",
-                  p_string("Id of the memory that replaces this one, if any."),
-                  "reason", p_string("Why it no longer holds, for the history.")),
-        "ns", "id");
+static json_t *schema_forget_in(void) {
+    return schema(json_pack("{s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id", p_string(ID_DESC),
+                            "purge",
+                            p_bool("Delete for good instead of archiving (default "
+                                   "false). Only when the content must not be kept, "
+                                   "e.g. a user asked to be forgotten; needs admin "
+                                   "rights.")),
+                  "ns", "id");
 }
 
-static json_t *schema_invalidate_out(void)
-{
-    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type",
-                     "object", "required", "id", "ns", "invalidated",
-                     "properties", "id", "type", "string", "ns", "type",
-                     "string", "invalidated", "type", "boolean");
+static json_t *schema_forget_out(void) {
+    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type", "object",
+                     "required", "id", "ns", "purged", "properties", "id", "type", "string", "ns",
+                     "type", "string", "purged", "type", "boolean");
 }
 
-static json_t *schema_forget_in(void)
-{
-    return schema(
-        json_pack("{s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id",
-                  p_string(ID_DESC), "purge",
-                  p_bool("Delete for good instead of archiving (default "
-                         "false). Only when the content must not be kept, "
-                         "e.g. a user asked to be forgotten; needs admin "
-                         "rights.")),
-        "ns", "id");
-}
+static json_t *schema_empty_in(void) { return schema(json_object(), NULL, NULL); }
 
-static json_t *schema_forget_out(void)
-{
-    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type",
-                     "object", "required", "id", "ns", "purged", "properties",
-                     "id", "type", "string", "ns", "type", "string", "purged",
-                     "type", "boolean");
-}
-
-static json_t *schema_empty_in(void)
-{
-    return schema(json_object(), NULL, NULL);
-}
-
-static json_t *schema_namespaces_out(void)
-{
-    return json_pack(
-        "{s:s, s:[s], s:{s:{s:s, s:{s:s, s:[s], s:{s:{s:s}, s:{s:s}}}}}}",
-        "type", "object", "required", "namespaces", "properties", "namespaces",
-        "type", "array", "items", "type", "object", "required", "ns",
-        "properties", "ns", "type", "string", "count", "type", "integer");
+static json_t *schema_namespaces_out(void) {
+    return json_pack("{s:s, s:[s], s:{s:{s:s, s:{s:s, s:[s], s:{s:{s:s}, s:{s:s}}}}}}", "type",
+                     "object", "required", "namespaces", "properties", "namespaces", "type",
+                     "array", "items", "type", "object", "required", "ns", "properties", "ns",
+                     "type", "string", "count", "type", "integer");
 }
 
 typedef struct mcp_tool {
@@ -1035,25 +938,20 @@ static const mcp_tool tools[] = {
 
 #define N_TOOLS (sizeof tools / sizeof tools[0])
 
-static json_t *tool_json(const mcp_tool *t)
-{
-    return json_pack(
-        "{s:s, s:s, s:s, s:o, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name",
-        t->name, "title", t->title, "description", t->description,
-        "inputSchema", t->input_schema(), "outputSchema", t->output_schema(),
-        "annotations", "title", t->title, "readOnlyHint", t->read_only,
-        "destructiveHint", t->destructive, "idempotentHint", t->idempotent,
-        "openWorldHint", 0);
+static json_t *tool_json(const mcp_tool *t) {
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name,
+                     "title", t->title, "description", t->description, "inputSchema",
+                     t->input_schema(), "outputSchema", t->output_schema(), "annotations", "title",
+                     t->title, "readOnlyHint", t->read_only, "destructiveHint", t->destructive,
+                     "idempotentHint", t->idempotent, "openWorldHint", 0);
 }
 
 /* ------------------------------------------------------------------ */
 /* Methods                                                             */
 /* ------------------------------------------------------------------ */
 
-static json_t *method_initialize(json_t *id, json_t *params)
-{
-    const char *asked =
-        json_string_value(json_object_get(params, "protocolVersion"));
+static json_t *method_initialize(json_t *id, json_t *params) {
+    const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
     const char *answer = supported_versions[0];
     size_t i;
     if (!asked)
@@ -1062,33 +960,28 @@ static json_t *method_initialize(json_t *id, json_t *params)
                          "required");
     for (i = 0; i < sizeof supported_versions / sizeof *supported_versions; i++)
         if (strcmp(asked, supported_versions[i]) == 0) answer = asked;
-    json_t *result = json_pack(
-        "{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
-        answer, "capabilities", "tools", "listChanged", 0, "serverInfo",
-        "name", "remem", "title", "remem memory engine", "version",
-        REMEM_VERSION, "instructions",
-        "remem is your long-term memory. Before a step, call recall with what "
-        "you are about to do or answer; after you observe, decide or learn "
-        "something worth keeping, call remember. Namespaces keep agents, "
-        "users and projects apart: use one consistently. When a remembered "
-        "fact changes, invalidate the old memory (superseded_by the new "
-        "one) or update it.");
+    json_t *result =
+        json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", answer,
+                  "capabilities", "tools", "listChanged", 0, "serverInfo", "name", "remem", "title",
+                  "remem memory engine", "version", REMEM_VERSION, "instructions",
+                  "remem is your long-term memory. Before a step, call recall with what "
+                  "you are about to do or answer; after you observe, decide or learn "
+                  "something worth keeping, call remember. Namespaces keep agents, "
+                  "users and projects apart: use one consistently. When a remembered "
+                  "fact changes, invalidate the old memory (superseded_by the new "
+                  "one) or update it.");
     return rpc_result(id, result);
 }
 
-static json_t *method_tools_list(json_t *id)
-{
+static json_t *method_tools_list(json_t *id) {
     json_t *list = json_array(), *result;
     size_t i;
-    for (i = 0; i < N_TOOLS; i++)
-        json_array_append_new(list, tool_json(&tools[i]));
+    for (i = 0; i < N_TOOLS; i++) json_array_append_new(list, tool_json(&tools[i]));
     result = json_pack("{s:o}", "tools", list);
     return rpc_result(id, result);
 }
 
-static json_t *method_tools_call(remem *db, const mcp_access *acc,
-                                 json_t *id, json_t *params)
-{
+static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, json_t *params) {
     const char *name = json_string_value(json_object_get(params, "name"));
     json_t *args = json_object_get(params, "arguments"), *empty = NULL;
     json_t *result;
@@ -1096,14 +989,11 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc,
     size_t i;
 
     if (!name)
-        return rpc_error(id, RPC_INVALID_PARAMS,
-                         "tools/call: params.name (a string) is required");
+        return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.name (a string) is required");
     for (i = 0; i < N_TOOLS && strcmp(tools[i].name, name) != 0; i++) {}
-    if (i == N_TOOLS)
-        return rpc_error(id, RPC_INVALID_PARAMS, "unknown tool: %s", name);
+    if (i == N_TOOLS) return rpc_error(id, RPC_INVALID_PARAMS, "unknown tool: %s", name);
     if (args && !json_is_null(args) && !json_is_object(args))
-        return rpc_error(id, RPC_INVALID_PARAMS,
-                         "tools/call: params.arguments must be an object");
+        return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object");
     if (!args || json_is_null(args)) args = empty = json_object();
 
     memset(&c, 0, sizeof c);
@@ -1111,19 +1001,15 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc,
     c.acc = acc;
     c.args = args;
     result = tools[i].call(&c);
-    if (!result)
-        result = tool_error(c.err[0] ? c.err : "the tool failed");
+    if (!result) result = tool_error(c.err[0] ? c.err : "the tool failed");
     json_decref(empty);
-    if (!result)
-        return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");
+    if (!result) return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");
     return rpc_result(id, result);
 }
 
 /* One message (not a batch). Returns the response, or NULL when none is
  * due. in_batch: initialize is refused there. */
-static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg,
-                          int in_batch)
-{
+static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg, int in_batch) {
     json_t *id, *params, *version;
     const char *method;
     int is_notification;
@@ -1137,10 +1023,8 @@ static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg,
     is_notification = (id == NULL);
     /* MCP ids are strings or integers; a null or structured id cannot be
      * answered by it, so the error goes out with id null. */
-    json_t *reply_id = id && (json_is_string(id) || json_is_integer(id)) ? id
-                                                                          : NULL;
-    if (!json_is_string(version) ||
-        strcmp(json_string_value(version), "2.0") != 0)
+    json_t *reply_id = id && (json_is_string(id) || json_is_integer(id)) ? id : NULL;
+    if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0)
         return rpc_error(reply_id, RPC_INVALID_REQUEST,
                          "invalid request: \"jsonrpc\" must be \"2.0\"");
     if (!json_object_get(msg, "method") &&
@@ -1156,8 +1040,7 @@ static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg,
     params = json_object_get(msg, "params");
     if (params && !json_is_object(params)) {
         if (is_notification) return NULL;
-        return rpc_error(id, RPC_INVALID_PARAMS,
-                         "invalid params: \"params\" must be an object");
+        return rpc_error(id, RPC_INVALID_PARAMS, "invalid params: \"params\" must be an object");
     }
     /* Notifications (initialized, cancelled, progress...) need no answer,
      * and one remem does not know is ignored, as JSON-RPC asks. */
@@ -1172,30 +1055,24 @@ static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg,
     }
     if (strcmp(method, "ping") == 0) return rpc_result(id, json_object());
     if (strcmp(method, "tools/list") == 0) return method_tools_list(id);
-    if (strcmp(method, "tools/call") == 0)
-        return method_tools_call(db, acc, id, params);
-    return rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found: %s",
-                     method);
+    if (strcmp(method, "tools/call") == 0) return method_tools_call(db, acc, id, params);
+    return rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found: %s", method);
 }
 
-static char *dump(json_t *response)
-{
+static char *dump(json_t *response) {
     char *text = response ? json_dumps(response, JSON_COMPACT) : NULL;
     json_decref(response);
     return text;
 }
 
-char *mcp_handle(remem *db, const char *msg, size_t len,
-                 const mcp_access *acc)
-{
+char *mcp_handle(remem *db, const char *msg, size_t len, const mcp_access *acc) {
     json_error_t jerr;
     json_t *in, *out, *el;
     size_t i;
 
     in = json_loadb(msg ? msg : "", msg ? len : 0, JSON_DECODE_ANY, &jerr);
     if (!in)
-        return dump(rpc_error(NULL, RPC_PARSE_ERROR,
-                              "parse error: %s (line %d, column %d)",
+        return dump(rpc_error(NULL, RPC_PARSE_ERROR, "parse error: %s (line %d, column %d)",
                               jerr.text, jerr.line, jerr.column));
     if (!json_is_array(in)) {
         out = handle_one(db, acc, in, 0);
@@ -1204,8 +1081,7 @@ char *mcp_handle(remem *db, const char *msg, size_t len,
     }
     if (json_array_size(in) == 0) {
         json_decref(in);
-        return dump(rpc_error(NULL, RPC_INVALID_REQUEST,
-                              "invalid request: empty batch"));
+        return dump(rpc_error(NULL, RPC_INVALID_REQUEST, "invalid request: empty batch"));
     }
     out = json_array();
     json_array_foreach(in, i, el) {

@@ -51,7 +51,6 @@ typedef struct mcp_access {
  * with "isError": true so that the model sees the message; protocol
  * failures are JSON-RPC errors (-32700, -32600, -32601, -32602, -32603).
  */
-char *mcp_handle(remem *db, const char *msg, size_t len,
-                 const mcp_access *acc);
+char *mcp_handle(remem *db, const char *msg, size_t len, const mcp_access *acc);
 
 #endif

@@ -45,12 +45,11 @@
 #include "../mcp/mcp.h"
 #include "serverInt.h"
 
-#define DRAIN_GRACE_MS 30000
+#define DRAIN_GRACE_MS   30000
 /* A client still sending this far past --max-body is cut off. */
 #define BODY_DROP_FACTOR 4
 
-void serve_config_init(serve_config *cfg)
-{
+void serve_config_init(serve_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     remem_options_init(&cfg->opt);
     cfg->db_path = "./remem.db";
@@ -60,8 +59,7 @@ void serve_config_init(serve_config *cfg)
     cfg->max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
 }
 
-static int64_t now_ns(void)
-{
+static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -71,10 +69,8 @@ static int64_t now_ns(void)
 /* Query strings                                                       */
 /* ------------------------------------------------------------------ */
 
-char *request_arg(const request *rq, const char *name)
-{
-    const char *raw =
-        MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+char *request_arg(const request *rq, const char *name) {
+    const char *raw = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
     if (!raw) return NULL;
     char *s = strdup(raw);
     if (!s) return NULL;
@@ -84,21 +80,21 @@ char *request_arg(const request *rq, const char *name)
     return s;
 }
 
-int request_flag(const request *rq, const char *name, int dflt)
-{
+int request_flag(const request *rq, const char *name, int dflt) {
     char *v = request_arg(rq, name);
     if (!v) return dflt;
     int r = -1;
-    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !*v) r = 1;
-    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no")) r = 0;
+    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !*v)
+        r = 1;
+    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no"))
+        r = 0;
     free(v);
     return r;
 }
 
 /* Paths are matched raw (routes.c decodes captures itself), so the daemon
  * must not decode them first; query values are decoded by request_arg. */
-static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
-{
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s) {
     (void)cls, (void)c;
     return strlen(s);
 }
@@ -107,31 +103,26 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
 /* Replies                                                             */
 /* ------------------------------------------------------------------ */
 
-static void reply_init(reply *rp)
-{
+static void reply_init(reply *rp) {
     memset(rp, 0, sizeof *rp);
     rp->pipe_fd = -1;
 }
 
-static void reply_release(reply *rp)
-{
+static void reply_release(reply *rp) {
     if (rp->free_body) rp->free_body(rp->body);
     if (rp->pipe_fd >= 0) close(rp->pipe_fd);
     reply_init(rp);
 }
 
 /* Hand rp to the daemon (which then owns body or pipe). */
-static enum MHD_Result send_reply(request *rq, reply *rp)
-{
+static enum MHD_Result send_reply(request *rq, reply *rp) {
     struct MHD_Response *resp;
     if (rp->pipe_fd >= 0) {
         resp = MHD_create_response_from_pipe(rp->pipe_fd);
     } else if (!rp->free_body) {
-        resp = MHD_create_response_from_buffer(rp->len, rp->body,
-                                               MHD_RESPMEM_PERSISTENT);
+        resp = MHD_create_response_from_buffer(rp->len, rp->body, MHD_RESPMEM_PERSISTENT);
     } else {
-        resp = MHD_create_response_from_buffer_with_free_callback(
-            rp->len, rp->body, rp->free_body);
+        resp = MHD_create_response_from_buffer_with_free_callback(rp->len, rp->body, rp->free_body);
     }
     if (!resp) {
         reply_release(rp);
@@ -140,13 +131,11 @@ static enum MHD_Result send_reply(request *rq, reply *rp)
     rp->pipe_fd = -1; /* the response owns them now */
     rp->free_body = NULL;
     if (rp->content_type && (rp->len || rp->status < 300))
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                rp->content_type);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
     if (rp->allow[0]) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rp->allow);
     if (rp->session[0]) MHD_add_response_header(resp, "Mcp-Session-Id", rp->session);
     if (rp->bearer_challenge)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"remem\"");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"remem\"");
     if (atomic_load(&rq->srv->draining) || rq->too_large)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)rp->status, resp);
@@ -161,8 +150,7 @@ static enum MHD_Result send_reply(request *rq, reply *rp)
 /* ------------------------------------------------------------------ */
 
 /* "localhost", "127.x.y.z", "::1", "[::1]", optionally with ":port". */
-static int is_loopback_host(const char *h)
-{
+static int is_loopback_host(const char *h) {
     char host[256];
     if (*h == '[') {
         const char *end = strchr(h, ']');
@@ -186,12 +174,9 @@ static int is_loopback_host(const char *h)
 /* Without keys, anything that can reach the loopback port is trusted; a web
  * page must not become such a thing through DNS rebinding or a cross-site
  * request, so the Host and any Origin must name the loopback too. */
-static int loopback_browser_check(request *rq, reply *rp)
-{
-    const char *host = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                   MHD_HTTP_HEADER_HOST);
-    const char *origin = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                     "Origin");
+static int loopback_browser_check(request *rq, reply *rp) {
+    const char *host = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *origin = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Origin");
     if (host && !is_loopback_host(host)) {
         reply_error(rp, 403, "REMEM_EFORBIDDEN",
                     "Host \"%s\" refused: without --keys the server answers "
@@ -212,10 +197,9 @@ static int loopback_browser_check(request *rq, reply *rp)
     return 1;
 }
 
-static int authenticate(request *rq, reply *rp)
-{
-    const char *auth = MHD_lookup_connection_value(
-        rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+static int authenticate(request *rq, reply *rp) {
+    const char *auth =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     rp->bearer_challenge = 1;
     if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) {
         reply_error(rp, 401, "REMEM_EAUTH",
@@ -234,8 +218,7 @@ static int authenticate(request *rq, reply *rp)
 }
 
 /* Is the media type application/json (parameters such as charset ok)? */
-static int is_json_type(const char *ct)
-{
+static int is_json_type(const char *ct) {
     if (!ct) return 0;
     while (*ct == ' ') ct++;
     size_t n = strlen("application/json");
@@ -243,33 +226,30 @@ static int is_json_type(const char *ct)
            (ct[n] == 0 || ct[n] == ';' || ct[n] == ' ');
 }
 
-static int check_body_headers(request *rq, reply *rp, unsigned flags)
-{
+static int check_body_headers(request *rq, reply *rp, unsigned flags) {
     unsigned long long length = rq->content_length;
     if (!rq->has_body || !(flags & (RF_BODY | RF_BODY_OPTIONAL))) return 1;
-    const char *ct = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ct =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!is_json_type(ct)) {
         reply_error(rp, 415, "REMEM_EMEDIA",
-                    "send the body as Content-Type: application/json (got %s)",
-                    ct ? ct : "none");
+                    "send the body as Content-Type: application/json (got %s)", ct ? ct : "none");
         return 0;
     }
     if (length > rq->srv->cfg.max_body) {
         reply_error(rp, 413, "REMEM_ETOOLARGE",
-                    "body of %llu bytes is over the limit of %zu (--max-body)",
-                    length, rq->srv->cfg.max_body);
+                    "body of %llu bytes is over the limit of %zu (--max-body)", length,
+                    rq->srv->cfg.max_body);
         return 0;
     }
     return 1;
 }
 
-static void note_body(request *rq)
-{
-    const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(
-        rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+static void note_body(request *rq) {
+    const char *cl =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     rq->content_length = cl ? strtoull(cl, NULL, 10) : 0;
     rq->has_body = rq->content_length > 0 || te != NULL;
 }
@@ -280,39 +260,35 @@ static void note_body(request *rq)
  * So a body of sane size is read and dropped first. Not when the client
  * asked "Expect: 100-continue" (it waits for our answer before sending),
  * nor for a body too big to be worth reading. */
-static int should_defer(const request *rq)
-{
-    const char *expect = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_EXPECT);
+static int should_defer(const request *rq) {
+    const char *expect =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
     return rq->has_body && !(expect && !strcasecmp(expect, "100-continue")) &&
            rq->content_length <= BODY_DROP_FACTOR * rq->srv->cfg.max_body;
 }
 
 /* 1 to go on reading the body; 0 with the refusal in rp. */
-static int admit(request *rq, const char *url, const char *method, reply *rp)
-{
+static int admit(request *rq, const char *url, const char *method, reply *rp) {
     server *srv = rq->srv;
     if (atomic_load(&srv->draining)) {
         reply_error(rp, 503, "REMEM_ESHUTDOWN", "the server is shutting down");
         return 0;
     }
     /* HEAD is GET without the body (libmicrohttpd drops it). */
-    int r = route_match(strcmp(method, "HEAD") ? method : "GET", url, &rq->ns,
-                        &rq->id, rp->allow, sizeof rp->allow);
+    int r = route_match(strcmp(method, "HEAD") ? method : "GET", url, &rq->ns, &rq->id, rp->allow,
+                        sizeof rp->allow);
     if (r == -405) {
-        reply_error(rp, 405, "REMEM_EMETHOD", "%s is not allowed on %s (allowed: %s)",
-                    method, url, rp->allow);
+        reply_error(rp, 405, "REMEM_EMETHOD", "%s is not allowed on %s (allowed: %s)", method, url,
+                    rp->allow);
         return 0;
     }
     rp->allow[0] = 0;
     if (r == -400) {
-        reply_error(rp, 400, "REMEM_EINVAL",
-                    "bad percent-encoding in the path %s", url);
+        reply_error(rp, 400, "REMEM_EINVAL", "bad percent-encoding in the path %s", url);
         return 0;
     }
     if (r < 0) {
-        reply_error(rp, 404, "REMEM_ENOROUTE", "no route %s %s (see /openapi.json)",
-                    method, url);
+        reply_error(rp, 404, "REMEM_ENOROUTE", "no route %s %s (see /openapi.json)", method, url);
         return 0;
     }
     rq->route = r;
@@ -323,8 +299,7 @@ static int admit(request *rq, const char *url, const char *method, reply *rp)
 }
 
 /* Keep the body under the limit; 0 when the client should be cut off. */
-static int take_body(request *rq, const char *data, size_t n)
-{
+static int take_body(request *rq, const char *data, size_t n) {
     size_t max = rq->srv->cfg.max_body;
     if (rq->too_large || rq->body_len + n > max) {
         rq->too_large = 1;
@@ -348,11 +323,9 @@ static int take_body(request *rq, const char *data, size_t n)
     return 1;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
-                                  const char *url, const char *method,
-                                  const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **con_cls)
-{
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
     (void)version;
     server *srv = cls;
     request *rq = *con_cls;
@@ -382,9 +355,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         if (rq->responded || rq->deferred || rq->route >= R_COUNT ||
             !(server_routes[rq->route].flags & (RF_BODY | RF_BODY_OPTIONAL))) {
             rq->body_dropped += n;
-            return rq->body_dropped <= BODY_DROP_FACTOR * srv->cfg.max_body
-                       ? MHD_YES
-                       : MHD_NO;
+            return rq->body_dropped <= BODY_DROP_FACTOR * srv->cfg.max_body ? MHD_YES : MHD_NO;
         }
         return take_body(rq, upload_data, n) ? MHD_YES : MHD_NO;
     }
@@ -397,16 +368,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     }
     reply_init(&rp);
     if (rq->too_large)
-        reply_error(&rp, 413, "REMEM_ETOOLARGE",
-                    "body over the limit of %zu bytes (--max-body)",
+        reply_error(&rp, 413, "REMEM_ETOOLARGE", "body over the limit of %zu bytes (--max-body)",
                     srv->cfg.max_body);
-    else route_handle(rq, &rp);
+    else
+        route_handle(rq, &rp);
     return send_reply(rq, &rp);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn,
-                         void **con_cls, enum MHD_RequestTerminationCode toe)
-{
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
     (void)conn, (void)toe;
     server *srv = cls;
     request *rq = *con_cls;
@@ -422,8 +392,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
     atomic_fetch_sub(&srv->in_flight, 1);
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
     (void)cls;
     char line[512];
     vsnprintf(line, sizeof line, fmt, ap);
@@ -444,8 +413,7 @@ typedef struct export_job {
     int fd;
 } export_job;
 
-static int export_write(void *ctx, const char *data, size_t len)
-{
+static int export_write(void *ctx, const char *data, size_t len) {
     export_job *job = ctx;
     while (len > 0) {
         ssize_t n = write(job->fd, data, len);
@@ -457,17 +425,14 @@ static int export_write(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-static void *export_run(void *arg)
-{
+static void *export_run(void *arg) {
     export_job *job = arg;
     int64_t count = 0;
-    int rc = remem_export(job->db, job->ns, job->vectors, export_write, job,
-                          &count);
+    int rc = remem_export(job->db, job->ns, job->vectors, export_write, job, &count);
     if (rc != REMEM_OK) {
         /* The 200 is long gone: the failure becomes the stream's last line,
          * and a reader that sees {"error": ...} knows the export is cut. */
-        json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code",
-                              remem_status_name(rc), "message",
+        json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code", remem_status_name(rc), "message",
                               remem_errmsg(job->db));
         char *line = e ? json_dumps(e, JSON_COMPACT) : NULL;
         if (line) {
@@ -485,13 +450,11 @@ static void *export_run(void *arg)
     return NULL;
 }
 
-void server_export(request *rq, reply *rp, const char *ns, int vectors)
-{
+void server_export(request *rq, reply *rp, const char *ns, int vectors) {
     server *srv = rq->srv;
     if (atomic_fetch_add(&srv->exports, 1) >= srv->max_exports) {
         atomic_fetch_sub(&srv->exports, 1);
-        reply_error(rp, 503, "REMEM_EBUSY",
-                    "%d exports are already streaming; try again later",
+        reply_error(rp, 503, "REMEM_EBUSY", "%d exports are already streaming; try again later",
                     srv->max_exports);
         return;
     }
@@ -542,8 +505,7 @@ static struct {
 } sessions[MCP_SESSIONS];
 static pthread_mutex_t sessions_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void session_new(const api_key *key, char out[33])
-{
+static void session_new(const api_key *key, char out[33]) {
     unsigned char raw[16];
     if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
         for (size_t i = 0; i < sizeof raw; i++) raw[i] = (unsigned char)rand();
@@ -559,30 +521,28 @@ static void session_new(const api_key *key, char out[33])
 }
 
 /* 1 if id is a live session of key (touching it); with drop, end it. */
-static int session_check(const char *id, const api_key *key, int drop)
-{
+static int session_check(const char *id, const api_key *key, int drop) {
     int found = 0;
     pthread_mutex_lock(&sessions_mu);
     for (int i = 0; i < MCP_SESSIONS; i++)
-        if (sessions[i].used_ms && !strcmp(sessions[i].id, id) &&
-            sessions[i].key == key) {
+        if (sessions[i].used_ms && !strcmp(sessions[i].id, id) && sessions[i].key == key) {
             found = 1;
-            if (drop) memset(&sessions[i], 0, sizeof sessions[i]);
-            else sessions[i].used_ms = remem_now();
+            if (drop)
+                memset(&sessions[i], 0, sizeof sessions[i]);
+            else
+                sessions[i].used_ms = remem_now();
             break;
         }
     pthread_mutex_unlock(&sessions_mu);
     return found;
 }
 
-static int mcp_allowed(void *ctx, const char *ns, int right)
-{
+static int mcp_allowed(void *ctx, const char *ns, int right) {
     return key_allows(ctx, ns, (unsigned)right);
 }
 
 /* Is this message (or a batch holding one) an initialize request? */
-static int is_initialize(json_t *msg)
-{
+static int is_initialize(json_t *msg) {
     if (json_is_array(msg)) {
         size_t i;
         json_t *m;
@@ -593,28 +553,23 @@ static int is_initialize(json_t *msg)
     return method && !strcmp(method, "initialize");
 }
 
-static int known_protocol_version(const char *v)
-{
-    static const char *const versions[] = {"2025-06-18", "2025-03-26",
-                                           "2024-11-05"};
+static int known_protocol_version(const char *v) {
+    static const char *const versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
     for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
         if (!strcmp(v, versions[i])) return 1;
     return 0;
 }
 
-static void mcp_http_error(reply *rp, int status, int code, const char *msg)
-{
+static void mcp_http_error(reply *rp, int status, int code, const char *msg) {
     reply_json(rp, status,
-               json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-                         "error", "code", code, "message", msg));
+               json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code", code,
+                         "message", msg));
 }
 
-void server_mcp(request *rq, reply *rp)
-{
-    const char *sid = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                  "Mcp-Session-Id");
-    const char *ver = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                  "MCP-Protocol-Version");
+void server_mcp(request *rq, reply *rp) {
+    const char *sid = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Mcp-Session-Id");
+    const char *ver =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
     if (rq->route == R_MCP_GET) {
         snprintf(rp->allow, sizeof rp->allow, "POST, DELETE");
         reply_error(rp, 405, "REMEM_EMETHOD",
@@ -622,10 +577,12 @@ void server_mcp(request *rq, reply *rp)
         return;
     }
     if (rq->route == R_MCP_DELETE) {
-        if (!sid) reply_error(rp, 400, "REMEM_EINVAL", "Mcp-Session-Id header required");
+        if (!sid)
+            reply_error(rp, 400, "REMEM_EINVAL", "Mcp-Session-Id header required");
         else if (!session_check(sid, rq->key, 1))
             reply_error(rp, 404, "REMEM_ENOTFOUND", "no such MCP session");
-        else rp->status = 204;
+        else
+            rp->status = 204;
         return;
     }
     if (ver && !known_protocol_version(ver)) {
@@ -636,8 +593,7 @@ void server_mcp(request *rq, reply *rp)
     int parsed = msg != NULL, init = parsed && is_initialize(msg);
     json_decref(msg);
     if (!init && sid && !session_check(sid, rq->key, 0)) {
-        mcp_http_error(rp, 404, -32001,
-                       "unknown or expired MCP session: initialize again");
+        mcp_http_error(rp, 404, -32001, "unknown or expired MCP session: initialize again");
         return;
     }
     char err[512];
@@ -647,8 +603,8 @@ void server_mcp(request *rq, reply *rp)
         return;
     }
     mcp_access acc = {mcp_allowed, (void *)rq->key};
-    char *out = mcp_handle(db, rq->body ? rq->body : "", rq->body_len,
-                           rq->srv->keys_on ? &acc : NULL);
+    char *out =
+        mcp_handle(db, rq->body ? rq->body : "", rq->body_len, rq->srv->keys_on ? &acc : NULL);
     pool_put(&rq->srv->pool, db, NULL);
     if (!out) {
         rp->status = 202; /* only notifications or responses came */
@@ -671,9 +627,7 @@ typedef struct listen_addr {
 } listen_addr;
 
 /* "HOST:PORT", "[V6]:PORT" or ":PORT"/"PORT" (loopback). */
-static int parse_listen(const char *spec, listen_addr *out, char *err,
-                        size_t errcap)
-{
+static int parse_listen(const char *spec, listen_addr *out, char *err, size_t errcap) {
     char host[256] = "127.0.0.1";
     const char *port;
     if (spec[0] == '[') {
@@ -720,8 +674,8 @@ static int parse_listen(const char *spec, listen_addr *out, char *err,
     freeaddrinfo(res);
     if (out->v6) {
         struct in6_addr *a = &((struct sockaddr_in6 *)&out->sa)->sin6_addr;
-        out->loopback = IN6_IS_ADDR_LOOPBACK(a) ||
-                        (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+        out->loopback =
+            IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
     } else {
         uint32_t a = ntohl(((struct sockaddr_in *)&out->sa)->sin_addr.s_addr);
         out->loopback = (a >> 24) == 127;
@@ -729,16 +683,13 @@ static int parse_listen(const char *spec, listen_addr *out, char *err,
     return 0;
 }
 
-static void format_addr(const listen_addr *la, int port, char *buf, size_t cap)
-{
+static void format_addr(const listen_addr *la, int port, char *buf, size_t cap) {
     char host[INET6_ADDRSTRLEN] = "?";
     if (la->v6) {
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&la->sa)->sin6_addr, host,
-                  sizeof host);
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&la->sa)->sin6_addr, host, sizeof host);
         snprintf(buf, cap, "[%s]:%d", host, port);
     } else {
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&la->sa)->sin_addr, host,
-                  sizeof host);
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&la->sa)->sin_addr, host, sizeof host);
         snprintf(buf, cap, "%s:%d", host, port);
     }
 }
@@ -747,8 +698,7 @@ static void format_addr(const listen_addr *la, int port, char *buf, size_t cap)
 /* Running                                                             */
 /* ------------------------------------------------------------------ */
 
-static int default_threads(void)
-{
+static int default_threads(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     /* Twice the cores: a thread waiting on a durable commit should not
      * leave a core idle. */
@@ -756,17 +706,13 @@ static int default_threads(void)
     return n < 4 ? 4 : n > 64 ? 64 : n;
 }
 
-static void print_banner(const server *srv, FILE *out, const listen_addr *la,
-                         remem *db)
-{
+static void print_banner(const server *srv, FILE *out, const listen_addr *la, remem *db) {
     const char *auth = srv->keys_on ? " -H \"Authorization: Bearer $REMEM_KEY\"" : "";
     if (!srv->cfg.quiet) {
-        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n",
-                srv->cfg.db_path, remem_embedder_name(db),
-                remem_embedder_model(db), srv->cfg.threads);
+        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n", srv->cfg.db_path,
+                remem_embedder_name(db), remem_embedder_model(db), srv->cfg.threads);
         if (srv->keys_on)
-            fprintf(out, "remem serve: %zu API keys from %s\n", srv->keys.n,
-                    srv->cfg.keys_path);
+            fprintf(out, "remem serve: %zu API keys from %s\n", srv->keys.n, srv->cfg.keys_path);
         else
             fprintf(out, "remem serve: no --keys file: listening on loopback "
                          "only, every local caller may do everything\n");
@@ -792,8 +738,7 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la,
 }
 
 /* Stop accepting, let the requests in flight finish, stop the daemon. */
-static void drain_and_stop(server *srv, const sigset_t *signals)
-{
+static void drain_and_stop(server *srv, const sigset_t *signals) {
     atomic_store(&srv->draining, 1);
     MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
@@ -801,8 +746,9 @@ static void drain_and_stop(server *srv, const sigset_t *signals)
     struct timespec tick = {0, 10 * 1000 * 1000};
     while (atomic_load(&srv->in_flight) > 0 && remem_now() < deadline) {
         if (sigtimedwait(signals, NULL, &tick) > 0) {
-            fprintf(stderr, "remem serve: second signal, not waiting for %d "
-                            "requests in flight\n",
+            fprintf(stderr,
+                    "remem serve: second signal, not waiting for %d "
+                    "requests in flight\n",
                     atomic_load(&srv->in_flight));
             break;
         }
@@ -813,26 +759,21 @@ static void drain_and_stop(server *srv, const sigset_t *signals)
     while (atomic_load(&srv->exports) > 0) nanosleep(&tick, NULL);
 }
 
-static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la)
-{
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la) {
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (la->v6) flags |= MHD_USE_IPv6;
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first, to see all */
-        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&la->sa,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)srv->cfg.threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv->cfg.max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->cfg.timeout_s,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-        MHD_OPTION_END);
+        flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        NULL, /* first, to see all */
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&la->sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)srv->cfg.threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv->cfg.max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->cfg.timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
 }
 
-int serve_run(const serve_config *cfg, FILE *out)
-{
+int serve_run(const serve_config *cfg, FILE *out) {
     server *srv = calloc(1, sizeof *srv);
     if (!srv) {
         fprintf(stderr, "remem: out of memory\n");
@@ -842,12 +783,10 @@ int serve_run(const serve_config *cfg, FILE *out)
     if (srv->cfg.threads <= 0) srv->cfg.threads = default_threads();
     if (srv->cfg.max_body == 0) srv->cfg.max_body = SERVE_DEFAULT_MAX_BODY;
     if (srv->cfg.timeout_s <= 0) srv->cfg.timeout_s = SERVE_DEFAULT_TIMEOUT_S;
-    if (srv->cfg.max_connections <= 0)
-        srv->cfg.max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
+    if (srv->cfg.max_connections <= 0) srv->cfg.max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
     /* libmicrohttpd splits the connection limit among its threads: no
      * thread may be left with none. */
-    if (srv->cfg.threads > srv->cfg.max_connections)
-        srv->cfg.threads = srv->cfg.max_connections;
+    if (srv->cfg.threads > srv->cfg.max_connections) srv->cfg.threads = srv->cfg.max_connections;
     srv->max_exports = srv->cfg.threads;
     srv->started_ms = remem_now();
     char err[1024];
@@ -870,8 +809,8 @@ int serve_run(const serve_config *cfg, FILE *out)
                  cfg->listen);
         goto fail;
     }
-    if (pool_init(&srv->pool, cfg->db_path, &cfg->opt,
-                  srv->cfg.threads + srv->max_exports, err, sizeof err) != 0)
+    if (pool_init(&srv->pool, cfg->db_path, &cfg->opt, srv->cfg.threads + srv->max_exports, err,
+                  sizeof err) != 0)
         goto fail;
     pool_ready = 1;
 
@@ -884,8 +823,7 @@ int serve_run(const serve_config *cfg, FILE *out)
                  errno ? strerror(errno) : "libmicrohttpd refused the options");
         goto fail;
     }
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     format_addr(&la, info ? info->port : 0, srv->addr, sizeof srv->addr);
     remem *db = pool_get(&srv->pool, NULL, err, sizeof err);
     print_banner(srv, out, &la, db);
@@ -895,8 +833,7 @@ int serve_run(const serve_config *cfg, FILE *out)
     while (sigwait(&signals, &sig) != 0) {}
     if (!srv->cfg.quiet)
         fprintf(out, "remem serve: %s: finishing %d requests in flight\n",
-                sig == SIGINT ? "SIGINT" : "SIGTERM",
-                atomic_load(&srv->in_flight));
+                sig == SIGINT ? "SIGINT" : "SIGTERM", atomic_load(&srv->in_flight));
     fflush(out);
     drain_and_stop(srv, &signals);
     rc = 0;

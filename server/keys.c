@@ -31,27 +31,22 @@ static const struct {
                    {"write", SERVE_WRITE},
                    {"admin", SERVE_ADMIN | SERVE_WRITE | SERVE_READ}};
 
-static int right_bits(const char *name, size_t len, unsigned *bits)
-{
+static int right_bits(const char *name, size_t len, unsigned *bits) {
     for (size_t i = 0; i < sizeof right_names / sizeof right_names[0]; i++)
-        if (strlen(right_names[i].name) == len &&
-            memcmp(right_names[i].name, name, len) == 0) {
+        if (strlen(right_names[i].name) == len && memcmp(right_names[i].name, name, len) == 0) {
             *bits |= right_names[i].bits;
             return 0;
         }
     return -1;
 }
 
-int serve_parse_rights(const char *list, unsigned *rights, char *err,
-                       size_t errcap)
-{
+int serve_parse_rights(const char *list, unsigned *rights, char *err, size_t errcap) {
     *rights = 0;
     const char *p = list;
     while (*p) {
         size_t n = strcspn(p, ",");
         if (n > 0 && right_bits(p, n, rights) != 0) {
-            snprintf(err, errcap, "unknown right \"%.*s\" (read, write, admin)",
-                     (int)n, p);
+            snprintf(err, errcap, "unknown right \"%.*s\" (read, write, admin)", (int)n, p);
             return -1;
         }
         p += n;
@@ -64,30 +59,26 @@ int serve_parse_rights(const char *list, unsigned *rights, char *err,
     return 0;
 }
 
-static void sha256(const char *s, unsigned char out[32])
-{
+static void sha256(const char *s, unsigned char out[32]) {
     unsigned int n = 32;
     EVP_Digest(s, strlen(s), out, &n, EVP_sha256(), NULL);
 }
 
-void serve_hash_secret(const char *secret, char hex[65])
-{
+void serve_hash_secret(const char *secret, char hex[65]) {
     unsigned char h[32];
     sha256(secret, h);
     for (int i = 0; i < 32; i++) sprintf(hex + 2 * i, "%02x", h[i]);
     hex[64] = 0;
 }
 
-static int hex_value(int c)
-{
+static int hex_value(int c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
 }
 
-static int parse_hash(const char *hex, unsigned char out[32])
-{
+static int parse_hash(const char *hex, unsigned char out[32]) {
     if (strlen(hex) != 64) return -1;
     for (int i = 0; i < 32; i++) {
         int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
@@ -97,16 +88,14 @@ static int parse_hash(const char *hex, unsigned char out[32])
     return 0;
 }
 
-static void key_clear(api_key *k)
-{
+static void key_clear(api_key *k) {
     free(k->name);
     for (size_t i = 0; i < k->n_patterns; i++) free(k->patterns[i]);
     free(k->patterns);
     memset(k, 0, sizeof *k);
 }
 
-void keys_free(key_table *t)
-{
+void keys_free(key_table *t) {
     if (!t) return;
     for (size_t i = 0; i < t->n; i++) key_clear(&t->keys[i]);
     free(t->keys);
@@ -115,10 +104,8 @@ void keys_free(key_table *t)
 }
 
 /* One entry of the "keys" array into k; err names the entry. */
-static int load_entry(json_t *e, size_t index, api_key *k, char *err,
-                      size_t errcap)
-{
-    static const char *const known[] = {"name", "sha256", "namespaces",
+static int load_entry(json_t *e, size_t index, api_key *k, char *err, size_t errcap) {
+    static const char *const known[] = {"name",   "sha256",  "namespaces",
                                         "rights", "comment", "created_at"};
     if (!json_is_object(e)) {
         snprintf(err, errcap, "keys[%zu] is not an object", index);
@@ -128,11 +115,9 @@ static int load_entry(json_t *e, size_t index, api_key *k, char *err,
     json_t *v;
     json_object_foreach(e, field, v) {
         size_t i = 0;
-        while (i < sizeof known / sizeof known[0] && strcmp(known[i], field))
-            i++;
+        while (i < sizeof known / sizeof known[0] && strcmp(known[i], field)) i++;
         if (i == sizeof known / sizeof known[0]) {
-            snprintf(err, errcap, "keys[%zu]: unknown field \"%s\"", index,
-                     field);
+            snprintf(err, errcap, "keys[%zu]: unknown field \"%s\"", index, field);
             return -1;
         }
     }
@@ -173,8 +158,7 @@ static int load_entry(json_t *e, size_t index, api_key *k, char *err,
     json_array_foreach(nss, i, v) {
         const char *pat = json_string_value(v);
         if (!pat || !*pat) {
-            snprintf(err, errcap, "keys[%zu].namespaces[%zu] is not a pattern",
-                     index, i);
+            snprintf(err, errcap, "keys[%zu].namespaces[%zu] is not a pattern", index, i);
             return -1;
         }
         if (!(k->patterns[k->n_patterns++] = strdup(pat))) {
@@ -196,14 +180,12 @@ static int load_entry(json_t *e, size_t index, api_key *k, char *err,
     return 0;
 }
 
-int keys_load(const char *path, key_table *out, char *err, size_t errcap)
-{
+int keys_load(const char *path, key_table *out, char *err, size_t errcap) {
     memset(out, 0, sizeof *out);
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        snprintf(err, errcap, "keys file %s: %s (line %d)", path, je.text,
-                 je.line);
+        snprintf(err, errcap, "keys file %s: %s (line %d)", path, je.text, je.line);
         return -1;
     }
     int rc = -1;
@@ -242,8 +224,7 @@ done:
     return rc;
 }
 
-const api_key *keys_find(const key_table *t, const char *secret)
-{
+const api_key *keys_find(const key_table *t, const char *secret) {
     unsigned char h[32];
     sha256(secret, h);
     const api_key *found = NULL;
@@ -252,8 +233,7 @@ const api_key *keys_find(const key_table *t, const char *secret)
     return found;
 }
 
-int key_allows(const api_key *key, const char *ns, unsigned right)
-{
+int key_allows(const api_key *key, const char *ns, unsigned right) {
     if (!key) return 1;
     if ((key->rights & right) != right) return 0;
     for (size_t i = 0; i < key->n_patterns; i++)
@@ -261,19 +241,16 @@ int key_allows(const api_key *key, const char *ns, unsigned right)
     return 0;
 }
 
-int key_allows_all(const api_key *key, unsigned right)
-{
+int key_allows_all(const api_key *key, unsigned right) {
     return !key || ((key->rights & right) == right && key->all_namespaces);
 }
 
-char *serve_key_entry(const char *name, const char *hash_hex,
-                      const char *const *patterns, size_t n_patterns,
-                      unsigned rights)
-{
+char *serve_key_entry(const char *name, const char *hash_hex, const char *const *patterns,
+                      size_t n_patterns, unsigned rights) {
     json_t *e = json_object(), *nss = json_array(), *rs = json_array();
-    for (size_t i = 0; i < n_patterns; i++)
-        json_array_append_new(nss, json_string(patterns[i]));
-    if (rights & SERVE_ADMIN) json_array_append_new(rs, json_string("admin"));
+    for (size_t i = 0; i < n_patterns; i++) json_array_append_new(nss, json_string(patterns[i]));
+    if (rights & SERVE_ADMIN)
+        json_array_append_new(rs, json_string("admin"));
     else {
         if (rights & SERVE_READ) json_array_append_new(rs, json_string("read"));
         if (rights & SERVE_WRITE) json_array_append_new(rs, json_string("write"));
@@ -287,9 +264,7 @@ char *serve_key_entry(const char *name, const char *hash_hex,
     return text;
 }
 
-int serve_keys_append(const char *path, const char *entry_json, char *err,
-                      size_t errcap)
-{
+int serve_keys_append(const char *path, const char *entry_json, char *err, size_t errcap) {
     json_error_t je;
     json_t *entry = json_loads(entry_json, 0, &je), *root = NULL;
     char *tmp = NULL;
@@ -314,8 +289,7 @@ int serve_keys_append(const char *path, const char *entry_json, char *err,
         snprintf(err, errcap, "out of memory");
         goto done;
     }
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 ||
-        rename(tmp, path) != 0) {
+    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
         snprintf(err, errcap, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
         goto done;

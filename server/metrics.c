@@ -13,33 +13,28 @@
 #include <string.h>
 #include "serverInt.h"
 
-#define STATUS_MIN 100
+#define STATUS_MIN   100
 #define STATUS_SLOTS 500 /* 100..599 */
 
-static const double bucket_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                   0.005,  0.01,    0.025,  0.05,  0.1,
-                                   0.25,   0.5,     1,      2.5,   5,    10};
+static const double bucket_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                   0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 #define N_BUCKETS (sizeof bucket_le / sizeof bucket_le[0])
 
 static atomic_uint_fast64_t by_status[R_SLOTS][STATUS_SLOTS];
 static atomic_uint_fast64_t buckets[R_SLOTS][N_BUCKETS + 1]; /* last: +Inf */
 static atomic_uint_fast64_t sum_ns[R_SLOTS];
 
-void metrics_record(int route, int status, double seconds)
-{
+void metrics_record(int route, int status, double seconds) {
     if (route < 0 || route >= R_SLOTS) route = R_UNMATCHED;
     if (status >= STATUS_MIN && status < STATUS_MIN + STATUS_SLOTS)
-        atomic_fetch_add_explicit(&by_status[route][status - STATUS_MIN], 1,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&by_status[route][status - STATUS_MIN], 1, memory_order_relaxed);
     size_t b = 0;
     while (b < N_BUCKETS && seconds > bucket_le[b]) b++;
     atomic_fetch_add_explicit(&buckets[route][b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&sum_ns[route], (uint_fast64_t)(seconds * 1e9),
-                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&sum_ns[route], (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
 }
 
-static void route_labels(int route, const char **tmpl, const char **method)
-{
+static void route_labels(int route, const char **tmpl, const char **method) {
     if (route < R_COUNT) {
         *tmpl = server_routes[route].tmpl;
         *method = server_routes[route].method;
@@ -50,18 +45,20 @@ static void route_labels(int route, const char **tmpl, const char **method)
 }
 
 /* A label value with \, " and newline escaped as the format requires. */
-static void put_label(FILE *f, const char *s)
-{
+static void put_label(FILE *f, const char *s) {
     for (; *s; s++) {
-        if (*s == '\\') fputs("\\\\", f);
-        else if (*s == '"') fputs("\\\"", f);
-        else if (*s == '\n') fputs("\\n", f);
-        else fputc(*s, f);
+        if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '"')
+            fputs("\\\"", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
     }
 }
 
-static void render_requests(FILE *f)
-{
+static void render_requests(FILE *f) {
     fputs("# HELP remem_http_requests_total HTTP requests by route template, "
           "method and status.\n"
           "# TYPE remem_http_requests_total counter\n",
@@ -70,8 +67,7 @@ static void render_requests(FILE *f)
         const char *tmpl, *method;
         route_labels(r, &tmpl, &method);
         for (int s = 0; s < STATUS_SLOTS; s++) {
-            uint_fast64_t n = atomic_load_explicit(&by_status[r][s],
-                                                   memory_order_relaxed);
+            uint_fast64_t n = atomic_load_explicit(&by_status[r][s], memory_order_relaxed);
             if (n)
                 fprintf(f,
                         "remem_http_requests_total{route=\"%s\",method=\"%s\","
@@ -81,8 +77,7 @@ static void render_requests(FILE *f)
     }
 }
 
-static void render_latency(FILE *f)
-{
+static void render_latency(FILE *f) {
     fputs("# HELP remem_http_request_duration_seconds Time from the request's "
           "headers to its response sent, by route template.\n"
           "# TYPE remem_http_request_duration_seconds histogram\n",
@@ -90,8 +85,7 @@ static void render_latency(FILE *f)
     for (int r = 0; r < R_SLOTS; r++) {
         uint_fast64_t total = 0, seen[N_BUCKETS + 1];
         for (size_t b = 0; b <= N_BUCKETS; b++)
-            total += seen[b] =
-                atomic_load_explicit(&buckets[r][b], memory_order_relaxed);
+            total += seen[b] = atomic_load_explicit(&buckets[r][b], memory_order_relaxed);
         if (!total) continue;
         const char *tmpl, *method;
         route_labels(r, &tmpl, &method);
@@ -99,8 +93,10 @@ static void render_latency(FILE *f)
         for (size_t b = 0; b <= N_BUCKETS; b++) {
             cumulative += seen[b];
             char le[32];
-            if (b < N_BUCKETS) snprintf(le, sizeof le, "%g", bucket_le[b]);
-            else snprintf(le, sizeof le, "+Inf");
+            if (b < N_BUCKETS)
+                snprintf(le, sizeof le, "%g", bucket_le[b]);
+            else
+                snprintf(le, sizeof le, "+Inf");
             fprintf(f,
                     "remem_http_request_duration_seconds_bucket{route=\"%s\","
                     "method=\"%s\",le=\"%s\"} %llu\n",
@@ -111,14 +107,12 @@ static void render_latency(FILE *f)
                 "method=\"%s\"} %.6f\n"
                 "remem_http_request_duration_seconds_count{route=\"%s\","
                 "method=\"%s\"} %llu\n",
-                tmpl, method,
-                atomic_load_explicit(&sum_ns[r], memory_order_relaxed) / 1e9,
-                tmpl, method, (unsigned long long)cumulative);
+                tmpl, method, atomic_load_explicit(&sum_ns[r], memory_order_relaxed) / 1e9, tmpl,
+                method, (unsigned long long)cumulative);
     }
 }
 
-static void render_namespaces(FILE *f, json_t *namespaces)
-{
+static void render_namespaces(FILE *f, json_t *namespaces) {
     fputs("# HELP remem_memories Memories stored per namespace (those the "
           "caller's key may read).\n"
           "# TYPE remem_memories gauge\n",
@@ -130,13 +124,11 @@ static void render_namespaces(FILE *f, json_t *namespaces)
         if (!ns) continue;
         fputs("remem_memories{namespace=\"", f);
         put_label(f, ns);
-        fprintf(f, "\"} %lld\n",
-                (long long)json_integer_value(json_object_get(e, "count")));
+        fprintf(f, "\"} %lld\n", (long long)json_integer_value(json_object_get(e, "count")));
     }
 }
 
-char *metrics_render(const server *srv, json_t *namespaces)
-{
+char *metrics_render(const server *srv, json_t *namespaces) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -150,8 +142,7 @@ char *metrics_render(const server *srv, json_t *namespaces)
             "# HELP remem_start_time_seconds When the server started.\n"
             "# TYPE remem_start_time_seconds gauge\n"
             "remem_start_time_seconds %.3f\n",
-            atomic_load(&((server *)srv)->in_flight),
-            srv->started_ms / 1000.0);
+            atomic_load(&((server *)srv)->in_flight), srv->started_ms / 1000.0);
     if (namespaces) render_namespaces(f, namespaces);
     if (fclose(f) != 0) {
         free(text);

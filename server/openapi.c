@@ -23,8 +23,7 @@ __asm__(".section .rodata\n"
 
 extern const char remem__openapi_begin[], remem__openapi_end[];
 
-const char *openapi_document(size_t *len)
-{
+const char *openapi_document(size_t *len) {
     *len = (size_t)(remem__openapi_end - remem__openapi_begin);
     return remem__openapi_begin;
 }

@@ -19,9 +19,8 @@
 #include <string.h>
 #include "serverInt.h"
 
-int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
-              int cap, char *err, size_t errcap)
-{
+int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap, char *err,
+              size_t errcap) {
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->freed, NULL);
@@ -41,20 +40,17 @@ int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
 }
 
 /* FNV-1a; 0 stands for "no namespace". */
-static uint64_t ns_hash(const char *ns)
-{
+static uint64_t ns_hash(const char *ns) {
     if (!ns) return 0;
     uint64_t h = 0xcbf29ce484222325ULL;
     for (; *ns; ns++) h = (h ^ (unsigned char)*ns) * 0x100000001b3ULL;
     return h ? h : 1;
 }
 
-remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
-{
+remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
     uint64_t want = ns_hash(ns);
     pthread_mutex_lock(&p->mu);
-    while (p->n_idle == 0 && p->n_open >= p->cap)
-        pthread_cond_wait(&p->freed, &p->mu);
+    while (p->n_idle == 0 && p->n_open >= p->cap) pthread_cond_wait(&p->freed, &p->mu);
     if (p->n_idle > 0) {
         int pick = p->n_idle - 1;
         for (int i = pick; want && i >= 0; i--)
@@ -64,8 +60,7 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
             }
         remem *db = p->idle[pick];
         p->n_idle--;
-        memmove(p->idle + pick, p->idle + pick + 1,
-                (size_t)(p->n_idle - pick) * sizeof *p->idle);
+        memmove(p->idle + pick, p->idle + pick + 1, (size_t)(p->n_idle - pick) * sizeof *p->idle);
         memmove(p->idle_ns + pick, p->idle_ns + pick + 1,
                 (size_t)(p->n_idle - pick) * sizeof *p->idle_ns);
         pthread_mutex_unlock(&p->mu);
@@ -77,8 +72,7 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
     remem *db = NULL;
     int rc = remem_open(p->uri, &p->opt, &db);
     if (rc == REMEM_OK) return db;
-    snprintf(err, errcap, "cannot open %s: %s", p->uri,
-             db ? remem_errmsg(db) : "out of memory");
+    snprintf(err, errcap, "cannot open %s: %s", p->uri, db ? remem_errmsg(db) : "out of memory");
     remem_close(db);
     pthread_mutex_lock(&p->mu);
     p->n_open--;
@@ -87,8 +81,7 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap)
     return NULL;
 }
 
-void pool_put(handle_pool *p, remem *db, const char *ns)
-{
+void pool_put(handle_pool *p, remem *db, const char *ns) {
     if (!db) return;
     pthread_mutex_lock(&p->mu);
     p->idle_ns[p->n_idle] = ns_hash(ns);
@@ -97,8 +90,7 @@ void pool_put(handle_pool *p, remem *db, const char *ns)
     pthread_mutex_unlock(&p->mu);
 }
 
-void pool_close(handle_pool *p)
-{
+void pool_close(handle_pool *p) {
     for (int i = 0; i < p->n_idle; i++) remem_close(p->idle[i]);
     free(p->idle);
     free(p->idle_ns);

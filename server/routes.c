@@ -44,8 +44,7 @@ const route server_routes[R_COUNT] = {
     [R_MEM_GET] = {"GET", "/v1/namespaces/{ns}/memories/{id}", 0},
     [R_MEM_PATCH] = {"PATCH", "/v1/namespaces/{ns}/memories/{id}", RF_BODY},
     [R_MEM_DELETE] = {"DELETE", "/v1/namespaces/{ns}/memories/{id}", 0},
-    [R_INVALIDATE] = {"POST", "/v1/namespaces/{ns}/memories/{id}:invalidate",
-                      RF_BODY_OPTIONAL},
+    [R_INVALIDATE] = {"POST", "/v1/namespaces/{ns}/memories/{id}:invalidate", RF_BODY_OPTIONAL},
     [R_HISTORY] = {"GET", "/v1/namespaces/{ns}/memories/{id}/history", 0},
     [R_EXPORT_NS] = {"GET", "/v1/namespaces/{ns}/export", 0},
     [R_EXPORT_ALL] = {"GET", "/v1/export", 0},
@@ -59,8 +58,7 @@ const route server_routes[R_COUNT] = {
 
 /* A capture, percent-decoded. NULL when it decodes to an embedded NUL or
  * memory ran out. */
-static char *decode_capture(const char *raw, size_t len)
-{
+static char *decode_capture(const char *raw, size_t len) {
     char *s = strndup(raw, len);
     if (!s) return NULL;
     size_t n = MHD_http_unescape(s);
@@ -72,9 +70,8 @@ static char *decode_capture(const char *raw, size_t len)
 }
 
 /* Does the raw path match tmpl? Sets the raw captures (pointers into path). */
-static int path_matches(const char *tmpl, const char *path, const char **ns,
-                        size_t *ns_len, const char **id, size_t *id_len)
-{
+static int path_matches(const char *tmpl, const char *path, const char **ns, size_t *ns_len,
+                        const char **id, size_t *id_len) {
     *ns = *id = NULL;
     for (;;) {
         if (*tmpl != '/' || *path != '/') return 0;
@@ -83,10 +80,11 @@ static int path_matches(const char *tmpl, const char *path, const char **ns,
         if (*tmpl == '{') {
             const char *close = memchr(tmpl, '}', tl);
             size_t suffix = tl - (size_t)(close + 1 - tmpl);
-            if (pl <= suffix || memcmp(path + pl - suffix, close + 1, suffix))
-                return 0;
-            if (strncmp(tmpl, "{ns}", 4) == 0) *ns = path, *ns_len = pl - suffix;
-            else *id = path, *id_len = pl - suffix;
+            if (pl <= suffix || memcmp(path + pl - suffix, close + 1, suffix)) return 0;
+            if (strncmp(tmpl, "{ns}", 4) == 0)
+                *ns = path, *ns_len = pl - suffix;
+            else
+                *id = path, *id_len = pl - suffix;
         } else if (tl != pl || memcmp(tmpl, path, tl) != 0) {
             return 0;
         }
@@ -95,22 +93,20 @@ static int path_matches(const char *tmpl, const char *path, const char **ns,
     }
 }
 
-int route_match(const char *method, const char *path, char **ns, char **id,
-                char *allow, size_t allowcap)
-{
+int route_match(const char *method, const char *path, char **ns, char **id, char *allow,
+                size_t allowcap) {
     int found = -404;
     *ns = *id = NULL;
     allow[0] = 0;
     for (int r = 0; r < R_COUNT; r++) {
         const char *rns, *rid;
         size_t nsl = 0, idl = 0;
-        if (!path_matches(server_routes[r].tmpl, path, &rns, &nsl, &rid, &idl))
-            continue;
+        if (!path_matches(server_routes[r].tmpl, path, &rns, &nsl, &rid, &idl)) continue;
         if (strcmp(server_routes[r].method, method) != 0) {
             size_t used = strlen(allow);
             if (!strstr(allow, server_routes[r].method))
-                snprintf(allow + used, allowcap - used, "%s%s",
-                         used ? ", " : "", server_routes[r].method);
+                snprintf(allow + used, allowcap - used, "%s%s", used ? ", " : "",
+                         server_routes[r].method);
             found = -405;
             continue;
         }
@@ -129,8 +125,7 @@ int route_match(const char *method, const char *path, char **ns, char **id,
 /* Replies                                                             */
 /* ------------------------------------------------------------------ */
 
-int http_status_for(int rc)
-{
+int http_status_for(int rc) {
     switch (rc) {
     case REMEM_OK: return 200;
     case REMEM_EINVAL:
@@ -147,8 +142,7 @@ int http_status_for(int rc)
 }
 
 void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
-                const char *content_type)
-{
+                const char *content_type) {
     if (rp->free_body) rp->free_body(rp->body);
     rp->status = status;
     rp->body = text;
@@ -156,8 +150,7 @@ void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
     rp->free_body = free_fn;
     rp->content_type = content_type;
     if (!text) { /* out of memory while rendering */
-        static char oom[] =
-            "{\"error\":{\"code\":\"REMEM_ENOMEM\",\"message\":\"out of memory\"}}";
+        static char oom[] = "{\"error\":{\"code\":\"REMEM_ENOMEM\",\"message\":\"out of memory\"}}";
         rp->status = 500;
         rp->body = oom;
         rp->len = sizeof oom - 1;
@@ -166,16 +159,14 @@ void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
     }
 }
 
-void reply_json(reply *rp, int status, json_t *obj)
-{
+void reply_json(reply *rp, int status, json_t *obj) {
     char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     json_decref(obj);
     reply_text(rp, status, text, free, "application/json");
 }
 
-static void reply_error_v(reply *rp, int status, const char *code,
-                          json_t *extra, const char *fmt, va_list ap)
-{
+static void reply_error_v(reply *rp, int status, const char *code, json_t *extra, const char *fmt,
+                          va_list ap) {
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
     json_t *err = json_pack("{s:s,s:s}", "code", code, "message", msg);
@@ -184,8 +175,7 @@ static void reply_error_v(reply *rp, int status, const char *code,
     reply_json(rp, status, json_pack("{s:o}", "error", err));
 }
 
-void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
-{
+void reply_error(reply *rp, int status, const char *code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     reply_error_v(rp, status, code, NULL, fmt, ap);
@@ -193,46 +183,36 @@ void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
 }
 
 /* An error about one element of a batch: the body also carries "index". */
-static void reply_error_at(reply *rp, int status, const char *code, long index,
-                           const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void reply_error_at(reply *rp, int status, const char *code, long index,
-                           const char *fmt, ...)
-{
+static void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt,
+                           ...) __attribute__((format(printf, 5, 6)));
+static void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt,
+                           ...) {
     va_list ap;
     va_start(ap, fmt);
     reply_error_v(rp, status, code,
-                  index >= 0 ? json_pack("{s:I}", "index", (json_int_t)index)
-                             : NULL,
-                  fmt, ap);
+                  index >= 0 ? json_pack("{s:I}", "index", (json_int_t)index) : NULL, fmt, ap);
     va_end(ap);
 }
 
-void reply_remem_error(reply *rp, remem *db, int rc)
-{
+void reply_remem_error(reply *rp, remem *db, int rc) {
     const char *msg = remem_errmsg(db);
     reply_error(rp, http_status_for(rc), remem_status_name(rc), "%s",
                 msg && *msg ? msg : remem_strerror(rc));
 }
 
-static const char *right_word(unsigned right)
-{
-    return right == SERVE_ADMIN ? "administer" : right == SERVE_WRITE ? "write"
-                                                                      : "read";
+static const char *right_word(unsigned right) {
+    return right == SERVE_ADMIN ? "administer" : right == SERVE_WRITE ? "write" : "read";
 }
 
 /* 1 if the caller may use ns that way; else a 403 is in rp. */
-static int allowed(request *rq, reply *rp, const char *ns, unsigned right)
-{
+static int allowed(request *rq, reply *rp, const char *ns, unsigned right) {
     if (key_allows(rq->key, ns, right)) return 1;
-    reply_error(rp, 403, "REMEM_EFORBIDDEN",
-                "key \"%s\" may not %s namespace \"%s\"", rq->key->name,
-                right_word(right), ns);
+    reply_error(rp, 403, "REMEM_EFORBIDDEN", "key \"%s\" may not %s namespace \"%s\"",
+                rq->key->name, right_word(right), ns);
     return 0;
 }
 
-static int allowed_all(request *rq, reply *rp, unsigned right, const char *what)
-{
+static int allowed_all(request *rq, reply *rp, unsigned right, const char *what) {
     if (key_allows_all(rq->key, right)) return 1;
     reply_error(rp, 403, "REMEM_EFORBIDDEN",
                 "key \"%s\" is limited to some namespaces; %s needs a key for "
@@ -246,8 +226,7 @@ static int allowed_all(request *rq, reply *rp, unsigned right, const char *what)
 /* ------------------------------------------------------------------ */
 
 /* The body as a JSON object, or NULL with a 400 in rp. */
-static json_t *body_object(request *rq, reply *rp)
-{
+static json_t *body_object(request *rq, reply *rp) {
     if (rq->body_len == 0) {
         reply_error(rp, 400, "REMEM_EPARSE", "a JSON object body is required");
         return NULL;
@@ -255,8 +234,7 @@ static json_t *body_object(request *rq, reply *rp)
     json_error_t je;
     json_t *o = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
     if (!o) {
-        reply_error(rp, 400, "REMEM_EPARSE",
-                    "malformed JSON at line %d, column %d: %s", je.line,
+        reply_error(rp, 400, "REMEM_EPARSE", "malformed JSON at line %d, column %d: %s", je.line,
                     je.column, je.text);
         return NULL;
     }
@@ -269,17 +247,14 @@ static json_t *body_object(request *rq, reply *rp)
 }
 
 /* 1 if every field of o is in known (NULL-terminated); else a 400. */
-static int known_fields(json_t *o, const char *const *known, reply *rp,
-                        const char *where)
-{
+static int known_fields(json_t *o, const char *const *known, reply *rp, const char *where) {
     const char *field;
     json_t *v;
     json_object_foreach(o, field, v) {
         const char *const *k = known;
         while (*k && strcmp(*k, field) != 0) k++;
         if (!*k) {
-            reply_error(rp, 400, "REMEM_EINVAL", "%s: unknown field \"%s\"",
-                        where, field);
+            reply_error(rp, 400, "REMEM_EINVAL", "%s: unknown field \"%s\"", where, field);
             return 0;
         }
     }
@@ -288,8 +263,7 @@ static int known_fields(json_t *o, const char *const *known, reply *rp,
 
 /* A time field: integer ms, or a string remem_parse_time reads, or null
  * (0). 1 on success, else a 400. */
-static int time_field(json_t *v, const char *name, int64_t *ms, reply *rp)
-{
+static int time_field(json_t *v, const char *name, int64_t *ms, reply *rp) {
     if (!v || json_is_null(v)) {
         *ms = 0;
         return 1;
@@ -298,21 +272,17 @@ static int time_field(json_t *v, const char *name, int64_t *ms, reply *rp)
         *ms = json_integer_value(v);
         return 1;
     }
-    if (json_is_string(v) && remem_parse_time(json_string_value(v), ms) == 0)
-        return 1;
-    reply_error(rp, 400, "REMEM_EPARSE",
-                "\"%s\" must be milliseconds or an ISO 8601 time", name);
+    if (json_is_string(v) && remem_parse_time(json_string_value(v), ms) == 0) return 1;
+    reply_error(rp, 400, "REMEM_EPARSE", "\"%s\" must be milliseconds or an ISO 8601 time", name);
     return 0;
 }
 
 /* A JSON array of numbers as floats (malloc'd), or NULL with a 400. */
-static float *vector_field(json_t *v, int *dim, reply *rp)
-{
+static float *vector_field(json_t *v, int *dim, reply *rp) {
     size_t n = json_array_size(v);
     float *out = json_is_array(v) && n ? malloc(n * sizeof *out) : NULL;
     if (!out) {
-        reply_error(rp, 400, "REMEM_EPARSE",
-                    "\"vector\" must be a non-empty array of numbers");
+        reply_error(rp, 400, "REMEM_EPARSE", "\"vector\" must be a non-empty array of numbers");
         return NULL;
     }
     size_t i;
@@ -320,8 +290,7 @@ static float *vector_field(json_t *v, int *dim, reply *rp)
     json_array_foreach(v, i, x) {
         if (!json_is_number(x)) {
             free(out);
-            reply_error(rp, 400, "REMEM_EPARSE", "\"vector\"[%zu] is not a number",
-                        i);
+            reply_error(rp, 400, "REMEM_EPARSE", "\"vector\"[%zu] is not a number", i);
             return NULL;
         }
         out[i] = (float)json_number_value(x);
@@ -330,14 +299,13 @@ static float *vector_field(json_t *v, int *dim, reply *rp)
     return out;
 }
 
-static int bool_field(json_t *v, const char *name, int dflt, int *out,
-                      reply *rp)
-{
-    if (!v || json_is_null(v)) *out = dflt;
-    else if (json_is_boolean(v)) *out = json_is_true(v);
+static int bool_field(json_t *v, const char *name, int dflt, int *out, reply *rp) {
+    if (!v || json_is_null(v))
+        *out = dflt;
+    else if (json_is_boolean(v))
+        *out = json_is_true(v);
     else {
-        reply_error(rp, 400, "REMEM_EINVAL", "\"%s\" must be true or false",
-                    name);
+        reply_error(rp, 400, "REMEM_EINVAL", "\"%s\" must be true or false", name);
         return 0;
     }
     return 1;
@@ -347,33 +315,31 @@ static int bool_field(json_t *v, const char *name, int dflt, int *out,
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 
-static const char *outcome_name(int outcome)
-{
-    return outcome == REMEM_UPSERTED ? "upserted"
-           : outcome == REMEM_DUPLICATE ? "duplicate" : "added";
+static const char *outcome_name(int outcome) {
+    return outcome == REMEM_UPSERTED    ? "upserted"
+           : outcome == REMEM_DUPLICATE ? "duplicate"
+                                        : "added";
 }
 
 /* Parse one memory object (its text) with the engine's line parser, so that
  * HTTP bodies, imports and exports share one shape; the memory must belong
  * to the path's namespace. */
-static int parse_memory(remem *db, request *rq, reply *rp, const char *text,
-                        size_t len, remem_memory *m, remem_line **holder,
-                        long index)
-{
+static int parse_memory(remem *db, request *rq, reply *rp, const char *text, size_t len,
+                        remem_memory *m, remem_line **holder, long index) {
     int rc = remem_parse_line(db, text, len, rq->ns, m, holder);
     char where[48] = "";
     if (index >= 0) snprintf(where, sizeof where, "memories[%ld]: ", index);
     if (rc != REMEM_OK) {
         const char *msg = remem_errmsg(db);
-        reply_error_at(rp, http_status_for(rc), remem_status_name(rc), index,
-                       "%s%s", where, msg && *msg ? msg : remem_strerror(rc));
+        reply_error_at(rp, http_status_for(rc), remem_status_name(rc), index, "%s%s", where,
+                       msg && *msg ? msg : remem_strerror(rc));
         return 0;
     }
     if (m->ns && strcmp(m->ns, rq->ns) != 0) {
         reply_error_at(rp, 400, "REMEM_EINVAL", index,
-                    "%sthe memory names namespace \"%s\" but the path says "
-                    "\"%s\"",
-                    where, m->ns, rq->ns);
+                       "%sthe memory names namespace \"%s\" but the path says "
+                       "\"%s\"",
+                       where, m->ns, rq->ns);
         return 0;
     }
     m->ns = rq->ns;
@@ -382,12 +348,11 @@ static int parse_memory(remem *db, request *rq, reply *rp, const char *text,
 
 /* The fields of a memory in a body (the engine's line parser also accepts
  * the read-only fields of an export line; over HTTP a typo is an error). */
-static const char *const memory_fields[] = {
-    "id", "ns", "text", "kind", "tier", "importance", "created_at",
-    "expires_at", "metadata", "links", "vector", NULL};
+static const char *const memory_fields[] = {"id",       "ns",         "text",       "kind",
+                                            "tier",     "importance", "created_at", "expires_at",
+                                            "metadata", "links",      "vector",     NULL};
 
-static void h_add(request *rq, reply *rp, remem *db)
-{
+static void h_add(request *rq, reply *rp, remem *db) {
     if (!allowed(rq, rp, rq->ns, SERVE_WRITE)) return;
     json_t *o = body_object(rq, rp);
     if (!o) return;
@@ -396,8 +361,7 @@ static void h_add(request *rq, reply *rp, remem *db)
     if (!known) return;
     remem_memory m;
     remem_line *holder = NULL;
-    if (!parse_memory(db, rq, rp, rq->body, rq->body_len, &m, &holder, -1))
-        goto done;
+    if (!parse_memory(db, rq, rp, rq->body, rq->body_len, &m, &holder, -1)) goto done;
     char id[1024];
     int outcome = 0;
     int rc = remem_add(db, &m, id, sizeof id, &outcome);
@@ -405,15 +369,14 @@ static void h_add(request *rq, reply *rp, remem *db)
         reply_remem_error(rp, db, rc);
         goto done;
     }
-    reply_json(rp, outcome == REMEM_ADDED ? 201 : 200,
-               json_pack("{s:s,s:s,s:s}", "id", id, "ns", rq->ns, "outcome",
-                         outcome_name(outcome)));
+    reply_json(
+        rp, outcome == REMEM_ADDED ? 201 : 200,
+        json_pack("{s:s,s:s,s:s}", "id", id, "ns", rq->ns, "outcome", outcome_name(outcome)));
 done:
     remem_free_line(holder);
 }
 
-static void h_batch(request *rq, reply *rp, remem *db)
-{
+static void h_batch(request *rq, reply *rp, remem *db) {
     if (!allowed(rq, rp, rq->ns, SERVE_WRITE)) return;
     json_t *o = body_object(rq, rp);
     if (!o) return;
@@ -426,8 +389,7 @@ static void h_batch(request *rq, reply *rp, remem *db)
     const size_t id_cap = 256;
     if (!known_fields(o, known, rp, "batch")) goto done;
     if (!json_is_array(arr)) {
-        reply_error(rp, 400, "REMEM_EINVAL",
-                    "expected {\"memories\": [{\"text\": ...}, ...]}");
+        reply_error(rp, 400, "REMEM_EINVAL", "expected {\"memories\": [{\"text\": ...}, ...]}");
         goto done;
     }
     if (n == 0) {
@@ -444,16 +406,14 @@ static void h_batch(request *rq, reply *rp, remem *db)
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(arr, i);
         if (!json_is_object(e)) {
-            reply_error_at(rp, 400, "REMEM_EPARSE", (long)i,
-                           "memories[%zu] is not an object", i);
+            reply_error_at(rp, 400, "REMEM_EPARSE", (long)i, "memories[%zu] is not an object", i);
             goto done;
         }
         char where[48];
         snprintf(where, sizeof where, "memories[%zu]", i);
         if (!known_fields(e, memory_fields, rp, where)) goto done;
         char *text = json_dumps(e, JSON_COMPACT);
-        int ok = text && parse_memory(db, rq, rp, text, strlen(text), &ms[i],
-                                      &holders[i], (long)i);
+        int ok = text && parse_memory(db, rq, rp, text, strlen(text), &ms[i], &holders[i], (long)i);
         free(text);
         if (!ok) {
             if (!text) reply_error(rp, 500, "REMEM_ENOMEM", "out of memory");
@@ -464,13 +424,12 @@ static void h_batch(request *rq, reply *rp, remem *db)
     int rc = remem_add_batch(db, ms, n, ids, id_cap, &failed);
     if (rc != REMEM_OK) {
         const char *msg = remem_errmsg(db);
-        reply_error_at(rp, http_status_for(rc), remem_status_name(rc), failed,
-                       "%s", msg && *msg ? msg : remem_strerror(rc));
+        reply_error_at(rp, http_status_for(rc), remem_status_name(rc), failed, "%s",
+                       msg && *msg ? msg : remem_strerror(rc));
         goto done;
     }
     json_t *out = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(out, json_string(ids + i * id_cap));
+    for (size_t i = 0; i < n; i++) json_array_append_new(out, json_string(ids + i * id_cap));
     reply_json(rp, 201, json_pack("{s:o,s:I}", "ids", out, "count", (json_int_t)n));
 done:
     if (holders)
@@ -482,39 +441,33 @@ done:
 }
 
 /* The memory (ns, id) as the reply, with the given status. */
-static void reply_memory(reply *rp, remem *db, const char *ns, const char *id,
-                         int status)
-{
+static void reply_memory(reply *rp, remem *db, const char *ns, const char *id, int status) {
     remem_record *rec = NULL;
     int rc = remem_get(db, ns, id, &rec);
     if (rc != REMEM_OK) {
         reply_remem_error(rp, db, rc);
         return;
     }
-    reply_text(rp, status, remem_memory_to_json(remem_record_memory(rec)),
-               remem_free, "application/json");
+    reply_text(rp, status, remem_memory_to_json(remem_record_memory(rec)), remem_free,
+               "application/json");
     remem_record_free(rec);
 }
 
-static void h_get(request *rq, reply *rp, remem *db)
-{
+static void h_get(request *rq, reply *rp, remem *db) {
     if (allowed(rq, rp, rq->ns, SERVE_READ)) reply_memory(rp, db, rq->ns, rq->id, 200);
 }
 
 /* A JSON value as text for a patch field; null becomes empty. */
-static char *patch_json(json_t *v, const char *empty)
-{
+static char *patch_json(json_t *v, const char *empty) {
     return json_is_null(v) ? strdup(empty) : json_dumps(v, JSON_COMPACT);
 }
 
-static void h_patch(request *rq, reply *rp, remem *db)
-{
+static void h_patch(request *rq, reply *rp, remem *db) {
     if (!allowed(rq, rp, rq->ns, SERVE_WRITE)) return;
     json_t *o = body_object(rq, rp);
     if (!o) return;
-    static const char *const known[] = {"text",     "kind",  "tier",
-                                        "importance", "metadata", "expires_at",
-                                        "links",    "actor", NULL};
+    static const char *const known[] = {"text",       "kind",  "tier",  "importance", "metadata",
+                                        "expires_at", "links", "actor", NULL};
     char *metadata = NULL, *links = NULL;
     remem_patch p;
     memset(&p, 0, sizeof p);
@@ -531,8 +484,7 @@ static void h_patch(request *rq, reply *rp, remem *db)
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
         if (!(v = json_object_get(o, strings[i].name))) continue;
         if (!json_is_string(v)) {
-            reply_error(rp, 400, "REMEM_EINVAL", "\"%s\" must be a string",
-                        strings[i].name);
+            reply_error(rp, 400, "REMEM_EINVAL", "\"%s\" must be a string", strings[i].name);
             goto done;
         }
         *(const char **)((char *)&p + strings[i].offset) = json_string_value(v);
@@ -557,8 +509,7 @@ static void h_patch(request *rq, reply *rp, remem *db)
     }
     if ((v = json_object_get(o, "links"))) {
         if (!json_is_array(v) && !json_is_null(v)) {
-            reply_error(rp, 400, "REMEM_EINVAL",
-                        "\"links\" must be an array of ids (or null)");
+            reply_error(rp, 400, "REMEM_EINVAL", "\"links\" must be an array of ids (or null)");
             goto done;
         }
         p.links = links = patch_json(v, "[]");
@@ -576,16 +527,17 @@ static void h_patch(request *rq, reply *rp, remem *db)
     }
     if (!p.actor) p.actor = rq->key ? rq->key->name : "http";
     int rc = remem_update(db, rq->ns, rq->id, &p);
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
-    else reply_memory(rp, db, rq->ns, rq->id, 200);
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
+    else
+        reply_memory(rp, db, rq->ns, rq->id, 200);
 done:
     free(metadata);
     free(links);
     json_decref(o);
 }
 
-static void h_delete(request *rq, reply *rp, remem *db)
-{
+static void h_delete(request *rq, reply *rp, remem *db) {
     int purge = request_flag(rq, "purge", 0);
     if (purge < 0) {
         reply_error(rp, 400, "REMEM_EINVAL", "purge must be true or false");
@@ -593,14 +545,14 @@ static void h_delete(request *rq, reply *rp, remem *db)
     }
     if (!allowed(rq, rp, rq->ns, purge ? SERVE_ADMIN : SERVE_WRITE)) return;
     int rc = remem_forget(db, rq->ns, rq->id, purge);
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
     else
-        reply_json(rp, 200, json_pack("{s:s,s:s,s:b}", "id", rq->id, "ns",
-                                      rq->ns, "purged", purge));
+        reply_json(rp, 200,
+                   json_pack("{s:s,s:s,s:b}", "id", rq->id, "ns", rq->ns, "purged", purge));
 }
 
-static void h_invalidate(request *rq, reply *rp, remem *db)
-{
+static void h_invalidate(request *rq, reply *rp, remem *db) {
     if (!allowed(rq, rp, rq->ns, SERVE_WRITE)) return;
     json_t *o = NULL;
     if (rq->body_len > 0 && !(o = body_object(rq, rp))) return;
@@ -610,46 +562,45 @@ static void h_invalidate(request *rq, reply *rp, remem *db)
     json_t *why = json_object_get(o, "reason");
     if ((sup && !json_is_string(sup) && !json_is_null(sup)) ||
         (why && !json_is_string(why) && !json_is_null(why))) {
-        reply_error(rp, 400, "REMEM_EINVAL",
-                    "\"superseded_by\" and \"reason\" must be strings");
+        reply_error(rp, 400, "REMEM_EINVAL", "\"superseded_by\" and \"reason\" must be strings");
         goto done;
     }
-    int rc = remem_invalidate(db, rq->ns, rq->id, json_string_value(sup),
-                              json_string_value(why));
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
-    else reply_memory(rp, db, rq->ns, rq->id, 200);
+    int rc = remem_invalidate(db, rq->ns, rq->id, json_string_value(sup), json_string_value(why));
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
+    else
+        reply_memory(rp, db, rq->ns, rq->id, 200);
 done:
     json_decref(o);
 }
 
-static void h_clear(request *rq, reply *rp, remem *db)
-{
+static void h_clear(request *rq, reply *rp, remem *db) {
     if (!allowed(rq, rp, rq->ns, SERVE_ADMIN)) return;
     int64_t deleted = 0;
     int rc = remem_clear(db, rq->ns, &deleted);
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
     else
-        reply_json(rp, 200, json_pack("{s:s,s:I}", "ns", rq->ns, "deleted",
-                                      (json_int_t)deleted));
+        reply_json(rp, 200, json_pack("{s:s,s:I}", "ns", rq->ns, "deleted", (json_int_t)deleted));
 }
 
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */
 
-static void h_history(request *rq, reply *rp, remem *db)
-{
+static void h_history(request *rq, reply *rp, remem *db) {
     if (!allowed(rq, rp, rq->ns, SERVE_READ)) return;
     char *json = NULL;
     int rc = remem_history(db, rq->ns, rq->id, &json);
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
-    else reply_text(rp, 200, json, remem_free, "application/json");
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
+    else
+        reply_text(rp, 200, json, remem_free, "application/json");
 }
 
 /* remem_namespaces' array, filtered to what key may read; NULL with rp set
  * on failure. */
-static json_t *visible_namespaces(request *rq, reply *rp, remem *db)
-{
+static json_t *visible_namespaces(request *rq, reply *rp, remem *db) {
     char *text = NULL;
     int rc = remem_namespaces(db, &text);
     if (rc != REMEM_OK) {
@@ -668,21 +619,18 @@ static json_t *visible_namespaces(request *rq, reply *rp, remem *db)
     json_t *e;
     json_array_foreach(all, i, e) {
         const char *ns = json_string_value(json_object_get(e, "ns"));
-        if (ns && key_allows(rq->key, ns, SERVE_READ))
-            json_array_append(out, e);
+        if (ns && key_allows(rq->key, ns, SERVE_READ)) json_array_append(out, e);
     }
     json_decref(all);
     return out;
 }
 
-static void h_namespaces(request *rq, reply *rp, remem *db)
-{
+static void h_namespaces(request *rq, reply *rp, remem *db) {
     json_t *list = visible_namespaces(rq, rp, db);
     if (list) reply_json(rp, 200, json_pack("{s:o}", "namespaces", list));
 }
 
-static void h_stats(request *rq, reply *rp, remem *db, const char *ns)
-{
+static void h_stats(request *rq, reply *rp, remem *db, const char *ns) {
     if (ns ? !allowed(rq, rp, ns, SERVE_READ)
            : !allowed_all(rq, rp, SERVE_READ,
                           "the store-wide /v1/stats (ask "
@@ -690,12 +638,13 @@ static void h_stats(request *rq, reply *rp, remem *db, const char *ns)
         return;
     char *json = NULL;
     int rc = remem_stats(db, ns, &json);
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
-    else reply_text(rp, 200, json, remem_free, "application/json");
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
+    else
+        reply_text(rp, 200, json, remem_free, "application/json");
 }
 
-static void h_find_id(request *rq, reply *rp, remem *db)
-{
+static void h_find_id(request *rq, reply *rp, remem *db) {
     if (key_allows_all(rq->key, SERVE_READ)) {
         reply_memory(rp, db, NULL, rq->id, 200);
         return;
@@ -717,7 +666,8 @@ static void h_find_id(request *rq, reply *rp, remem *db)
         }
         remem_record_free(rec);
     }
-    if (hits == 1) reply_memory(rp, db, found, rq->id, 200);
+    if (hits == 1)
+        reply_memory(rp, db, found, rq->id, 200);
     else if (hits == 0)
         reply_error(rp, 404, "REMEM_ENOTFOUND", "no memory %s in the namespaces of key \"%s\"",
                     rq->id, rq->key->name);
@@ -729,8 +679,7 @@ static void h_find_id(request *rq, reply *rp, remem *db)
     json_decref(list);
 }
 
-static void h_export(request *rq, reply *rp)
-{
+static void h_export(request *rq, reply *rp) {
     int vectors = request_flag(rq, "vectors", 0);
     if (vectors < 0) {
         reply_error(rp, 400, "REMEM_EINVAL", "vectors must be true or false");
@@ -745,15 +694,30 @@ static void h_export(request *rq, reply *rp)
 }
 
 /* The recall body as a query. Strings point into o. 1 on success. */
-static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
-                        const char ***nss, float **vector)
-{
-    static const char *const known[] = {
-        "namespaces", "text", "vector", "filter", "profile", "k",
-        "w_relevance", "w_lexical", "w_recency", "w_importance", "w_context",
-        "min_similarity", "min_score", "recency_base", "half_life_hours",
-        "normalize", "candidates", "tiers", "now", "touch", "include_invalid",
-        NULL};
+static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q, const char ***nss,
+                        float **vector) {
+    static const char *const known[] = {"namespaces",
+                                        "text",
+                                        "vector",
+                                        "filter",
+                                        "profile",
+                                        "k",
+                                        "w_relevance",
+                                        "w_lexical",
+                                        "w_recency",
+                                        "w_importance",
+                                        "w_context",
+                                        "min_similarity",
+                                        "min_score",
+                                        "recency_base",
+                                        "half_life_hours",
+                                        "normalize",
+                                        "candidates",
+                                        "tiers",
+                                        "now",
+                                        "touch",
+                                        "include_invalid",
+                                        NULL};
     if (!known_fields(o, known, rp, "recall")) return 0;
     remem_query_init(q);
     /* A lone name is wrapped into a list; o holds the list, so the names
@@ -766,8 +730,7 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
     size_t n = json_array_size(v);
     int ok = 0;
     if (!json_is_array(v) || n == 0) {
-        reply_error(rp, 400, "REMEM_EINVAL",
-                    "\"namespaces\" must name at least one namespace");
+        reply_error(rp, 400, "REMEM_EINVAL", "\"namespaces\" must name at least one namespace");
         goto done;
     }
     *nss = calloc(n, sizeof **nss);
@@ -787,8 +750,7 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
     static const struct {
         const char *name;
         size_t offset;
-    } strs[] = {{"text", offsetof(remem_query, text)},
-                {"profile", offsetof(remem_query, profile)}};
+    } strs[] = {{"text", offsetof(remem_query, text)}, {"profile", offsetof(remem_query, profile)}};
     for (size_t i = 0; i < 2; i++) {
         json_t *s = json_object_get(o, strs[i].name);
         if (!s || json_is_null(s)) continue;
@@ -822,15 +784,13 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
     static const struct {
         const char *name;
         size_t offset;
-    } ints[] = {{"k", offsetof(remem_query, k)},
-                {"candidates", offsetof(remem_query, candidates)}};
+    } ints[] = {{"k", offsetof(remem_query, k)}, {"candidates", offsetof(remem_query, candidates)}};
     for (size_t i = 0; i < 2; i++) {
         json_t *x = json_object_get(o, ints[i].name);
         if (!x || json_is_null(x)) continue;
-        if (!json_is_integer(x) || json_integer_value(x) < 0 ||
-            json_integer_value(x) > 1000000) {
-            reply_error(rp, 400, "REMEM_EINVAL",
-                        "\"%s\" must be a non-negative integer", ints[i].name);
+        if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 1000000) {
+            reply_error(rp, 400, "REMEM_EINVAL", "\"%s\" must be a non-negative integer",
+                        ints[i].name);
             goto done;
         }
         *(int *)((char *)q + ints[i].offset) = (int)json_integer_value(x);
@@ -862,8 +822,7 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
                 goto done;
             }
             size_t used = strlen(buf);
-            snprintf(buf + used, sizeof buf - used, "%s%s", i ? "," : "",
-                     json_string_value(t));
+            snprintf(buf + used, sizeof buf - used, "%s%s", i ? "," : "", json_string_value(t));
         }
         json_object_set_new(o, "tiers", json_string(buf));
         tiers = json_object_get(o, "tiers");
@@ -893,20 +852,17 @@ static int recall_query(request *rq, reply *rp, json_t *o, remem_query *q,
         goto done;
     q->no_touch = !touch;
     json_t *norm = json_object_get(o, "normalize");
-    if (norm && !json_is_null(norm) &&
-        !bool_field(norm, "normalize", 0, &q->normalize, rp))
+    if (norm && !json_is_null(norm) && !bool_field(norm, "normalize", 0, &q->normalize, rp))
         goto done;
     ok = 1;
 done:
-    if (!ok && !rp->body)
-        reply_error(rp, 500, "REMEM_ENOMEM", "out of memory");
+    if (!ok && !rp->body) reply_error(rp, 500, "REMEM_ENOMEM", "out of memory");
     return ok;
 }
 
 /* The body is read before a handle is taken, so that the handle can be the
  * one warm for the first namespace named. */
-static void h_recall(request *rq, reply *rp)
-{
+static void h_recall(request *rq, reply *rp) {
     json_t *o = body_object(rq, rp);
     if (!o) return;
     remem_query q;
@@ -921,10 +877,10 @@ static void h_recall(request *rq, reply *rp)
         goto done;
     }
     int rc = remem_recall(db, &q, &res);
-    if (rc != REMEM_OK) reply_remem_error(rp, db, rc);
+    if (rc != REMEM_OK)
+        reply_remem_error(rp, db, rc);
     else
-        reply_text(rp, 200, remem_result_to_json(res), remem_free,
-                   "application/json");
+        reply_text(rp, 200, remem_result_to_json(res), remem_free, "application/json");
     remem_result_free(res);
     pool_put(&rq->srv->pool, db, nss[0]);
 done:
@@ -937,21 +893,18 @@ done:
 /* Everything else                                                     */
 /* ------------------------------------------------------------------ */
 
-static void h_profiles(reply *rp)
-{
+static void h_profiles(reply *rp) {
     json_t *arr = json_array();
     for (const char *const *p = remem_profiles(); *p; p++) {
         char *def = remem_profile_json(*p);
         json_t *d = def ? json_loads(def, 0, NULL) : NULL;
         remem_free(def);
-        json_array_append_new(arr, json_pack("{s:s,s:o*}", "name", *p,
-                                             "definition", d));
+        json_array_append_new(arr, json_pack("{s:s,s:o*}", "name", *p, "definition", d));
     }
     reply_json(rp, 200, json_pack("{s:o}", "profiles", arr));
 }
 
-static void h_profile(request *rq, reply *rp)
-{
+static void h_profile(request *rq, reply *rp) {
     char *def = remem_profile_json(rq->id);
     if (!def) {
         reply_error(rp, 404, "REMEM_EPROFILE", "unknown profile \"%s\"", rq->id);
@@ -960,8 +913,7 @@ static void h_profile(request *rq, reply *rp)
     reply_text(rp, 200, def, remem_free, "application/json");
 }
 
-static void h_embed(request *rq, reply *rp, remem *db)
-{
+static void h_embed(request *rq, reply *rp, remem *db) {
     json_t *o = body_object(rq, rp);
     if (!o) return;
     static const char *const known[] = {"texts", NULL};
@@ -998,18 +950,16 @@ static void h_embed(request *rq, reply *rp, remem *db)
             json_array_append_new(v, json_real(out[i * (size_t)dim + (size_t)j]));
         json_array_append_new(vecs, v);
     }
-    reply_json(rp, 200, json_pack("{s:s,s:s,s:i,s:o}", "embedder",
-                                  remem_embedder_name(db), "model",
-                                  remem_embedder_model(db), "dim", dim,
-                                  "vectors", vecs));
+    reply_json(rp, 200,
+               json_pack("{s:s,s:s,s:i,s:o}", "embedder", remem_embedder_name(db), "model",
+                         remem_embedder_model(db), "dim", dim, "vectors", vecs));
 done:
     free(in);
     free(out);
     json_decref(o);
 }
 
-static void h_metrics(request *rq, reply *rp, remem *db)
-{
+static void h_metrics(request *rq, reply *rp, remem *db) {
     json_t *list = visible_namespaces(rq, rp, db);
     if (!list) return;
     reply_text(rp, 200, metrics_render(rq->srv, list), free,
@@ -1017,15 +967,13 @@ static void h_metrics(request *rq, reply *rp, remem *db)
     json_decref(list);
 }
 
-static void h_healthz(request *rq, reply *rp)
-{
-    reply_json(rp, 200, json_pack("{s:s,s:s,s:I}", "status", "ok", "version",
-                                  REMEM_VERSION, "uptime_ms",
-                                  (json_int_t)(remem_now() - rq->srv->started_ms)));
+static void h_healthz(request *rq, reply *rp) {
+    reply_json(rp, 200,
+               json_pack("{s:s,s:s,s:I}", "status", "ok", "version", REMEM_VERSION, "uptime_ms",
+                         (json_int_t)(remem_now() - rq->srv->started_ms)));
 }
 
-static void h_openapi(reply *rp)
-{
+static void h_openapi(reply *rp) {
     size_t len;
     const char *doc = openapi_document(&len);
     rp->status = 200;
@@ -1036,8 +984,7 @@ static void h_openapi(reply *rp)
 }
 
 /* Handlers that need no store handle, or take their own. */
-static int handle_without_db(request *rq, reply *rp)
-{
+static int handle_without_db(request *rq, reply *rp) {
     switch (rq->route) {
     case R_HEALTHZ: h_healthz(rq, rp); return 1;
     case R_OPENAPI: h_openapi(rp); return 1;
@@ -1053,8 +1000,7 @@ static int handle_without_db(request *rq, reply *rp)
     }
 }
 
-void route_handle(request *rq, reply *rp)
-{
+void route_handle(request *rq, reply *rp) {
     if (handle_without_db(rq, rp)) return;
     char err[512];
     remem *db = pool_get(&rq->srv->pool, rq->ns, err, sizeof err);

@@ -12,21 +12,21 @@
 #include <stdio.h>
 #include "remem.h"
 
-#define SERVE_DEFAULT_LISTEN "127.0.0.1:8077"
-#define SERVE_DEFAULT_MAX_BODY (1u << 20)
-#define SERVE_DEFAULT_TIMEOUT_S 30
+#define SERVE_DEFAULT_LISTEN          "127.0.0.1:8077"
+#define SERVE_DEFAULT_MAX_BODY        (1u << 20)
+#define SERVE_DEFAULT_TIMEOUT_S       30
 #define SERVE_DEFAULT_MAX_CONNECTIONS 512
 
 typedef struct serve_config {
-    const char *db_path;     /* the store's URI */
-    remem_options opt;       /* how every handle of the pool is opened */
-    const char *listen;      /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 picks one */
-    const char *keys_path;   /* JSON keys file, or NULL: loopback only */
-    int threads;             /* worker threads (0: the number of cores) */
-    size_t max_body;         /* bytes; larger bodies get 413 */
-    int timeout_s;           /* idle connection timeout */
-    int max_connections;     /* concurrent connections accepted */
-    int quiet;               /* no banner */
+    const char *db_path;   /* the store's URI */
+    remem_options opt;     /* how every handle of the pool is opened */
+    const char *listen;    /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 picks one */
+    const char *keys_path; /* JSON keys file, or NULL: loopback only */
+    int threads;           /* worker threads (0: the number of cores) */
+    size_t max_body;       /* bytes; larger bodies get 413 */
+    int timeout_s;         /* idle connection timeout */
+    int max_connections;   /* concurrent connections accepted */
+    int quiet;             /* no banner */
 } serve_config;
 
 void serve_config_init(serve_config *cfg);
@@ -45,17 +45,14 @@ enum serve_right { SERVE_READ = 1, SERVE_WRITE = 2, SERVE_ADMIN = 4 };
 
 /* "read,write" or "admin" -> bit mask. 0 on success, -1 on an unknown
  * right (named in err). */
-int serve_parse_rights(const char *list, unsigned *rights, char *err,
-                       size_t errcap);
+int serve_parse_rights(const char *list, unsigned *rights, char *err, size_t errcap);
 /* The lowercase hex SHA-256 of secret into hex (65 bytes). */
 void serve_hash_secret(const char *secret, char hex[65]);
 /* One keys-file entry as JSON text (malloc'd; free()). */
-char *serve_key_entry(const char *name, const char *hash_hex,
-                      const char *const *patterns, size_t n_patterns,
-                      unsigned rights);
+char *serve_key_entry(const char *name, const char *hash_hex, const char *const *patterns,
+                      size_t n_patterns, unsigned rights);
 /* Append an entry to the keys file at path (created as {"keys": []} when
  * missing), replacing the file atomically. 0 or -1 with err filled. */
-int serve_keys_append(const char *path, const char *entry_json, char *err,
-                      size_t errcap);
+int serve_keys_append(const char *path, const char *entry_json, char *err, size_t errcap);
 
 #endif

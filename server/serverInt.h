@@ -31,11 +31,11 @@
 /* ------------------------------------------------------------------ */
 typedef struct api_key {
     char *name;
-    unsigned char hash[32];  /* SHA-256 of the secret */
-    char **patterns;         /* namespace globs (fnmatch) */
+    unsigned char hash[32]; /* SHA-256 of the secret */
+    char **patterns;        /* namespace globs (fnmatch) */
     size_t n_patterns;
-    unsigned rights;         /* enum serve_right, admin implying the others */
-    int all_namespaces;      /* one pattern is "*" */
+    unsigned rights;    /* enum serve_right, admin implying the others */
+    int all_namespaces; /* one pattern is "*" */
 } api_key;
 
 typedef struct key_table {
@@ -60,8 +60,8 @@ int key_allows_all(const api_key *key, unsigned right);
 typedef struct handle_pool {
     pthread_mutex_t mu;
     pthread_cond_t freed;
-    remem **idle;       /* a stack: the warmest handle is reused first */
-    uint64_t *idle_ns;  /* hash of the namespace each idle handle served */
+    remem **idle;      /* a stack: the warmest handle is reused first */
+    uint64_t *idle_ns; /* hash of the namespace each idle handle served */
     int n_idle, n_open, cap;
     char *uri;
     remem_options opt;
@@ -69,8 +69,8 @@ typedef struct handle_pool {
 
 /* Open the first handle (so that a bad store fails at startup). The pool
  * grows lazily up to cap handles. 0, or -1 with err filled. */
-int pool_init(handle_pool *p, const char *uri, const remem_options *opt,
-              int cap, char *err, size_t errcap);
+int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap, char *err,
+              size_t errcap);
 /* Check a handle out, waiting while all cap are in use: preferably the
  * idle one that last served namespace ns (may be NULL), whose cache of it is
  * warm and current, else the most recently used. NULL when opening a new
@@ -85,26 +85,44 @@ void pool_close(handle_pool *p);
 /* Routes (routes.c)                                                   */
 /* ------------------------------------------------------------------ */
 enum route_id {
-    R_HEALTHZ, R_METRICS, R_OPENAPI,
-    R_MCP_POST, R_MCP_GET, R_MCP_DELETE,
-    R_PROFILES, R_PROFILE, R_EMBED,
-    R_NS_LIST, R_NS_CLEAR, R_NS_STATS, R_STATS,
-    R_ADD, R_BATCH, R_MEM_GET, R_MEM_PATCH, R_MEM_DELETE, R_INVALIDATE,
-    R_HISTORY, R_EXPORT_NS, R_EXPORT_ALL, R_RECALL, R_FIND_ID,
+    R_HEALTHZ,
+    R_METRICS,
+    R_OPENAPI,
+    R_MCP_POST,
+    R_MCP_GET,
+    R_MCP_DELETE,
+    R_PROFILES,
+    R_PROFILE,
+    R_EMBED,
+    R_NS_LIST,
+    R_NS_CLEAR,
+    R_NS_STATS,
+    R_STATS,
+    R_ADD,
+    R_BATCH,
+    R_MEM_GET,
+    R_MEM_PATCH,
+    R_MEM_DELETE,
+    R_INVALIDATE,
+    R_HISTORY,
+    R_EXPORT_NS,
+    R_EXPORT_ALL,
+    R_RECALL,
+    R_FIND_ID,
     R_COUNT,
     R_UNMATCHED = R_COUNT, /* 404 and 405, for the metrics */
     R_SLOTS
 };
 
 enum route_flag {
-    RF_PUBLIC = 1,        /* no key needed (health, the API description) */
-    RF_BODY = 2,          /* a JSON body is required */
-    RF_BODY_OPTIONAL = 4  /* a JSON body may come */
+    RF_PUBLIC = 1,       /* no key needed (health, the API description) */
+    RF_BODY = 2,         /* a JSON body is required */
+    RF_BODY_OPTIONAL = 4 /* a JSON body may come */
 };
 
 typedef struct route {
     const char *method;
-    const char *tmpl;  /* "/v1/namespaces/{ns}/memories/{id}:invalidate" */
+    const char *tmpl; /* "/v1/namespaces/{ns}/memories/{id}:invalidate" */
     unsigned flags;
 } route;
 
@@ -114,8 +132,8 @@ extern const route server_routes[R_COUNT];
  * *ns, *id to the decoded captures (malloc'd, NULL when absent); or -404,
  * or -405 with the allowed methods in allow; or -400 when a capture
  * decodes to something invalid (an embedded NUL). */
-int route_match(const char *method, const char *path, char **ns, char **id,
-                char *allow, size_t allowcap);
+int route_match(const char *method, const char *path, char **ns, char **id, char *allow,
+                size_t allowcap);
 
 /* ------------------------------------------------------------------ */
 /* Requests and replies                                                */
@@ -125,36 +143,36 @@ typedef struct server server;
 typedef struct request {
     server *srv;
     struct MHD_Connection *conn;
-    int route;             /* enum route_id or R_UNMATCHED */
-    char *ns, *id;         /* decoded path captures */
-    const api_key *key;    /* NULL when the server runs without keys */
+    int route;          /* enum route_id or R_UNMATCHED */
+    char *ns, *id;      /* decoded path captures */
+    const api_key *key; /* NULL when the server runs without keys */
     char *body;
     size_t body_len, body_cap, body_dropped;
-    int too_large;         /* the body went over max_body */
-    int has_body;          /* the request announced a body */
+    int too_large; /* the body went over max_body */
+    int has_body;  /* the request announced a body */
     unsigned long long content_length;
     struct reply *deferred; /* a refusal sent once the body is read */
-    int responded;         /* a response was queued */
-    int status;            /* its status, for the metrics */
+    int responded;          /* a response was queued */
+    int status;             /* its status, for the metrics */
     int64_t t0_ns;
 } request;
 
 struct reply;
 typedef struct reply {
     int status;
-    char *body;                 /* owned; freed with free_body */
+    char *body; /* owned; freed with free_body */
     size_t len;
     void (*free_body)(void *);
     const char *content_type;
-    int pipe_fd;                /* >= 0: stream this fd instead (export) */
-    char allow[64];             /* for 405 */
-    char session[72];           /* Mcp-Session-Id to send back */
-    int bearer_challenge;       /* add WWW-Authenticate (401) */
+    int pipe_fd;          /* >= 0: stream this fd instead (export) */
+    char allow[64];       /* for 405 */
+    char session[72];     /* Mcp-Session-Id to send back */
+    int bearer_challenge; /* add WWW-Authenticate (401) */
 } reply;
 
 /* Fill rp with {"error":{"code":code,"message":...}}. */
-void reply_error(reply *rp, int status, const char *code, const char *fmt,
-                 ...) __attribute__((format(printf, 4, 5)));
+void reply_error(reply *rp, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* A remem failure: HTTP status from the code, message from the handle. */
 void reply_remem_error(reply *rp, remem *db, int rc);
 /* HTTP status for a REMEM_E* code. */
@@ -178,10 +196,10 @@ struct server {
     int keys_on;
     handle_pool pool;
     struct MHD_Daemon *daemon;
-    char addr[128];          /* "127.0.0.1:8077" as bound */
-    atomic_int in_flight;    /* requests between first call and completion */
-    atomic_int draining;     /* shutdown began: new requests get 503 */
-    atomic_int exports;      /* export streams running */
+    char addr[128];       /* "127.0.0.1:8077" as bound */
+    atomic_int in_flight; /* requests between first call and completion */
+    atomic_int draining;  /* shutdown began: new requests get 503 */
+    atomic_int exports;   /* export streams running */
     int max_exports;
     int64_t started_ms;
 };

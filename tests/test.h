@@ -16,75 +16,73 @@
 static int test__failed_checks, test__tests, test__failed_tests, test__cur_failed;
 static const char *test__only;
 
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, \
-                    #cond);                                                    \
-            test__failed_checks++;                                             \
-            test__cur_failed = 1;                                              \
-        }                                                                      \
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+            test__failed_checks++;                                                     \
+            test__cur_failed = 1;                                                      \
+        }                                                                              \
     } while (0)
 
-#define CHECK_INT(a, b)                                                        \
-    do {                                                                       \
-        long long test__a = (long long)(a), test__b = (long long)(b);          \
-        if (test__a != test__b) {                                              \
-            fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n",      \
-                    __FILE__, __LINE__, #a, test__a, #b, test__b);             \
-            test__failed_checks++;                                             \
-            test__cur_failed = 1;                                              \
-        }                                                                      \
+#define CHECK_INT(a, b)                                                                           \
+    do {                                                                                          \
+        long long test__a = (long long)(a), test__b = (long long)(b);                             \
+        if (test__a != test__b) {                                                                 \
+            fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a, \
+                    test__a, #b, test__b);                                                        \
+            test__failed_checks++;                                                                \
+            test__cur_failed = 1;                                                                 \
+        }                                                                                         \
     } while (0)
 
-#define CHECK_STR(a, b)                                                        \
-    do {                                                                       \
-        const char *test__a = (a), *test__b = (b);                             \
-        if (!test__a || !test__b || strcmp(test__a, test__b) != 0) {           \
-            fprintf(stderr, "  %s:%d: %s == \"%s\", expected \"%s\"\n",        \
-                    __FILE__, __LINE__, #a, test__a ? test__a : "(null)",      \
-                    test__b ? test__b : "(null)");                             \
-            test__failed_checks++;                                             \
-            test__cur_failed = 1;                                              \
-        }                                                                      \
+#define CHECK_STR(a, b)                                                                         \
+    do {                                                                                        \
+        const char *test__a = (a), *test__b = (b);                                              \
+        if (!test__a || !test__b || strcmp(test__a, test__b) != 0) {                            \
+            fprintf(stderr, "  %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, \
+                    test__a ? test__a : "(null)", test__b ? test__b : "(null)");                \
+            test__failed_checks++;                                                              \
+            test__cur_failed = 1;                                                               \
+        }                                                                                       \
     } while (0)
 
-#define CHECK_NEAR(a, b, eps)                                                  \
-    do {                                                                       \
-        double test__a = (a), test__b = (b);                                   \
-        if (!(fabs(test__a - test__b) <= (eps))) {                             \
-            fprintf(stderr, "  %s:%d: %s == %.9g, expected %.9g (eps %g)\n",   \
-                    __FILE__, __LINE__, #a, test__a, test__b, (double)(eps));  \
-            test__failed_checks++;                                             \
-            test__cur_failed = 1;                                              \
-        }                                                                      \
+#define CHECK_NEAR(a, b, eps)                                                                    \
+    do {                                                                                         \
+        double test__a = (a), test__b = (b);                                                     \
+        if (!(fabs(test__a - test__b) <= (eps))) {                                               \
+            fprintf(stderr, "  %s:%d: %s == %.9g, expected %.9g (eps %g)\n", __FILE__, __LINE__, \
+                    #a, test__a, test__b, (double)(eps));                                        \
+            test__failed_checks++;                                                               \
+            test__cur_failed = 1;                                                                \
+        }                                                                                        \
     } while (0)
 
 /* Contains: haystack has needle. */
-#define CHECK_HAS(hay, needle)                                                 \
-    do {                                                                       \
-        const char *test__h = (hay), *test__n = (needle);                      \
-        if (!test__h || !strstr(test__h, test__n)) {                           \
-            fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n",       \
-                    __FILE__, __LINE__, test__h ? test__h : "(null)", test__n); \
-            test__failed_checks++;                                             \
-            test__cur_failed = 1;                                              \
-        }                                                                      \
+#define CHECK_HAS(hay, needle)                                                               \
+    do {                                                                                     \
+        const char *test__h = (hay), *test__n = (needle);                                    \
+        if (!test__h || !strstr(test__h, test__n)) {                                         \
+            fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, \
+                    test__h ? test__h : "(null)", test__n);                                  \
+            test__failed_checks++;                                                           \
+            test__cur_failed = 1;                                                            \
+        }                                                                                    \
     } while (0)
 
 #define TEST_INIT(argc, argv) (test__only = (argc) > 1 ? (argv)[1] : NULL)
 
-#define RUN(fn)                                                                \
-    do {                                                                       \
-        if (test__only && !strstr(#fn, test__only)) break;                     \
-        test__cur_failed = 0;                                                  \
-        test__tests++;                                                         \
-        fn();                                                                  \
-        if (test__cur_failed) test__failed_tests++;                            \
-        fprintf(stderr, "%s %s\n", test__cur_failed ? "FAIL" : "ok  ", #fn);   \
+#define RUN(fn)                                                              \
+    do {                                                                     \
+        if (test__only && !strstr(#fn, test__only)) break;                   \
+        test__cur_failed = 0;                                                \
+        test__tests++;                                                       \
+        fn();                                                                \
+        if (test__cur_failed) test__failed_tests++;                          \
+        fprintf(stderr, "%s %s\n", test__cur_failed ? "FAIL" : "ok  ", #fn); \
     } while (0)
 
-#define TEST_EXIT()                                                            \
+#define TEST_EXIT()                                                             \
     (fprintf(stderr, "%d tests, %d failed\n", test__tests, test__failed_tests), \
      test__failed_tests ? 1 : 0)
 

@@ -55,7 +55,8 @@ static void agree(remem *a, const char *query, const char *step) {
     remem *fresh = open_db();
     ranking(fresh, query, rf, sizeof rf);
     remem_close(fresh);
-    if (strcmp(ra, rf) != 0) fprintf(stderr, "  after %s:\n  cached: %s\n  fresh:  %s\n", step, ra, rf);
+    if (strcmp(ra, rf) != 0)
+        fprintf(stderr, "  after %s:\n  cached: %s\n  fresh:  %s\n", step, ra, rf);
     CHECK_STR(ra, rf);
 }
 
@@ -76,7 +77,8 @@ static void test_other_handle_writes(void) {
     for (int i = 0; i < 40; i++) {
         char id[16], text[128];
         snprintf(id, sizeof id, "m%d", i);
-        snprintf(text, sizeof text, "note %d about the garden, tomatoes and watering on day %d", i, i % 7);
+        snprintf(text, sizeof text, "note %d about the garden, tomatoes and watering on day %d", i,
+                 i % 7);
         add(a, id, text);
     }
     agree(a, q, "the first load");

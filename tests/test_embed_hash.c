@@ -144,8 +144,12 @@ static void test_unit_length_and_zero_vector(void) {
         "x",
         "2023",
         "paint paint paint paint paint paint paint paint",
-        "", "   \t\n", "...!!! ??? --- ***", "the and of to it is was",
-        "I'm what's you'll", "😀🎉👍",
+        "",
+        "   \t\n",
+        "...!!! ??? --- ***",
+        "the and of to it is was",
+        "I'm what's you'll",
+        "😀🎉👍",
     };
     size_t n = sizeof texts / sizeof *texts;
     float *out = malloc(n * (size_t)e->dim * sizeof *out);
@@ -357,9 +361,9 @@ static const char *const QUESTIONS[] = {
 enum { NPAIRS = sizeof MEMORIES / sizeof *MEMORIES };
 
 typedef struct ranking_stats {
-    int top1;            /* questions whose own memory ranks first */
-    double mean_match;   /* mean cosine with its own memory */
-    double mean_other;   /* mean cosine with the others */
+    int top1;          /* questions whose own memory ranks first */
+    double mean_match; /* mean cosine with its own memory */
+    double mean_other; /* mean cosine with the others */
 } ranking_stats;
 
 static ranking_stats rank_pairs(embedder *e) {
@@ -397,10 +401,10 @@ static void test_paraphrases_beat_unrelated(void) {
     embedder *e = make(0);
     if (!e) return;
     ranking_stats hash = rank_pairs(e), naive = rank_pairs(NULL);
-    fprintf(stderr, "  hash:  top1 %d/%d, cos own %.3f others %.3f\n", hash.top1,
-            NPAIRS, hash.mean_match, hash.mean_other);
-    fprintf(stderr, "  naive: top1 %d/%d, cos own %.3f others %.3f\n", naive.top1,
-            NPAIRS, naive.mean_match, naive.mean_other);
+    fprintf(stderr, "  hash:  top1 %d/%d, cos own %.3f others %.3f\n", hash.top1, NPAIRS,
+            hash.mean_match, hash.mean_other);
+    fprintf(stderr, "  naive: top1 %d/%d, cos own %.3f others %.3f\n", naive.top1, NPAIRS,
+            naive.mean_match, naive.mean_other);
     CHECK(hash.top1 >= NPAIRS - 1);
     CHECK(hash.top1 > naive.top1);
     CHECK(hash.mean_match > 3 * hash.mean_other + 0.1);
@@ -489,9 +493,9 @@ static void test_throughput(void) {
     enum { N = 2000 };
     static char store[N][128];
     const char *texts[N];
-    const char *words[] = {"Caroline", "went", "to", "the", "support", "group",
-                           "yesterday", "and", "painted", "a", "lake", "sunrise",
-                           "with", "her", "kids", "camping", "beach", "pottery"};
+    const char *words[] = {"Caroline",  "went", "to",      "the",     "support", "group",
+                           "yesterday", "and",  "painted", "a",       "lake",    "sunrise",
+                           "with",      "her",  "kids",    "camping", "beach",   "pottery"};
     for (int i = 0; i < N; i++) {
         size_t len = 0;
         while (len < 95) {

@@ -26,8 +26,7 @@ typedef struct http_options {
 
 /* Creates an http embedder for server s with o's settings (zero fields:
  * this file's defaults). Returns the status; err gets the message. */
-static int make_http(embed_server *s, http_options o, embedder **e, char *err,
-                     size_t errcap) {
+static int make_http(embed_server *s, http_options o, embedder **e, char *err, size_t errcap) {
     embed_config cfg = {0};
     cfg.url = o.url ? o.url : embed_server_url(s);
     cfg.model = o.model ? o.model : "test-model";
@@ -96,8 +95,7 @@ static void test_batching_order_and_normalisation(void) {
     if (!s) return;
     embedder *e = NULL;
     char err[512];
-    CHECK_INT(make_http(s, (http_options){.dim = DIM, .batch = 64}, &e, err, sizeof err),
-              REMEM_OK);
+    CHECK_INT(make_http(s, (http_options){.dim = DIM, .batch = 64}, &e, err, sizeof err), REMEM_OK);
     if (!e) goto out;
     enum { N = 150 };
     static char store[N][32];
@@ -224,8 +222,7 @@ static void test_client_errors_not_retried(void) {
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/nope/", embed_server_port(s));
     e = NULL;
-    CHECK_INT(make_http(s, (http_options){.dim = DIM, .url = url}, &e, err, sizeof err),
-              REMEM_OK);
+    CHECK_INT(make_http(s, (http_options){.dim = DIM, .url = url}, &e, err, sizeof err), REMEM_OK);
     if (e) {
         CHECK_INT(e->embed(e, texts, 1, out, err, sizeof err), REMEM_EEMBED);
         CHECK_INT(embed_server_requests(s), 3);
@@ -241,8 +238,8 @@ static void test_timeout(void) {
     if (!s) return;
     embedder *e = NULL;
     char err[512];
-    CHECK_INT(make_http(s, (http_options){.dim = DIM, .retries = 1, .timeout_ms = 300},
-                        &e, err, sizeof err),
+    CHECK_INT(make_http(s, (http_options){.dim = DIM, .retries = 1, .timeout_ms = 300}, &e, err,
+                        sizeof err),
               REMEM_OK);
     if (!e) goto out;
     const char *texts[] = {"alpha"};
@@ -280,9 +277,9 @@ static void test_server_down(void) {
     CHECK(e == NULL);
     CHECK_STR(err, want);
     /* With a given dim creation works, and embedding says why it cannot. */
-    CHECK_INT(make_http(NULL, (http_options){.url = url, .retries = 3, .dim = DIM}, &e, err,
-                        sizeof err),
-              REMEM_OK);
+    CHECK_INT(
+        make_http(NULL, (http_options){.url = url, .retries = 3, .dim = DIM}, &e, err, sizeof err),
+        REMEM_OK);
     if (e) {
         const char *texts[] = {"alpha"};
         float out[DIM];
@@ -361,8 +358,7 @@ static void test_all_or_nothing(void) {
     if (!s) return;
     embedder *e = NULL;
     char err[512];
-    CHECK_INT(make_http(s, (http_options){.dim = DIM, .batch = 2}, &e, err, sizeof err),
-              REMEM_OK);
+    CHECK_INT(make_http(s, (http_options){.dim = DIM, .batch = 2}, &e, err, sizeof err), REMEM_OK);
     if (!e) goto out;
     const char *texts[] = {"a1", "a2", "b1", "b2", "c1"};
     float out[5 * DIM];

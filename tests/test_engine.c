@@ -27,11 +27,11 @@
 
 #define HOUR_MS 3600000LL
 /* A fixed "now" for every deterministic recall: 2023-11-14T22:13:20Z. */
-#define T0 1700000000000LL
-#define EPS 1e-6
+#define T0      1700000000000LL
+#define EPS     1e-6
 /* The two orthonormal axes the hand-made vectors live on. */
-#define AXIS_A 5
-#define AXIS_B 17
+#define AXIS_A  5
+#define AXIS_B  17
 
 /* ---- helpers ---- */
 
@@ -84,8 +84,8 @@ static void axis_vec(float *v, int dim, double c) {
 /* One memory of a hand-built namespace. */
 typedef struct spec {
     const char *id;
-    double cos;    /* to the query vector e_A */
-    double hours;  /* age at T0 */
+    double cos;   /* to the query vector e_A */
+    double hours; /* age at T0 */
     double imp;
     const char *kind, *tier, *meta;
 } spec;
@@ -154,8 +154,8 @@ static remem_result *run(remem *db, const remem_query *q) {
 typedef struct expect {
     const char *id;
     double rel, rec, imp, score;
-    int rank; /* tier rank when the profile orders by tier, else 0 */
-    int kept; /* passes the thresholds */
+    int rank;   /* tier rank when the profile orders by tier, else 0 */
+    int kept;   /* passes the thresholds */
     double ctx; /* the temporal-context component (default profile only) */
 } expect;
 
@@ -244,14 +244,13 @@ static int64_t get_field_i(remem *db, const char *ns, const char *id, int which)
     remem_record *r = NULL;
     if (remem_get(db, ns, id, &r) != REMEM_OK) return -1;
     const remem_memory *m = remem_record_memory(r);
-    int64_t v = which == 0 ? m->duplicate_count : which == 1 ? m->access_count
-                                                             : m->accessed_at;
+    int64_t v = which == 0 ? m->duplicate_count : which == 1 ? m->access_count : m->accessed_at;
     remem_record_free(r);
     return v;
 }
 
-static int add_text(remem *db, const char *ns, const char *id, const char *text,
-                    char *id_out, int *outcome) {
+static int add_text(remem *db, const char *ns, const char *id, const char *text, char *id_out,
+                    int *outcome) {
     remem_memory m;
     remem_memory_init(&m);
     m.ns = ns;
@@ -268,8 +267,8 @@ static int has_hit(const remem_result *r, const char *id) {
 }
 
 /* Recall by text in one namespace; returns whether id is among the hits. */
-static int recall_finds(remem *db, const char *ns, const char *text, const char *id,
-                        int64_t now, int include_invalid, const char *tiers) {
+static int recall_finds(remem *db, const char *ns, const char *text, const char *id, int64_t now,
+                        int include_invalid, const char *tiers) {
     remem_query q;
     remem_query_init(&q);
     const char *nss[1] = {ns};
@@ -363,9 +362,13 @@ static void test_add_get_roundtrip(void) {
 
     /* The defaults: kind observation, tier short, the kind's importance;
      * kind static goes to tier static. */
-    struct { const char *kind, *tier; double imp; } defaults[] = {
-        {NULL, "short", 0.5}, {"decision", "short", 0.9},
-        {"reflection", "short", 0.95}, {"static", "static", 1.0}};
+    struct {
+        const char *kind, *tier;
+        double imp;
+    } defaults[] = {{NULL, "short", 0.5},
+                    {"decision", "short", 0.9},
+                    {"reflection", "short", 0.95},
+                    {"static", "static", 1.0}};
     for (size_t i = 0; i < 4; i++) {
         remem_memory d;
         remem_memory_init(&d);
@@ -750,8 +753,10 @@ static void test_history_sequence(void) {
     }
     json_t *upd = json_array_get(a, 1);
     CHECK_STR(json_string_value(json_object_get(upd, "actor")), "alice");
-    CHECK_NEAR(json_number_value(json_object_get(json_object_get(upd, "before"), "importance")), 0.5, 1e-9);
-    CHECK_NEAR(json_number_value(json_object_get(json_object_get(upd, "after"), "importance")), 0.8, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(upd, "before"), "importance")),
+               0.5, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(upd, "after"), "importance")), 0.8,
+               1e-9);
     CHECK_STR(json_string_value(json_object_get(
                   json_object_get(json_object_get(upd, "after"), "metadata"), "source")),
               "email");
@@ -790,7 +795,8 @@ static void test_stats_namespaces_clear(void) {
     CHECK_INT(json_integer_value(json_object_get(json_object_get(o, "by_kind"), "decision")), 1);
     CHECK_INT(json_integer_value(json_object_get(json_object_get(o, "by_tier"), "short")), 4);
     CHECK_INT(json_integer_value(json_object_get(json_object_get(o, "by_tier"), "long")), 1);
-    CHECK_INT(json_integer_value(json_object_get(json_object_get(o, "by_model"), "hash-v1-384")), 5);
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(o, "by_model"), "hash-v1-384")),
+              5);
     CHECK_INT(json_integer_value(json_object_get(json_object_get(o, "embedder"), "dim")), 384);
     json_decref(o);
     CHECK_INT(remem_stats(db, "a", &js), REMEM_OK);
@@ -863,8 +869,8 @@ static int stop_write(void *ctx, const char *data, size_t len) {
 
 /* Fields an import does not carry over (it is an add). */
 static void drop_unported(json_t *o) {
-    const char *keys[] = {"updated_at", "accessed_at", "access_count", "invalidated_at",
-                          "superseded_by", "duplicate_count"};
+    const char *keys[] = {"updated_at",     "accessed_at",   "access_count",
+                          "invalidated_at", "superseded_by", "duplicate_count"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) json_object_del(o, keys[i]);
 }
 
@@ -974,7 +980,9 @@ static void test_export_import(void) {
 static void test_parse_line_errors(void) {
     remem *db = open_store(":memory:");
     if (!db) return;
-    struct { const char *line, *word; } cases[] = {
+    struct {
+        const char *line, *word;
+    } cases[] = {
         {"not json", "JSON"},
         {"[1,2]", "object"},
         {"{\"ns\":\"a\"}", "text"},
@@ -1001,10 +1009,11 @@ static void test_parse_line_errors(void) {
         CHECK_HAS(remem_errmsg(db), cases[i].word);
     }
     /* A good line with every field. */
-    const char *good = "{\"id\":\"g\",\"ns\":\"x\",\"kind\":\"plan\",\"tier\":\"long\","
-                       "\"text\":\"go\",\"importance\":0.25,\"created_at\":\"2023-05-08T13:56:00Z\","
-                       "\"expires_at\":1700000000000,\"metadata\":{\"a\":1},"
-                       "\"links\":[\"p\"],\"vector\":[3,4]}";
+    const char *good =
+        "{\"id\":\"g\",\"ns\":\"x\",\"kind\":\"plan\",\"tier\":\"long\","
+        "\"text\":\"go\",\"importance\":0.25,\"created_at\":\"2023-05-08T13:56:00Z\","
+        "\"expires_at\":1700000000000,\"metadata\":{\"a\":1},"
+        "\"links\":[\"p\"],\"vector\":[3,4]}";
     remem_memory m;
     remem_line *h = NULL;
     CHECK_INT(remem_parse_line(db, good, strlen(good), "dflt", &m, &h), REMEM_OK);
@@ -1475,7 +1484,8 @@ static default_def default_profile(void) {
     d.wrec = json_number_value(json_object_get(w, "recency"));
     d.wi = json_number_value(json_object_get(w, "importance"));
     d.wc = json_is_number(json_object_get(w, "context"))
-               ? json_number_value(json_object_get(w, "context")) : 0;
+               ? json_number_value(json_object_get(w, "context"))
+               : 0;
     d.half_life = json_number_value(json_object_get(o, "half_life_hours"));
     CHECK_STR(json_string_value(json_object_get(o, "relevance")), "max(0,cosine)");
     CHECK_HAS(json_string_value(json_object_get(o, "recency")), "half_life");
@@ -1506,10 +1516,8 @@ static void test_profile_default_vector(void) {
     if (!db) return;
     default_def d = default_profile();
     const spec s[] = {
-        {"d1", 0.9, 2, 0.2, NULL, NULL, NULL},
-        {"d2", 0.85, 2000, 1.0, NULL, NULL, NULL},
-        {"d3", 0.5, 0, 0.9, NULL, NULL, NULL},
-        {"d4", -0.4, 10, 0.7, NULL, NULL, NULL},
+        {"d1", 0.9, 2, 0.2, NULL, NULL, NULL},     {"d2", 0.85, 2000, 1.0, NULL, NULL, NULL},
+        {"d3", 0.5, 0, 0.9, NULL, NULL, NULL},     {"d4", -0.4, 10, 0.7, NULL, NULL, NULL},
         {"d5", 0.05, 5000, 0.0, NULL, NULL, NULL},
     };
     size_t n = sizeof s / sizeof s[0];
@@ -1518,8 +1526,7 @@ static void test_profile_default_vector(void) {
     double ctx[8];
     for (size_t i = 0; i < n; i++) {
         double rel = cos01(s[i].cos), rec = half_life(d.half_life, s[i].hours);
-        e[i] = ex(s[i].id, rel, rec, s[i].imp, d.wr * rel + d.wrec * rec + d.wi * s[i].imp,
-                        0, 1);
+        e[i] = ex(s[i].id, rel, rec, s[i].imp, d.wr * rel + d.wrec * rec + d.wi * s[i].imp, 0, 1);
     }
     add_context(e, ctx, n, d.wc);
     vquery v;
@@ -1561,8 +1568,8 @@ static void test_profile_default_vector(void) {
 
 /* FTS5's BM25 as SQLite documents it (k1 = 1.2, b = 0.75; idf clamped to
  * 1e-6 when not positive), for a query of distinct single-token terms. */
-static double bm25_by_hand(const char *const *terms, size_t nt, const char *const *docs,
-                           size_t nd, size_t doc) {
+static double bm25_by_hand(const char *const *terms, size_t nt, const char *const *docs, size_t nd,
+                           size_t doc) {
     double total_len = 0;
     for (size_t d = 0; d < nd; d++) {
         size_t len = 0;
@@ -1611,8 +1618,8 @@ static void test_profile_default_lexical(void) {
     if (!db) return;
     default_def d = default_profile();
     const char *docs[] = {"zebra zebra cobalt", "zebra lemon orbit pixel tree",
-                          "cobalt violin", "stone tree lemon", "orbit pixel stone",
-                          "violin tree stone orbit"};
+                          "cobalt violin",      "stone tree lemon",
+                          "orbit pixel stone",  "violin tree stone orbit"};
     const double coss[] = {0.3, 0.8, 0.1, 0.6, 0.2, -0.5};
     const double hours[] = {1, 30, 700, 0, 2, 90};
     const double imps[] = {0.5, 0.1, 0.9, 0.3, 0.6, 0.2};
@@ -1646,7 +1653,7 @@ static void test_profile_default_lexical(void) {
         double rel = cos01(coss[i]), rec = half_life(d.half_life, hours[i]);
         double lex = bm[i] / max_bm;
         e[i] = ex(ids[i], rel, rec, imps[i],
-                        d.wr * rel + d.wl * lex + d.wrec * rec + d.wi * imps[i], 0, 1);
+                  d.wr * rel + d.wl * lex + d.wrec * rec + d.wi * imps[i], 0, 1);
     }
     add_context(e, ctx, n, d.wc);
     size_t order[6] = {0, 1, 2, 3, 4, 5};
@@ -1712,12 +1719,9 @@ static void test_profile_generative_agents(void) {
     remem *db = open_store(":memory:");
     if (!db) return;
     const spec s[] = {
-        {"g1", 0.9, 48, 0.2, NULL, NULL, NULL},
-        {"g2", 0.4, 1, 0.9, NULL, NULL, NULL},
-        {"g3", 0.7, 10, 0.5, NULL, NULL, NULL},
-        {"g4", -0.2, 0, 0.6, NULL, NULL, NULL},
-        {"g5", 0.2, 300, 1.0, NULL, NULL, NULL},
-        {"g6", 0.6, 100, 0.1, NULL, NULL, NULL},
+        {"g1", 0.9, 48, 0.2, NULL, NULL, NULL},  {"g2", 0.4, 1, 0.9, NULL, NULL, NULL},
+        {"g3", 0.7, 10, 0.5, NULL, NULL, NULL},  {"g4", -0.2, 0, 0.6, NULL, NULL, NULL},
+        {"g5", 0.2, 300, 1.0, NULL, NULL, NULL}, {"g6", 0.6, 100, 0.1, NULL, NULL, NULL},
     };
     size_t n = sizeof s / sizeof s[0];
     put_specs(db, "ga", s, n);
@@ -1837,9 +1841,9 @@ static void test_profile_stream(void) {
     remem *db = open_store(":memory:");
     if (!db) return;
     const spec s[] = {
-        {"s1", 0.9, 0, 0.1, NULL, NULL, NULL},  {"s2", 0.8, 168, 0.9, NULL, NULL, NULL},
-        {"s3", 0.3, 1, 0.95, NULL, NULL, NULL}, {"s4", 0.6, 336, 0.5, NULL, NULL, NULL},
-        {"s5", 0.1, 24, 0.2, NULL, NULL, NULL}, {"s6", -0.3, 2, 0.7, NULL, NULL, NULL},
+        {"s1", 0.9, 0, 0.1, NULL, NULL, NULL},    {"s2", 0.8, 168, 0.9, NULL, NULL, NULL},
+        {"s3", 0.3, 1, 0.95, NULL, NULL, NULL},   {"s4", 0.6, 336, 0.5, NULL, NULL, NULL},
+        {"s5", 0.1, 24, 0.2, NULL, NULL, NULL},   {"s6", -0.3, 2, 0.7, NULL, NULL, NULL},
         {"s7", 0.7, 1000, 0.4, NULL, NULL, NULL},
     };
     size_t n = sizeof s / sizeof s[0];
@@ -1847,8 +1851,7 @@ static void test_profile_stream(void) {
     expect e[7];
     for (size_t i = 0; i < n; i++) {
         double rel = cos01(s[i].cos), rec = half_life(168, s[i].hours);
-        e[i] = ex(s[i].id, rel, rec, s[i].imp, 0.4 * rel + 0.3 * rec + 0.3 * s[i].imp,
-                        0, 1);
+        e[i] = ex(s[i].id, rel, rec, s[i].imp, 0.4 * rel + 0.3 * rec + 0.3 * s[i].imp, 0, 1);
     }
     CHECK_NEAR(e[1].rec, 0.5, 1e-12); /* one half-life old */
     vquery v;
@@ -1890,15 +1893,17 @@ static void test_profile_replay(void) {
      * although they are the most similar. */
     spec s[13];
     char ids[13][8], metas[13][48];
-    const double coss[13] = {0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.72, 0.81, 0.88, 0.93,
-                             0.99, 0.98, 0.97};
+    const double coss[13] = {0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.72,
+                             0.81, 0.88, 0.93, 0.99, 0.98, 0.97};
     for (int i = 0; i < 13; i++) {
         snprintf(ids[i], sizeof ids[i], "t%02d", i);
         if (i < 10)
             snprintf(metas[i], sizeof metas[i], "{\"reward\":%s}", i == 9 ? "0.05" : "0.8");
         else
             snprintf(metas[i], sizeof metas[i], "%s",
-                     i == 10 ? "{\"reward\":0.049}" : i == 11 ? "{\"reward\":-1}" : "{}");
+                     i == 10   ? "{\"reward\":0.049}"
+                     : i == 11 ? "{\"reward\":-1}"
+                               : "{}");
         s[i] = (spec){ids[i], coss[i], i, 0.5, "trajectory", NULL, metas[i]};
     }
     put_specs(db, "rp", s, 13);
@@ -1912,7 +1917,7 @@ static void test_profile_replay(void) {
     remem_result *r = run(db, &v.q);
     check_hits(r, e, 13, 3);
     if (r) {
-        CHECK_INT(r->candidates, 6); /* 2k candidates, best k */
+        CHECK_INT(r->candidates, 6);         /* 2k candidates, best k */
         CHECK_STR(r->hits[0].mem.id, "t09"); /* reward exactly 0.05 is in */
     }
     remem_result_free(r);
@@ -1960,8 +1965,7 @@ static void test_profile_episodes(void) {
     for (size_t i = 0; i < n; i++) {
         double rel = cos01(s[i].cos);
         double boost = !strcmp(s[i].kind, "feedback") ? 1.5 : 1.0;
-        e[i] = ex(s[i].id, rel, pow_decay(0.995, s[i].hours), 0.5, rel * boost, 0,
-                        s[i].cos >= 0.7);
+        e[i] = ex(s[i].id, rel, pow_decay(0.995, s[i].hours), 0.5, rel * boost, 0, s[i].cos >= 0.7);
     }
     vquery v;
     vquery_init(&v, db, "ep", "episodes");
@@ -1976,8 +1980,8 @@ static void test_profile_episodes(void) {
     remem_result_free(r);
     /* The project and language filters of seed 003 are plain query filters. */
     v.q.filter = "{\"$and\":[{\"project\":\"acme\"},{\"language\":\"c\"}]}";
-    for (size_t i = 0; i < n; i++) e[i].kept = s[i].cos >= 0.7 && strstr(s[i].meta, "acme") &&
-                                               strstr(s[i].meta, "\"c\"");
+    for (size_t i = 0; i < n; i++)
+        e[i].kept = s[i].cos >= 0.7 && strstr(s[i].meta, "acme") && strstr(s[i].meta, "\"c\"");
     r = run(db, &v.q);
     check_hits(r, e, n, 5);
     remem_result_free(r);
@@ -2002,7 +2006,9 @@ static void test_profile_episodes(void) {
 
 /* Every profile's definition says what the hand tests assumed. */
 static void test_profile_json(void) {
-    struct { const char *name, *frag; } want[] = {
+    struct {
+        const char *name, *frag;
+    } want[] = {
         {"generative-agents", "\"normalize\":true"},
         {"metaverse", "\"min_score\":0.35"},
         {"metaverse", "1/(1+L2)"},

@@ -16,22 +16,19 @@
 #include "test.h"
 
 /* A record to match against; fresh metadata each time. */
-static json_t *base_metadata(void)
-{
+static json_t *base_metadata(void) {
     json_error_t e;
-    json_t *md = json_loads(
-        "{\"project\": \"acme\", \"reward\": 0.5, \"count\": 3, \"flag\": true,"
-        " \"off\": false, \"nothing\": null, \"tags\": [\"a\", \"b\"],"
-        " \"nested\": {\"lang\": \"c\", \"depth\": {\"x\": 2}},"
-        " \"a.b\": \"flat\", \"a\": {\"b\": \"deep\"}, \"n\": \"5\","
-        " \"kind\": \"meta-kind\", \"big\": 9007199254740993}",
-        0, &e);
+    json_t *md = json_loads("{\"project\": \"acme\", \"reward\": 0.5, \"count\": 3, \"flag\": true,"
+                            " \"off\": false, \"nothing\": null, \"tags\": [\"a\", \"b\"],"
+                            " \"nested\": {\"lang\": \"c\", \"depth\": {\"x\": 2}},"
+                            " \"a.b\": \"flat\", \"a\": {\"b\": \"deep\"}, \"n\": \"5\","
+                            " \"kind\": \"meta-kind\", \"big\": 9007199254740993}",
+                            0, &e);
     if (!md) fprintf(stderr, "bad test metadata: %s\n", e.text);
     return md;
 }
 
-static filter_record base_record(const json_t *md)
-{
+static filter_record base_record(const json_t *md) {
     filter_record r = {
         .id = "m1",
         .ns = "agent:bolton",
@@ -51,8 +48,7 @@ static filter_record base_record(const json_t *md)
 }
 
 /* 1 or 0 from filter_match, or -1 when json does not parse (and says why). */
-static int match_json(const char *json, const filter_record *r)
-{
+static int match_json(const char *json, const filter_record *r) {
     filter *f = NULL;
     char err[256];
     int rc = filter_parse(json, strlen(json), &f, err, sizeof err);
@@ -65,12 +61,11 @@ static int match_json(const char *json, const filter_record *r)
     return m;
 }
 
-#define MATCH(json) CHECK_INT(match_json(json, &r), 1)
+#define MATCH(json)    CHECK_INT(match_json(json, &r), 1)
 #define NO_MATCH(json) CHECK_INT(match_json(json, &r), 0)
 
 /* Parse json expecting REMEM_EFILTER; the message goes to err. */
-static int parse_error(const char *json, char *err, size_t cap)
-{
+static int parse_error(const char *json, char *err, size_t cap) {
     filter *f = (filter *)1; /* must come back NULL */
     int rc = filter_parse(json, strlen(json), &f, err, cap);
     if (f) {
@@ -81,16 +76,15 @@ static int parse_error(const char *json, char *err, size_t cap)
     return rc;
 }
 
-#define EXPECT_ERROR(json, what, where)                                        \
-    do {                                                                       \
-        char err_[512];                                                        \
-        CHECK_INT(parse_error(json, err_, sizeof err_), REMEM_EFILTER);        \
-        CHECK_HAS(err_, what);                                                 \
-        CHECK_HAS(err_, where);                                                \
+#define EXPECT_ERROR(json, what, where)                                 \
+    do {                                                                \
+        char err_[512];                                                 \
+        CHECK_INT(parse_error(json, err_, sizeof err_), REMEM_EFILTER); \
+        CHECK_HAS(err_, what);                                          \
+        CHECK_HAS(err_, where);                                         \
     } while (0)
 
-static void test_match_all(void)
-{
+static void test_match_all(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     const char *empties[] = {"", "{}", "  \n\t", " { } "};
@@ -126,8 +120,7 @@ static void test_match_all(void)
     json_decref(md);
 }
 
-static void test_input_not_nul_terminated(void)
-{
+static void test_input_not_nul_terminated(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     const char buf[] = "{\"kind\": \"decision\"}{\"garbage";
@@ -141,8 +134,7 @@ static void test_input_not_nul_terminated(void)
     json_decref(md);
 }
 
-static void test_core_strings(void)
-{
+static void test_core_strings(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     MATCH("{\"kind\": \"decision\"}");
@@ -180,8 +172,7 @@ static void test_core_strings(void)
     json_decref(md);
 }
 
-static void test_core_numbers(void)
-{
+static void test_core_numbers(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     MATCH("{\"importance\": 0.75}");
@@ -232,8 +223,7 @@ static void test_core_numbers(void)
     json_decref(md);
 }
 
-static void test_times(void)
-{
+static void test_times(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     MATCH("{\"created_at\": \"2023-05-08\"}");
@@ -278,10 +268,9 @@ static void test_times(void)
         int64_t expected = ((int64_t)t - offset_min * 60) * 1000 + millis;
         char json[160];
         snprintf(json, sizeof json,
-                 "{\"created_at\": \"%04d-%02d-%02dT%02d:%02d:%02d.%03d%c%02d:%02d\"}",
-                 year, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 millis, offset_min < 0 ? '-' : '+', abs(offset_min) / 60,
-                 abs(offset_min) % 60);
+                 "{\"created_at\": \"%04d-%02d-%02dT%02d:%02d:%02d.%03d%c%02d:%02d\"}", year,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis,
+                 offset_min < 0 ? '-' : '+', abs(offset_min) / 60, abs(offset_min) % 60);
         r.created_at = expected;
         int m = match_json(json, &r);
         r.created_at = expected + 1;
@@ -295,8 +284,7 @@ static void test_times(void)
     json_decref(md);
 }
 
-static void test_metadata(void)
-{
+static void test_metadata(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     MATCH("{\"project\": \"acme\"}");
@@ -352,8 +340,7 @@ static void test_metadata(void)
     NO_MATCH("{\"a.b\": \"deep\"}");
 
     /* Missing keys: $ne and $nin match, everything else does not. */
-    const char *paths[] = {"absent", "nested.absent", "project.x", "tags.0",
-                           "nested.depth.x.y"};
+    const char *paths[] = {"absent", "nested.absent", "project.x", "tags.0", "nested.depth.x.y"};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         char json[128];
         const char *ops[] = {"$eq", "$gt", "$gte", "$lt", "$lte"};
@@ -385,8 +372,7 @@ static void test_metadata(void)
     json_decref(md);
 }
 
-static void test_combinations(void)
-{
+static void test_combinations(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     MATCH("{\"kind\": \"decision\", \"project\": \"acme\", \"importance\": {\"$gt\": 0.5}}");
@@ -411,8 +397,7 @@ static void test_combinations(void)
     json_decref(md);
 }
 
-static void test_contains(void)
-{
+static void test_contains(void) {
     json_t *md = base_metadata();
     filter_record r = base_record(md);
     MATCH("{\"$contains\": \"quick\"}");
@@ -449,8 +434,7 @@ static void test_contains(void)
     json_decref(md);
 }
 
-static void test_uses(void)
-{
+static void test_uses(void) {
     struct {
         const char *json;
         int meta, text;
@@ -474,15 +458,12 @@ static void test_uses(void)
     CHECK_INT(filter_uses_text(NULL), 0);
 }
 
-static void test_errors(void)
-{
+static void test_errors(void) {
     char err[512];
     /* The two messages quoted in the documentation, exactly. */
-    CHECK_INT(parse_error("{\"kind\": {\"$regexx\": \"a.*\"}}", err, sizeof err),
-              REMEM_EFILTER);
+    CHECK_INT(parse_error("{\"kind\": {\"$regexx\": \"a.*\"}}", err, sizeof err), REMEM_EFILTER);
     CHECK_STR(err, "unknown operator $regexx at $.kind");
-    CHECK_INT(parse_error("{\"importance\": {\"$gt\": \"high\"}}", err, sizeof err),
-              REMEM_EFILTER);
+    CHECK_INT(parse_error("{\"importance\": {\"$gt\": \"high\"}}", err, sizeof err), REMEM_EFILTER);
     CHECK_STR(err, "importance needs a number, got string \"high\" at $.importance.$gt");
 
     EXPECT_ERROR("{\"kind\": }", "malformed JSON", "line 1, column 10");
@@ -497,14 +478,12 @@ static void test_errors(void)
     EXPECT_ERROR("{\"$regexx\": 1}", "unknown operator $regexx", "at $");
     EXPECT_ERROR("{\"$and\": [{\"x\": {\"$like\": 1}}]}", "unknown operator $like",
                  "at $.$and[0].x");
-    EXPECT_ERROR("{\"kind\": {\"$contains\": \"a\"}}", "unknown operator $contains for a field ($contains searches the text",
+    EXPECT_ERROR("{\"kind\": {\"$contains\": \"a\"}}",
+                 "unknown operator $contains for a field ($contains searches the text",
                  "at $.kind");
-    EXPECT_ERROR("{\"kind\": {\"$or\": [\"a\"]}}", "unknown operator $or for a field",
-                 "at $.kind");
-    EXPECT_ERROR("{\"my key\": {\"$foo\": 1}}", "unknown operator $foo",
-                 "at $[\"my key\"]");
-    EXPECT_ERROR("{\"q\\\"k\\n\": {\"$foo\": 1}}", "unknown operator $foo",
-                 "at $[\"q\\\"k?\"]");
+    EXPECT_ERROR("{\"kind\": {\"$or\": [\"a\"]}}", "unknown operator $or for a field", "at $.kind");
+    EXPECT_ERROR("{\"my key\": {\"$foo\": 1}}", "unknown operator $foo", "at $[\"my key\"]");
+    EXPECT_ERROR("{\"q\\\"k\\n\": {\"$foo\": 1}}", "unknown operator $foo", "at $[\"q\\\"k?\"]");
 
     EXPECT_ERROR("{\"$and\": {\"kind\": \"a\"}}",
                  "$and needs a non-empty array of filters, got an object", "at $.$and");
@@ -515,8 +494,7 @@ static void test_errors(void)
                  "$and items must be filter objects, got string \"b\"", "at $.$and[1]");
     EXPECT_ERROR("{\"$not\": [{\"kind\": \"a\"}]}", "$not needs a filter object, got an array",
                  "at $.$not");
-    EXPECT_ERROR("{\"$contains\": 5}", "$contains needs a string, got number 5",
-                 "at $.$contains");
+    EXPECT_ERROR("{\"$contains\": 5}", "$contains needs a string, got number 5", "at $.$contains");
 
     EXPECT_ERROR("{\"kind\": {\"$in\": \"decision\"}}",
                  "$in needs an array, got string \"decision\"", "at $.kind.$in");
@@ -542,11 +520,26 @@ static void test_errors(void)
                  "at $.x.$gte");
 
     const char *bad_dates[] = {
-        "2023-13-01", "2023-02-29", "2023-04-31", "2023-00-10", "2023-05-00",
-        "2023-05-08T24:00", "2023-05-08T13:60", "2023-05-08T13:56:60", "yesterday",
-        "2023-5-8", "2023-05-08T", "2023-05-08T13", "2023-05-08T13:56:00+2",
-        "2023-05-08T13:56:00+02:", "2023-05-08T13:56:00.Z", "2023-05-08Z",
-        "2023-05-08T13:56:00Zjunk", "", "2023-05-08T13:56:00+24:00", "2023-05",
+        "2023-13-01",
+        "2023-02-29",
+        "2023-04-31",
+        "2023-00-10",
+        "2023-05-00",
+        "2023-05-08T24:00",
+        "2023-05-08T13:60",
+        "2023-05-08T13:56:60",
+        "yesterday",
+        "2023-5-8",
+        "2023-05-08T",
+        "2023-05-08T13",
+        "2023-05-08T13:56:00+2",
+        "2023-05-08T13:56:00+02:",
+        "2023-05-08T13:56:00.Z",
+        "2023-05-08Z",
+        "2023-05-08T13:56:00Zjunk",
+        "",
+        "2023-05-08T13:56:00+24:00",
+        "2023-05",
     };
     for (size_t i = 0; i < sizeof bad_dates / sizeof *bad_dates; i++) {
         char json[128];
@@ -571,8 +564,7 @@ static void test_errors(void)
 
 /* {"$not": ... levels objects deep ... {"kind": "a"}}, and the same depth
  * reached inside an operand. */
-static void test_depth_limit(void)
-{
+static void test_depth_limit(void) {
     char json[2048], err[512];
     for (int levels = FILTER_MAX_DEPTH - 1; levels <= FILTER_MAX_DEPTH + 1; levels++) {
         size_t o = 0;
@@ -621,8 +613,7 @@ static void test_depth_limit(void)
     }
 }
 
-static void test_error_buffer(void)
-{
+static void test_error_buffer(void) {
     const char *json = "{\"kind\": {\"$regexx\": 1}}";
     filter *f = NULL;
     CHECK_INT(filter_parse(json, strlen(json), &f, NULL, 0), REMEM_EFILTER);
@@ -652,7 +643,8 @@ static void test_error_buffer(void)
     for (int i = 0; i < 42; i++) big[o++] = '}';
     big[o] = 0;
     CHECK_INT(filter_parse(big, o, &f, err, sizeof err), REMEM_EFILTER);
-    CHECK_HAS(err, "filter nests deeper than 32 levels at $.x.$eq.a_key_with_a_rather_long_name_00.");
+    CHECK_HAS(err,
+              "filter nests deeper than 32 levels at $.x.$eq.a_key_with_a_rather_long_name_00.");
     CHECK_HAS(err, "...");
     CHECK(strlen(err) < 256 + 60);
 }
@@ -677,8 +669,8 @@ static const char *op_names[] = {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$i
 /* Fields of the generated records: 0 kind, 1 importance, 2 access_count,
  * 3 created_at, 4 metadata "m", 5 metadata "o.p" (nested). */
 #define N_FIELDS 6
-static const char *field_names[N_FIELDS] = {"kind", "importance", "access_count",
-                                            "created_at", "m", "o.p"};
+static const char *field_names[N_FIELDS] = {"kind",       "importance", "access_count",
+                                            "created_at", "m",          "o.p"};
 
 typedef struct gnode {
     int type, field, op;
@@ -693,27 +685,37 @@ static const char *strings[] = {"a", "b", "c", "ab"};
 static const char *words[] = {"Alpha", "beta", "GAMMA", "delta"};
 static const char *needles[] = {"alp", "BETA", "gam", "a d", "x", "ta g"};
 
-static value random_value(int field, int allow_bool)
-{
+static value random_value(int field, int allow_bool) {
     value v = {0};
     int pick = rand() % (field >= 4 ? (allow_bool ? 4 : 3) : 1);
-    if (field == 0) pick = 1; /* kind: strings */
-    else if (field <= 3) pick = 0; /* numbers */
+    if (field == 0)
+        pick = 1; /* kind: strings */
+    else if (field <= 3)
+        pick = 0; /* numbers */
     switch (pick) {
     case 0:
         v.type = V_NUM;
         v.is_int = field == 2 || field == 3 || rand() % 2;
         v.num = v.is_int ? rand() % 4 : (rand() % 8) * 0.5;
         break;
-    case 1: v.type = V_STR; v.str = strings[rand() % 4]; break;
-    case 2: v.type = V_NUM; v.is_int = 1; v.num = rand() % 3; break;
-    default: v.type = V_BOOL; v.boolean = rand() % 2; break;
+    case 1:
+        v.type = V_STR;
+        v.str = strings[rand() % 4];
+        break;
+    case 2:
+        v.type = V_NUM;
+        v.is_int = 1;
+        v.num = rand() % 3;
+        break;
+    default:
+        v.type = V_BOOL;
+        v.boolean = rand() % 2;
+        break;
     }
     return v;
 }
 
-static gnode *random_filter(int depth)
-{
+static gnode *random_filter(int depth) {
     gnode *g = calloc(1, sizeof *g);
     int roll = depth >= 3 ? 0 : rand() % 10;
     if (roll >= 8) {
@@ -738,15 +740,13 @@ static gnode *random_filter(int depth)
     return g;
 }
 
-static void gnode_free(gnode *g)
-{
+static void gnode_free(gnode *g) {
     if (!g) return;
     for (int i = 0; i < g->n_kids; i++) gnode_free(g->kids[i]);
     free(g);
 }
 
-static int append_value(char *buf, size_t cap, const value *v)
-{
+static int append_value(char *buf, size_t cap, const value *v) {
     switch (v->type) {
     case V_NUM:
         return v->is_int ? snprintf(buf, cap, "%d", (int)v->num)
@@ -758,8 +758,7 @@ static int append_value(char *buf, size_t cap, const value *v)
 
 /* Writes g as JSON; returns the length. Uses the explicit operator form or
  * the shorthand for $eq at random, to exercise both. */
-static size_t write_filter(char *buf, size_t cap, const gnode *g)
-{
+static size_t write_filter(char *buf, size_t cap, const gnode *g) {
     size_t o = 0;
 #define PUT(...) (o += (size_t)snprintf(buf + o, cap - o, __VA_ARGS__))
     switch (g->type) {
@@ -807,16 +806,14 @@ typedef struct {
     char text[64];
 } grecord;
 
-static int same_value(const value *a, const value *b)
-{
+static int same_value(const value *a, const value *b) {
     if (a->type != b->type) return 0;
     if (a->type == V_NUM) return a->num == b->num;
     if (a->type == V_STR) return strcmp(a->str, b->str) == 0;
     return a->boolean == b->boolean;
 }
 
-static int reference_cmp(const grecord *r, const gnode *g)
-{
+static int reference_cmp(const grecord *r, const gnode *g) {
     const value *v = &r->fields[g->field];
     if (v->type == V_MISSING) return g->op == OPX_NE || g->op == OPX_NIN;
     int in = 0;
@@ -840,8 +837,7 @@ static int reference_cmp(const grecord *r, const gnode *g)
     }
 }
 
-static int reference_match(const grecord *r, const gnode *g)
-{
+static int reference_match(const grecord *r, const gnode *g) {
     switch (g->type) {
     case G_AND:
         for (int i = 0; i < g->n_kids; i++)
@@ -857,8 +853,7 @@ static int reference_match(const grecord *r, const gnode *g)
         size_t i;
         for (i = 0; r->text[i]; i++) lower_text[i] = (char)tolower((unsigned char)r->text[i]);
         lower_text[i] = 0;
-        for (i = 0; g->needle[i]; i++)
-            lower_needle[i] = (char)tolower((unsigned char)g->needle[i]);
+        for (i = 0; g->needle[i]; i++) lower_needle[i] = (char)tolower((unsigned char)g->needle[i]);
         lower_needle[i] = 0;
         return strstr(lower_text, lower_needle) != NULL;
     }
@@ -866,8 +861,7 @@ static int reference_match(const grecord *r, const gnode *g)
     }
 }
 
-static json_t *json_of_value(const value *v)
-{
+static json_t *json_of_value(const value *v) {
     switch (v->type) {
     case V_NUM: return v->is_int ? json_integer((json_int_t)v->num) : json_real(v->num);
     case V_STR: return json_string(v->str);
@@ -875,8 +869,7 @@ static json_t *json_of_value(const value *v)
     }
 }
 
-static void random_record(grecord *g, filter_record *r, json_t **md)
-{
+static void random_record(grecord *g, filter_record *r, json_t **md) {
     memset(g, 0, sizeof *g);
     for (int f = 0; f < N_FIELDS; f++) {
         g->fields[f] = random_value(f, 1);
@@ -904,8 +897,7 @@ static void random_record(grecord *g, filter_record *r, json_t **md)
     r->metadata = *md;
 }
 
-static void test_randomized(void)
-{
+static void test_randomized(void) {
     srand(12345);
     enum { FILTERS = 1500, RECORDS = 40 };
     grecord grecs[RECORDS];
@@ -929,8 +921,8 @@ static void test_randomized(void)
             total++;
             matched += got;
             if (want != got && mismatches++ < 5) {
-                fprintf(stderr, "  filter %s on record %d: got %d, expected %d\n", json,
-                        k, got, want);
+                fprintf(stderr, "  filter %s on record %d: got %d, expected %d\n", json, k, got,
+                        want);
                 CHECK_INT(got, want);
             }
         }
@@ -943,8 +935,7 @@ static void test_randomized(void)
     for (int i = 0; i < RECORDS; i++) json_decref(mds[i]);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_match_all);
     RUN(test_input_not_nul_terminated);

@@ -31,8 +31,7 @@ static const int dims[] = {1, 3, 15, 16, 17, 64, 383, 384, 385};
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static uint64_t rng_next(void)
-{
+static uint64_t rng_next(void) {
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -41,35 +40,30 @@ static uint64_t rng_next(void)
 
 static double rng_uniform(void) { return (rng_next() >> 11) * 0x1p-53; }
 
-static double rng_gauss(void)
-{
+static double rng_gauss(void) {
     double u = rng_uniform(), v = rng_uniform();
     return sqrt(-2.0 * log(u + 1e-300)) * cos(2 * M_PI * v);
 }
 
-static void normalise(float *v, int dim)
-{
+static void normalise(float *v, int dim) {
     double s = 0;
     for (int i = 0; i < dim; i++) s += (double)v[i] * v[i];
     s = s > 0 ? 1.0 / sqrt(s) : 0;
     for (int i = 0; i < dim; i++) v[i] = (float)(v[i] * s);
 }
 
-static void random_unit(float *v, int dim)
-{
+static void random_unit(float *v, int dim) {
     for (int i = 0; i < dim; i++) v[i] = (float)rng_gauss();
     normalise(v, dim);
 }
 
 /* A unit vector near centre: centre + sigma * noise, normalised. */
-static void near_unit(float *v, const float *centre, int dim, double sigma)
-{
+static void near_unit(float *v, const float *centre, int dim, double sigma) {
     for (int i = 0; i < dim; i++) v[i] = (float)(centre[i] + sigma * rng_gauss());
     normalise(v, dim);
 }
 
-static double dot_double(const float *a, const float *b, int dim, double *abs_sum)
-{
+static double dot_double(const float *a, const float *b, int dim, double *abs_sum) {
     double s = 0, as = 0;
     for (int i = 0; i < dim; i++) {
         s += (double)a[i] * b[i];
@@ -82,22 +76,22 @@ static double dot_double(const float *a, const float *b, int dim, double *abs_su
 /* The same float, bit for bit (so +0 and -0 differ), except that any two
  * NaNs match: which NaN payload an operation returns depends on operand
  * order, which compilers may swap. */
-static int same_bits(float a, float b)
-{
+static int same_bits(float a, float b) {
     return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
 }
 
 /* Index of rows random unit vectors (clusters > 0: near that many centres,
  * with the given spread). */
-static flat_index *build(int dim, size_t rows, size_t clusters, double sigma)
-{
+static flat_index *build(int dim, size_t rows, size_t clusters, double sigma) {
     flat_index *ix = flat_new(dim);
     float *v = malloc(sizeof(float) * dim);
     float *centres = clusters ? malloc(sizeof(float) * dim * clusters) : NULL;
     for (size_t c = 0; c < clusters; c++) random_unit(centres + c * dim, dim);
     for (size_t r = 0; r < rows; r++) {
-        if (clusters) near_unit(v, centres + (rng_next() % clusters) * dim, dim, sigma);
-        else random_unit(v, dim);
+        if (clusters)
+            near_unit(v, centres + (rng_next() % clusters) * dim, dim, sigma);
+        else
+            random_unit(v, dim);
         CHECK_INT(flat_append(ix, v), r);
     }
     free(v);
@@ -106,16 +100,14 @@ static flat_index *build(int dim, size_t rows, size_t clusters, double sigma)
 }
 
 /* A query near a random row of ix (or the row itself with sigma 0). */
-static void query_near_row(const flat_index *ix, float *q, double sigma)
-{
+static void query_near_row(const flat_index *ix, float *q, double sigma) {
     int dim = flat_dim(ix);
     near_unit(q, flat_row(ix, rng_next() % flat_count(ix)), dim, sigma);
 }
 
 /* A bitmap over count rows with each bit set with probability p; bits past
  * count are set too, which the index must ignore. */
-static uint64_t *random_bitmap(size_t count, double p)
-{
+static uint64_t *random_bitmap(size_t count, double p) {
     size_t words = (count + 63) / 64;
     uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
     for (size_t r = 0; r < words * 64; r++)
@@ -123,15 +115,13 @@ static uint64_t *random_bitmap(size_t count, double p)
     return bits;
 }
 
-static int bit_set(const uint64_t *allow, size_t r)
-{
+static int bit_set(const uint64_t *allow, size_t r) {
     return !allow || ((allow[r / 64] >> (r % 64)) & 1);
 }
 
 /* flat_search == flat_search_reference, bit for bit; returns 1 if equal. */
-static int search_matches(const flat_index *ix, const float *q, const uint64_t *allow,
-                          size_t n, flat_trace *trace)
-{
+static int search_matches(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                          flat_trace *trace) {
     flat_hit *got = malloc(sizeof *got * (n ? n : 1));
     flat_hit *want = malloc(sizeof *want * (n ? n : 1));
     size_t ng = flat_search_traced(ix, q, allow, n, got, trace);
@@ -141,12 +131,11 @@ static int search_matches(const flat_index *ix, const float *q, const uint64_t *
         ok = got[i].row == want[i].row && same_bits(got[i].sim, want[i].sim) &&
              bit_set(allow, got[i].row);
     if (!ok) {
-        fprintf(stderr, "    mismatch (kernel %s, n %zu, got %zu, want %zu)\n",
-                flat_kernel_name(), n, ng, nw);
+        fprintf(stderr, "    mismatch (kernel %s, n %zu, got %zu, want %zu)\n", flat_kernel_name(),
+                n, ng, nw);
         for (size_t i = 0; i < (ng > nw ? ng : nw) && i < 12; i++)
-            fprintf(stderr, "      %2zu: got %u %.9g  want %u %.9g\n", i,
-                    i < ng ? got[i].row : 0, i < ng ? got[i].sim : 0,
-                    i < nw ? want[i].row : 0, i < nw ? want[i].sim : 0);
+            fprintf(stderr, "      %2zu: got %u %.9g  want %u %.9g\n", i, i < ng ? got[i].row : 0,
+                    i < ng ? got[i].sim : 0, i < nw ? want[i].row : 0, i < nw ? want[i].sim : 0);
     }
     free(got);
     free(want);
@@ -154,8 +143,7 @@ static int search_matches(const flat_index *ix, const float *q, const uint64_t *
 }
 
 /* The reference itself must be sorted, best first, ties by lower row. */
-static int reference_sorted(const flat_index *ix, const float *q, size_t n)
-{
+static int reference_sorted(const flat_index *ix, const float *q, size_t n) {
     flat_hit *h = malloc(sizeof *h * n);
     size_t got = flat_search_reference(ix, q, NULL, n, h);
     int ok = 1;
@@ -170,8 +158,7 @@ static int reference_sorted(const flat_index *ix, const float *q, size_t n)
 /* kernels                                                            */
 /* ---------------------------------------------------------------- */
 
-static void test_kernel_selection(void)
-{
+static void test_kernel_selection(void) {
     CHECK(flat_kernel_available("scalar"));
     CHECK(!flat_kernel_available("sse9"));
     CHECK(flat_set_kernel("sse9") == -1);
@@ -191,8 +178,7 @@ static void test_kernel_selection(void)
 }
 
 /* Runs this program with REMEM_SIMD=value and returns the kernel it chose. */
-static void kernel_chosen_with_env(const char *value, char *name, size_t size)
-{
+static void kernel_chosen_with_env(const char *value, char *name, size_t size) {
     char self[200], cmd[256];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     name[0] = 0;
@@ -205,8 +191,7 @@ static void kernel_chosen_with_env(const char *value, char *name, size_t size)
     pclose(p);
 }
 
-static void test_env_forces_level(void)
-{
+static void test_env_forces_level(void) {
     char name[32];
     kernel_chosen_with_env("scalar", name, sizeof name);
     CHECK_STR(name, "scalar");
@@ -215,14 +200,15 @@ static void test_env_forces_level(void)
     /* Never above what the CPU has. */
     kernel_chosen_with_env("avx512", name, sizeof name);
     CHECK_STR(name, flat_kernel_available("avx512") ? "avx512"
-                    : flat_kernel_available("avx2") ? "avx2" : "scalar");
+                    : flat_kernel_available("avx2") ? "avx2"
+                                                    : "scalar");
     kernel_chosen_with_env("bogus", name, sizeof name);
     CHECK_STR(name, flat_kernel_available("avx512") ? "avx512"
-                    : flat_kernel_available("avx2") ? "avx2" : "scalar");
+                    : flat_kernel_available("avx2") ? "avx2"
+                                                    : "scalar");
 }
 
-static void test_dot_against_double(void)
-{
+static void test_dot_against_double(void) {
     enum { MAXD = 385, OFF = 3 };
     float *a = malloc(sizeof(float) * (MAXD + OFF)), *b = malloc(sizeof(float) * (MAXD + OFF));
     for (size_t d = 0; d < DIMS; d++) {
@@ -243,10 +229,11 @@ static void test_dot_against_double(void)
                 if (flat_set_kernel(levels[l]) != 0) continue;
                 float v = flat_dot(a + off, b + off, dim);
                 CHECK_NEAR(v, exact, tol);
-                if (l == 0) scalar_value = v;
+                if (l == 0)
+                    scalar_value = v;
                 else if (!same_bits(v, scalar_value)) {
-                    fprintf(stderr, "    dim %d: %s %.9g vs scalar %.9g\n", dim,
-                            levels[l], v, scalar_value);
+                    fprintf(stderr, "    dim %d: %s %.9g vs scalar %.9g\n", dim, levels[l], v,
+                            scalar_value);
                     CHECK(same_bits(v, scalar_value));
                 }
             }
@@ -258,8 +245,7 @@ static void test_dot_against_double(void)
 
 /* dot_rows over a scattered row list gives each row's flat_dot bits, at
  * every level (this exercises the 4-row blocks and their prefetching). */
-static void test_dot_rows_scattered(void)
-{
+static void test_dot_rows_scattered(void) {
     for (size_t d = 0; d < DIMS; d++) {
         int dim = dims[d];
         size_t count = 300;
@@ -293,8 +279,7 @@ static void test_dot_rows_scattered(void)
 
 /* The int8 kernels against plain integer sums, on random codes that include
  * the extremes -127 and 127 (the sign trick and VNNI bias must be exact). */
-static void test_int8_kernels(void)
-{
+static void test_int8_kernels(void) {
     for (size_t d = 0; d < DIMS; d++) {
         size_t stride = ((size_t)dims[d] + 63) / 64 * 64, count = 97;
         uint8_t *codes = malloc(stride * count);
@@ -339,19 +324,16 @@ static void test_int8_kernels(void)
 /* ---------------------------------------------------------------- */
 
 /* Runs body(level) at every level the CPU has, then restores the best. */
-#define FOR_EACH_LEVEL(l)                                                      \
-    for (size_t l = 0; l < LEVELS; l++)                                        \
+#define FOR_EACH_LEVEL(l)               \
+    for (size_t l = 0; l < LEVELS; l++) \
         if (flat_set_kernel(levels[l]) == 0)
 
-static void restore_defaults(void)
-{
+static void restore_defaults(void) {
     flat_set_prescan(FLAT_PRESCAN_AUTO);
-    if (flat_set_kernel("avx512") != 0 && flat_set_kernel("avx2") != 0)
-        flat_set_kernel("scalar");
+    if (flat_set_kernel("avx512") != 0 && flat_set_kernel("avx2") != 0) flat_set_kernel("scalar");
 }
 
-static void test_small_index_and_edge_arguments(void)
-{
+static void test_small_index_and_edge_arguments(void) {
     flat_index *ix = flat_new(4);
     CHECK(flat_new(0) == NULL);
     CHECK(flat_new(-3) == NULL);
@@ -360,7 +342,8 @@ static void test_small_index_and_edge_arguments(void)
     float q[4] = {1, 0, 0, 0};
     flat_hit out[8];
     CHECK_INT(flat_search(ix, q, NULL, 8, out), 0);
-    float rows[5][4] = {{0, 1, 0, 0}, {1, 0, 0, 0}, {0.5f, 0.5f, 0, 0}, {1, 0, 0, 0}, {-1, 0, 0, 0}};
+    float rows[5][4] = {
+        {0, 1, 0, 0}, {1, 0, 0, 0}, {0.5f, 0.5f, 0, 0}, {1, 0, 0, 0}, {-1, 0, 0, 0}};
     for (int r = 0; r < 5; r++) CHECK_INT(flat_append(ix, rows[r]), r);
     CHECK_INT(flat_count(ix), 5);
     CHECK_INT(flat_search(ix, q, NULL, 0, out), 0);
@@ -388,8 +371,7 @@ static void test_small_index_and_edge_arguments(void)
     flat_free(NULL);
 }
 
-static void test_random_data_matches_reference(void)
-{
+static void test_random_data_matches_reference(void) {
     static const int search_dims[] = {3, 17, 64, 384, 385};
     FOR_EACH_LEVEL(l) {
         for (size_t d = 0; d < sizeof search_dims / sizeof search_dims[0]; d++) {
@@ -400,8 +382,10 @@ static void test_random_data_matches_reference(void)
             for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_NEVER; mode++) {
                 flat_set_prescan(mode);
                 for (int t = 0; t < 6; t++) {
-                    if (t % 2) query_near_row(ix, q, 0.3);
-                    else random_unit(q, dim);
+                    if (t % 2)
+                        query_near_row(ix, q, 0.3);
+                    else
+                        random_unit(q, dim);
                     for (size_t i = 0; i < 3; i++) {
                         flat_trace tr;
                         CHECK(search_matches(ix, q, NULL, ns[i], &tr));
@@ -426,8 +410,7 @@ static void test_random_data_matches_reference(void)
 /* Tight clusters, exact duplicates and queries equal to rows: many scores
  * within a few ulps of each other, where any slack in the bounds or any
  * difference between kernels would show. */
-static void test_clustered_near_ties(void)
-{
+static void test_clustered_near_ties(void) {
     int dim = 384;
     size_t count = 6000;
     FOR_EACH_LEVEL(l) {
@@ -444,8 +427,10 @@ static void test_clustered_near_ties(void)
         for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_ALWAYS; mode++) {
             flat_set_prescan(mode);
             for (int t = 0; t < 8; t++) {
-                if (t % 2) query_near_row(ix, q, 0);
-                else query_near_row(ix, q, 0.001);
+                if (t % 2)
+                    query_near_row(ix, q, 0);
+                else
+                    query_near_row(ix, q, 0.001);
                 static const size_t ns[] = {1, 10, 64, 300};
                 for (size_t i = 0; i < 4; i++) {
                     flat_trace tr;
@@ -464,8 +449,7 @@ static void test_clustered_near_ties(void)
     restore_defaults();
 }
 
-static void test_allow_bitmaps(void)
-{
+static void test_allow_bitmaps(void) {
     int dim = 64;
     size_t count = 4100; /* not a multiple of 64: a partial last word */
     static const double density[] = {0.0, 0.002, 0.01, 0.5, 0.97, 1.0};
@@ -510,8 +494,7 @@ static void test_allow_bitmaps(void)
 }
 
 /* n past the allowed count returns every allowed row, sorted. */
-static void test_n_beyond_count(void)
-{
+static void test_n_beyond_count(void) {
     int dim = 40;
     FOR_EACH_LEVEL(l) {
         flat_index *ix = build(dim, 2500, 10, 0.1);
@@ -542,8 +525,7 @@ static void test_n_beyond_count(void)
 /* After set and swap_remove the quantised copy must describe the new rows:
  * a stale code or bound would let the pre-scan drop the row that should
  * win. */
-static void test_set_and_swap_remove_keep_codes(void)
-{
+static void test_set_and_swap_remove_keep_codes(void) {
     int dim = 384;
     FOR_EACH_LEVEL(l) {
         flat_set_prescan(FLAT_PRESCAN_ALWAYS);
@@ -591,8 +573,7 @@ static void test_set_and_swap_remove_keep_codes(void)
 
 /* Rows and queries the int8 bounds cannot describe (NaN, infinities, huge
  * and tiny values, zeros) must still give the reference's answer. */
-static void test_odd_values(void)
-{
+static void test_odd_values(void) {
     int dim = 48;
     FOR_EACH_LEVEL(l) {
         flat_index *ix = build(dim, 2300, 8, 0.1);
@@ -636,8 +617,7 @@ static void test_odd_values(void)
 /* Scales x and snaps it onto the int8 grid of a power-of-two step with its
  * largest component at exactly +-127 steps, so that flat.c's quantisation
  * of x loses nothing (e = 0). */
-static void snap_to_codes(float *x, int dim)
-{
+static void snap_to_codes(float *x, int dim) {
     double maxabs = 0;
     for (int i = 0; i < dim; i++) maxabs = fmax(maxabs, fabs(x[i]));
     double step = exp2(ceil(log2(maxabs / 127.0))), scale = 127 * step / maxabs;
@@ -656,8 +636,7 @@ static void snap_to_codes(float *x, int dim)
  *     each row's components sit 0.49 of a step off its codes towards
  *     +-sign(q), so the int8 score misses t d.e = +-|t d| |e| (1 - 1/dim).
  * The query's quantisation is recomputed here the way flat.c does it. */
-static void test_rows_that_test_the_bounds(void)
-{
+static void test_rows_that_test_the_bounds(void) {
     int dim = 384;
     size_t count = 4000;
     float *q = malloc(sizeof(float) * dim), *x = malloc(sizeof(float) * dim);
@@ -665,7 +644,8 @@ static void test_rows_that_test_the_bounds(void)
     FOR_EACH_LEVEL(l) {
         flat_set_prescan(FLAT_PRESCAN_ALWAYS);
         for (int family = 0; family < 2; family++) {
-            if (family == 0) random_unit(q, dim);
+            if (family == 0)
+                random_unit(q, dim);
             else
                 for (int i = 0; i < dim; i++) q[i] = rng_next() % 2 ? 0.03125f : -0.03125f;
             double maxabs = 0, fnorm = 0, fq = 0;
@@ -719,8 +699,7 @@ static void test_rows_that_test_the_bounds(void)
 /* A spiky query (one large component, the rest just under half an int8
  * step) is described so badly by its codes that the bounds could not prune:
  * the search must notice and scan in float32, with the same answer. */
-static void test_spiky_query_scans_float(void)
-{
+static void test_spiky_query_scans_float(void) {
     int dim = 1024;
     flat_index *ix = build(dim, 2100, 10, 0.02);
     float *q = malloc(sizeof(float) * dim);
@@ -739,8 +718,7 @@ static void test_spiky_query_scans_float(void)
 
 /* dim 384, more than 10k rows, realistic clusters: the automatic path must
  * pre-scan, prune hard, and still match the reference. */
-static void test_large_384(void)
-{
+static void test_large_384(void) {
     int dim = 384;
     flat_index *ix = build(dim, 12000, 300, 0.04);
     float *q = malloc(sizeof(float) * dim);
@@ -768,8 +746,7 @@ static void test_large_384(void)
     restore_defaults();
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--kernel-name") == 0) {
         printf("%s\n", flat_kernel_name());
         return 0;

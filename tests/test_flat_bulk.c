@@ -24,8 +24,7 @@ static const char *const levels[] = {"scalar", "avx2", "avx512"};
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
-static double rng_unit(void)
-{
+static double rng_unit(void) {
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -34,37 +33,40 @@ static double rng_unit(void)
 
 /* Row r of a data set where most rows are clustered unit-ish vectors and
  * every 50th is one of the odd kinds. */
-static void make_row(float *x, int dim, size_t r)
-{
+static void make_row(float *x, int dim, size_t r) {
     for (int i = 0; i < dim; i++) x[i] = (float)(rng_unit() * 2 - 1) * 0.1f;
     x[r % dim] += 1.0f;
     if (r % 50 != 7) return;
     switch ((r / 50) % 7) {
     case 0: memset(x, 0, (size_t)dim * sizeof *x); break;
-    case 1: for (int i = 0; i < dim; i++) x[i] *= 1e-35f; break;
-    case 2: for (int i = 0; i < dim; i++) x[i] *= 1e20f; break;
+    case 1:
+        for (int i = 0; i < dim; i++) x[i] *= 1e-35f;
+        break;
+    case 2:
+        for (int i = 0; i < dim; i++) x[i] *= 1e20f;
+        break;
     case 3: x[dim / 2] = NAN; break;
     case 4: x[0] = -INFINITY; break;
     case 5: /* components at exact halves of the scale: rounding ties */
-        for (int i = 0; i < dim; i++) x[i] = (i % 4 == 0 ? 1.0f : 0.5f / 127 * (float)(i % 254 | 1)) * (i % 2 ? -1 : 1);
+        for (int i = 0; i < dim; i++)
+            x[i] = (i % 4 == 0 ? 1.0f : 0.5f / 127 * (float)(i % 254 | 1)) * (i % 2 ? -1 : 1);
         break;
-    default: for (int i = 0; i < dim; i++) x[i] = (float)(i % 3) - 1.0f; break;
+    default:
+        for (int i = 0; i < dim; i++) x[i] = (float)(i % 3) - 1.0f;
+        break;
     }
 }
 
 static int level_available(const char *name) { return flat_kernel_available(name); }
 
-static void restore_defaults(void)
-{
+static void restore_defaults(void) {
     flat_set_prescan(FLAT_PRESCAN_AUTO);
-    if (flat_set_kernel("avx512") != 0 && flat_set_kernel("avx2") != 0)
-        flat_set_kernel("scalar");
+    if (flat_set_kernel("avx512") != 0 && flat_set_kernel("avx2") != 0) flat_set_kernel("scalar");
 }
 
 /* Build the same rows one by one at level `single` and in batches at level
  * `bulk`, then compare every row and many searches. */
-static void compare_builds(int dim, size_t rows, const char *single, const char *bulk)
-{
+static void compare_builds(int dim, size_t rows, const char *single, const char *bulk) {
     float *data = malloc(rows * (size_t)dim * sizeof *data);
     for (size_t r = 0; r < rows; r++) make_row(data + r * (size_t)dim, dim, r);
 
@@ -91,7 +93,8 @@ static void compare_builds(int dim, size_t rows, const char *single, const char 
     size_t prescanned = 0;
     for (int t = 0; t < 40; t++) {
         const float *near = data + (size_t)(rng_unit() * (double)rows) * (size_t)dim;
-        for (int i = 0; i < dim; i++) q[i] = isfinite(near[i]) && fabsf(near[i]) < 10 ? near[i] : 0.0f;
+        for (int i = 0; i < dim; i++)
+            q[i] = isfinite(near[i]) && fabsf(near[i]) < 10 ? near[i] : 0.0f;
         q[t % dim] += 0.5f;
         size_t n = 1 + (size_t)t % 20;
         flat_trace ta, tb;
@@ -118,8 +121,7 @@ static void compare_builds(int dim, size_t rows, const char *single, const char 
     restore_defaults();
 }
 
-static void test_bulk_matches_single_appends(void)
-{
+static void test_bulk_matches_single_appends(void) {
     static const int dims[] = {1, 7, 8, 9, 64, 383, 384, 385};
     for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
         for (size_t l = 0; l < LEVELS; l++) {
@@ -135,8 +137,7 @@ static void test_bulk_matches_single_appends(void)
         }
 }
 
-static void test_bulk_edge_arguments(void)
-{
+static void test_bulk_edge_arguments(void) {
     flat_index *ix = flat_new(4);
     float v[8] = {1, 0, 0, 0, 0, 1, 0, 0};
     CHECK_INT(flat_append_many(ix, v, 0), 0);
@@ -159,8 +160,7 @@ static void test_bulk_edge_arguments(void)
     flat_free(ix);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_bulk_edge_arguments);
     RUN(test_bulk_matches_single_appends);

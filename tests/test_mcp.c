@@ -15,8 +15,7 @@
 /* Helpers                                                             */
 /* ------------------------------------------------------------------ */
 
-static remem *open_store(void)
-{
+static remem *open_store(void) {
     remem_options opt;
     remem *db = NULL;
     remem_options_init(&opt);
@@ -32,8 +31,7 @@ static remem *open_store(void)
 }
 
 /* Send one message; the parsed response, or NULL when there is none. */
-static json_t *rpc(remem *db, const mcp_access *acc, const char *msg)
-{
+static json_t *rpc(remem *db, const mcp_access *acc, const char *msg) {
     char *out = mcp_handle(db, msg, strlen(msg), acc);
     json_t *j;
     if (!out) return NULL;
@@ -44,26 +42,20 @@ static json_t *rpc(remem *db, const mcp_access *acc, const char *msg)
     return j;
 }
 
-static int error_code(json_t *resp)
-{
+static int error_code(json_t *resp) {
     json_t *code = json_object_get(json_object_get(resp, "error"), "code");
     return json_is_integer(code) ? (int)json_integer_value(code) : 0;
 }
 
-static const char *error_message(json_t *resp)
-{
-    return json_string_value(
-        json_object_get(json_object_get(resp, "error"), "message"));
+static const char *error_message(json_t *resp) {
+    return json_string_value(json_object_get(json_object_get(resp, "error"), "message"));
 }
 
 /* Call a tool; returns the CallToolResult (NULL if the response was a
  * JSON-RPC error). Steals args. */
-static json_t *call(remem *db, const mcp_access *acc, const char *name,
-                    json_t *args)
-{
-    json_t *req = json_pack("{s:s, s:i, s:s, s:{s:s, s:o}}", "jsonrpc", "2.0",
-                            "id", 7, "method", "tools/call", "params", "name",
-                            name, "arguments", args);
+static json_t *call(remem *db, const mcp_access *acc, const char *name, json_t *args) {
+    json_t *req = json_pack("{s:s, s:i, s:s, s:{s:s, s:o}}", "jsonrpc", "2.0", "id", 7, "method",
+                            "tools/call", "params", "name", name, "arguments", args);
     char *text = json_dumps(req, JSON_COMPACT);
     json_t *resp = rpc(db, acc, text), *result;
     free(text);
@@ -74,38 +66,27 @@ static json_t *call(remem *db, const mcp_access *acc, const char *name,
     return result;
 }
 
-static int is_error(json_t *result)
-{
-    return json_is_true(json_object_get(result, "isError"));
-}
+static int is_error(json_t *result) { return json_is_true(json_object_get(result, "isError")); }
 
-static const char *result_text(json_t *result)
-{
+static const char *result_text(json_t *result) {
     json_t *first = json_array_get(json_object_get(result, "content"), 0);
     CHECK_STR(json_string_value(json_object_get(first, "type")), "text");
     return json_string_value(json_object_get(first, "text"));
 }
 
-static json_t *structured(json_t *result)
-{
-    return json_object_get(result, "structuredContent");
-}
+static json_t *structured(json_t *result) { return json_object_get(result, "structuredContent"); }
 
 /* Remember text in ns; returns the new id (static buffer) or "". */
-static const char *remember(remem *db, const mcp_access *acc, const char *ns,
-                            const char *text, const char *metadata_json)
-{
+static const char *remember(remem *db, const mcp_access *acc, const char *ns, const char *text,
+                            const char *metadata_json) {
     static char id[128];
     json_t *args = json_pack("{s:s, s:s}", "ns", ns, "text", text);
-    if (metadata_json)
-        json_object_set_new(args, "metadata",
-                            json_loads(metadata_json, 0, NULL));
+    if (metadata_json) json_object_set_new(args, "metadata", json_loads(metadata_json, 0, NULL));
     json_t *r = call(db, acc, "remember", args);
     id[0] = 0;
     CHECK(r && !is_error(r));
     if (r && !is_error(r))
-        snprintf(id, sizeof id, "%s",
-                 json_string_value(json_object_get(structured(r), "id")));
+        snprintf(id, sizeof id, "%s", json_string_value(json_object_get(structured(r), "id")));
     else if (r)
         fprintf(stderr, "  remember: %s\n", result_text(r));
     json_decref(r);
@@ -113,15 +94,13 @@ static const char *remember(remem *db, const mcp_access *acc, const char *ns,
 }
 
 /* The ids of a recall's hits, in order, as one space-separated string. */
-static void hit_ids(json_t *result, char *out, size_t cap)
-{
+static void hit_ids(json_t *result, char *out, size_t cap) {
     json_t *hit;
     size_t i, len = 0;
     out[0] = 0;
     json_array_foreach(json_object_get(structured(result), "hits"), i, hit) {
         const char *id = json_string_value(json_object_get(hit, "id"));
-        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " " : "",
-                                id ? id : "?");
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " " : "", id ? id : "?");
         if (len >= cap) break;
     }
 }
@@ -130,8 +109,7 @@ static void hit_ids(json_t *result, char *out, size_t cap)
 /* JSON-RPC and lifecycle                                              */
 /* ------------------------------------------------------------------ */
 
-static void test_parse_error(void)
-{
+static void test_parse_error(void) {
     remem *db = open_store();
     json_t *r = rpc(db, NULL, "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\"");
     CHECK_INT(error_code(r), -32700);
@@ -150,8 +128,7 @@ static void test_parse_error(void)
     remem_close(db);
 }
 
-static void test_invalid_requests(void)
-{
+static void test_invalid_requests(void) {
     remem *db = open_store();
     json_t *r;
     /* Not an object. */
@@ -189,12 +166,10 @@ static void test_invalid_requests(void)
     remem_close(db);
 }
 
-static void test_method_errors(void)
-{
+static void test_method_errors(void) {
     remem *db = open_store();
     json_t *r;
-    r = rpc(db, NULL,
-            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/list\"}");
+    r = rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/list\"}");
     CHECK_INT(error_code(r), -32601);
     CHECK_HAS(error_message(r), "resources/list");
     CHECK_INT(json_integer_value(json_object_get(r, "id")), 9);
@@ -230,8 +205,7 @@ static void test_method_errors(void)
     remem_close(db);
 }
 
-static void test_initialize(void)
-{
+static void test_initialize(void) {
     remem *db = open_store();
     json_t *r = rpc(db, NULL,
                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
@@ -241,15 +215,11 @@ static void test_initialize(void)
     json_t *res = json_object_get(r, "result");
     CHECK_STR(json_string_value(json_object_get(r, "jsonrpc")), "2.0");
     CHECK_INT(json_integer_value(json_object_get(r, "id")), 1);
-    CHECK_STR(json_string_value(json_object_get(res, "protocolVersion")),
-              "2025-03-26");
-    CHECK(json_is_object(
-        json_object_get(json_object_get(res, "capabilities"), "tools")));
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(res, "serverInfo"), "name")),
+    CHECK_STR(json_string_value(json_object_get(res, "protocolVersion")), "2025-03-26");
+    CHECK(json_is_object(json_object_get(json_object_get(res, "capabilities"), "tools")));
+    CHECK_STR(json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")),
               "remem");
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(res, "serverInfo"), "version")),
+    CHECK_STR(json_string_value(json_object_get(json_object_get(res, "serverInfo"), "version")),
               REMEM_VERSION);
     CHECK(json_string_length(json_object_get(res, "instructions")) > 40);
     json_decref(r);
@@ -258,37 +228,35 @@ static void test_initialize(void)
     r = rpc(db, NULL,
             "{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":\"initialize\","
             "\"params\":{\"protocolVersion\":\"2099-01-01\"}}");
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(r, "result"), "protocolVersion")),
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion")),
               MCP_LATEST_VERSION);
     CHECK_STR(json_string_value(json_object_get(r, "id")), "i");
     json_decref(r);
     r = rpc(db, NULL,
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\","
             "\"params\":{\"protocolVersion\":\"2025-06-18\"}}");
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(r, "result"), "protocolVersion")),
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion")),
               "2025-06-18");
     json_decref(r);
     remem_close(db);
 }
 
-static void test_notifications_and_ping(void)
-{
+static void test_notifications_and_ping(void) {
     remem *db = open_store();
     json_t *r;
-    CHECK(rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"method\":"
-                        "\"notifications/initialized\"}") == NULL);
-    CHECK(rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}") ==
-          NULL);
+    CHECK(rpc(db, NULL,
+              "{\"jsonrpc\":\"2.0\",\"method\":"
+              "\"notifications/initialized\"}") == NULL);
+    CHECK(rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}") == NULL);
     /* A notification never gets an answer, even a malformed one. */
-    CHECK(rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\","
-                        "\"params\":7}") == NULL);
+    CHECK(rpc(db, NULL,
+              "{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\","
+              "\"params\":7}") == NULL);
     /* A response from the client (remem sends no requests) is ignored. */
-    CHECK(rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}") ==
-          NULL);
-    r = rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"id\":123456789012,"
-                      "\"method\":\"ping\"}");
+    CHECK(rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}") == NULL);
+    r = rpc(db, NULL,
+            "{\"jsonrpc\":\"2.0\",\"id\":123456789012,"
+            "\"method\":\"ping\"}");
     CHECK(json_is_object(json_object_get(r, "result")));
     CHECK_INT(json_object_size(json_object_get(r, "result")), 0);
     CHECK(json_integer_value(json_object_get(r, "id")) == 123456789012LL);
@@ -296,8 +264,7 @@ static void test_notifications_and_ping(void)
     remem_close(db);
 }
 
-static void test_batches(void)
-{
+static void test_batches(void) {
     remem *db = open_store();
     json_t *r;
     r = rpc(db, NULL,
@@ -307,16 +274,14 @@ static void test_batches(void)
             "17]");
     CHECK(json_is_array(r));
     CHECK_INT(json_array_size(r), 3);
-    CHECK_INT(json_integer_value(json_object_get(json_array_get(r, 0), "id")),
-              1);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(r, 0), "id")), 1);
     CHECK(json_object_get(json_array_get(r, 0), "result") != NULL);
     CHECK_INT(error_code(json_array_get(r, 1)), -32601);
     CHECK_INT(error_code(json_array_get(r, 2)), -32600);
     json_decref(r);
     /* Only notifications: nothing to answer. */
-    CHECK(rpc(db, NULL,
-              "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]")
-          == NULL);
+    CHECK(rpc(db, NULL, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]") ==
+          NULL);
     /* initialize must not be batched. */
     r = rpc(db, NULL,
             "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
@@ -326,32 +291,28 @@ static void test_batches(void)
     remem_close(db);
 }
 
-static void test_tools_list(void)
-{
-    static const char *const want[] = {"remember", "recall", "get", "update",
-                                       "invalidate", "forget",
-                                       "list_namespaces"};
+static void test_tools_list(void) {
+    static const char *const want[] = {"remember", "recall",         "get", "update", "invalidate",
+                                       "forget",   "list_namespaces"};
     remem *db = open_store();
-    json_t *r = rpc(db, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,"
-                              "\"method\":\"tools/list\"}");
+    json_t *r = rpc(db, NULL,
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,"
+                    "\"method\":\"tools/list\"}");
     json_t *list = json_object_get(json_object_get(r, "result"), "tools"), *t;
     size_t i, j;
     CHECK_INT(json_array_size(list), sizeof want / sizeof *want);
     for (j = 0; j < sizeof want / sizeof *want; j++) {
         int found = 0;
         json_array_foreach(list, i, t) {
-            if (strcmp(json_string_value(json_object_get(t, "name")),
-                       want[j]) != 0)
-                continue;
+            if (strcmp(json_string_value(json_object_get(t, "name")), want[j]) != 0) continue;
             found = 1;
             CHECK(json_string_length(json_object_get(t, "description")) > 80);
             json_t *in = json_object_get(t, "inputSchema");
-            CHECK_STR(json_string_value(json_object_get(in, "type")),
-                      "object");
+            CHECK_STR(json_string_value(json_object_get(in, "type")), "object");
             CHECK(json_is_object(json_object_get(in, "properties")));
-            CHECK_STR(json_string_value(json_object_get(
-                          json_object_get(t, "outputSchema"), "type")),
-                      "object");
+            CHECK_STR(
+                json_string_value(json_object_get(json_object_get(t, "outputSchema"), "type")),
+                "object");
             CHECK(json_is_object(json_object_get(t, "annotations")));
         }
         if (!found) fprintf(stderr, "  tool %s missing\n", want[j]);
@@ -359,20 +320,15 @@ static void test_tools_list(void)
     }
     /* recall's profile enum is the engine's list. */
     json_array_foreach(list, i, t) {
-        if (strcmp(json_string_value(json_object_get(t, "name")), "recall"))
-            continue;
-        json_t *props =
-            json_object_get(json_object_get(t, "inputSchema"), "properties");
-        json_t *names = json_object_get(json_object_get(props, "profile"),
-                                        "enum");
+        if (strcmp(json_string_value(json_object_get(t, "name")), "recall")) continue;
+        json_t *props = json_object_get(json_object_get(t, "inputSchema"), "properties");
+        json_t *names = json_object_get(json_object_get(props, "profile"), "enum");
         const char *const *p = remem_profiles();
         size_t n = 0;
-        for (; p[n]; n++)
-            CHECK_STR(json_string_value(json_array_get(names, n)), p[n]);
+        for (; p[n]; n++) CHECK_STR(json_string_value(json_array_get(names, n)), p[n]);
         CHECK_INT(json_array_size(names), n);
         CHECK(n >= 6);
-        json_t *req = json_object_get(json_object_get(t, "inputSchema"),
-                                      "required");
+        json_t *req = json_object_get(json_object_get(t, "inputSchema"), "required");
         CHECK_STR(json_string_value(json_array_get(req, 0)), "query");
     }
     json_decref(r);
@@ -383,20 +339,16 @@ static void test_tools_list(void)
 /* Tools                                                               */
 /* ------------------------------------------------------------------ */
 
-static void test_remember_and_recall(void)
-{
+static void test_remember_and_recall(void) {
     remem *db = open_store();
     char tea[128], deploy[128], ids[1024];
     snprintf(tea, sizeof tea, "%s",
-             remember(db, NULL, "agent:a",
-                      "The user drinks green tea every morning, never coffee",
+             remember(db, NULL, "agent:a", "The user drinks green tea every morning, never coffee",
                       "{\"topic\":\"drinks\"}"));
     snprintf(deploy, sizeof deploy, "%s",
-             remember(db, NULL, "agent:a",
-                      "Production deploys happen on Tuesdays after standup",
+             remember(db, NULL, "agent:a", "Production deploys happen on Tuesdays after standup",
                       "{\"topic\":\"ops\"}"));
-    remember(db, NULL, "agent:a",
-             "The staging database password rotates every thirty days",
+    remember(db, NULL, "agent:a", "The staging database password rotates every thirty days",
              "{\"topic\":\"ops\"}");
     CHECK(tea[0] && deploy[0] && strcmp(tea, deploy) != 0);
 
@@ -405,16 +357,15 @@ static void test_remember_and_recall(void)
                      json_pack("{s:s, s:s}", "ns", "agent:a", "text",
                                "The user drinks green tea every morning, "
                                "never coffee"));
-    CHECK_STR(json_string_value(json_object_get(structured(r), "outcome")),
-              "duplicate");
+    CHECK_STR(json_string_value(json_object_get(structured(r), "outcome")), "duplicate");
     CHECK_STR(json_string_value(json_object_get(structured(r), "id")), tea);
     CHECK_HAS(result_text(r), tea);
     json_decref(r);
 
     r = call(db, NULL, "recall",
              json_pack("{s:s, s:s, s:i}", "query",
-                       "what does the user drink in the morning, green tea?",
-                       "ns", "agent:a", "k", 2));
+                       "what does the user drink in the morning, green tea?", "ns", "agent:a", "k",
+                       2));
     CHECK(r && !is_error(r));
     hit_ids(r, ids, sizeof ids);
     CHECK(strncmp(ids, tea, strlen(tea)) == 0);
@@ -426,8 +377,7 @@ static void test_remember_and_recall(void)
     CHECK(json_is_number(json_object_get(comp, "lexical")));
     CHECK(json_is_number(json_object_get(comp, "recency")));
     CHECK(json_is_number(json_object_get(comp, "importance")));
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(hit0, "metadata"), "topic")),
+    CHECK_STR(json_string_value(json_object_get(json_object_get(hit0, "metadata"), "topic")),
               "drinks");
     CHECK(json_is_array(json_object_get(comp, "lanes")));
     CHECK(json_is_number(json_object_get(comp, "context")));
@@ -439,9 +389,8 @@ static void test_remember_and_recall(void)
 
     /* A filter narrows: only ops memories, the deploy one first. */
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:[s], s:{s:s}}", "query",
-                       "when do production deploys happen", "namespaces",
-                       "agent:a", "filter", "topic", "ops"));
+             json_pack("{s:s, s:[s], s:{s:s}}", "query", "when do production deploys happen",
+                       "namespaces", "agent:a", "filter", "topic", "ops"));
     hit_ids(r, ids, sizeof ids);
     CHECK(strncmp(ids, deploy, strlen(deploy)) == 0);
     CHECK(strstr(ids, tea) == NULL);
@@ -449,15 +398,14 @@ static void test_remember_and_recall(void)
 
     /* The filter may also come as JSON text. */
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s, s:s}", "query", "green tea", "ns",
-                       "agent:a", "filter", "{\"topic\": \"drinks\"}"));
+             json_pack("{s:s, s:s, s:s}", "query", "green tea", "ns", "agent:a", "filter",
+                       "{\"topic\": \"drinks\"}"));
     CHECK_INT(json_integer_value(json_object_get(structured(r), "count")), 1);
     json_decref(r);
     remem_close(db);
 }
 
-static void test_tool_argument_errors(void)
-{
+static void test_tool_argument_errors(void) {
     remem *db = open_store();
     json_t *r;
     r = call(db, NULL, "remember", json_pack("{s:s}", "text", "no namespace"));
@@ -466,8 +414,7 @@ static void test_tool_argument_errors(void)
     CHECK(structured(r) == NULL);
     json_decref(r);
     r = call(db, NULL, "remember",
-             json_pack("{s:s, s:s, s:f}", "ns", "a", "text", "x",
-                       "importance", 2.0));
+             json_pack("{s:s, s:s, s:f}", "ns", "a", "text", "x", "importance", 2.0));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "importance");
     json_decref(r);
@@ -480,13 +427,11 @@ static void test_tool_argument_errors(void)
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "'query'");
     json_decref(r);
-    r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s, s:i}", "query", "q", "ns", "a", "k", 0));
+    r = call(db, NULL, "recall", json_pack("{s:s, s:s, s:i}", "query", "q", "ns", "a", "k", 0));
     CHECK(is_error(r));
     json_decref(r);
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s, s:[i]}", "query", "q", "ns", "a",
-                       "namespaces", 3));
+             json_pack("{s:s, s:s, s:[i]}", "query", "q", "ns", "a", "namespaces", 3));
     CHECK(is_error(r));
     json_decref(r);
     /* Nothing was written by any of these. */
@@ -499,53 +444,44 @@ static void test_tool_argument_errors(void)
     remem_close(db);
 }
 
-static void test_malformed_filter(void)
-{
+static void test_malformed_filter(void) {
     remem *db = open_store();
     remember(db, NULL, "agent:a", "something to find", NULL);
     json_t *r = call(db, NULL, "recall",
-                     json_pack("{s:s, s:s, s:{s:{s:s}}}", "query", "find",
-                               "ns", "agent:a", "filter", "kind", "$regexx",
-                               "x"));
+                     json_pack("{s:s, s:s, s:{s:{s:s}}}", "query", "find", "ns", "agent:a",
+                               "filter", "kind", "$regexx", "x"));
     CHECK(r != NULL);
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "$regexx");
     CHECK_HAS(result_text(r), "REMEM_EFILTER");
     json_decref(r);
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s, s:s}", "query", "find", "ns", "agent:a",
-                       "filter", "{not json"));
+             json_pack("{s:s, s:s, s:s}", "query", "find", "ns", "agent:a", "filter", "{not json"));
     CHECK(is_error(r));
     json_decref(r);
     remem_close(db);
 }
 
-static void test_update_get_invalidate_forget(void)
-{
+static void test_update_get_invalidate_forget(void) {
     remem *db = open_store();
     char a[128], b[128], c[128], ids[1024];
     json_t *r;
-    snprintf(a, sizeof a, "%s",
-             remember(db, NULL, "n", "The build server is called hopper", NULL));
+    snprintf(a, sizeof a, "%s", remember(db, NULL, "n", "The build server is called hopper", NULL));
     snprintf(b, sizeof b, "%s",
-             remember(db, NULL, "n", "Lunch is served at noon in the atrium",
-                      NULL));
+             remember(db, NULL, "n", "Lunch is served at noon in the atrium", NULL));
     snprintf(c, sizeof c, "%s",
-             remember(db, NULL, "n", "The office wifi password is on the fridge",
-                      NULL));
+             remember(db, NULL, "n", "The office wifi password is on the fridge", NULL));
 
     r = call(db, NULL, "update",
-             json_pack("{s:s, s:s, s:s, s:f, s:{s:i}}", "ns", "n", "id", a,
-                       "text", "The build server was renamed to lovelace",
-                       "importance", 0.8, "metadata", "rev", 2));
+             json_pack("{s:s, s:s, s:s, s:f, s:{s:i}}", "ns", "n", "id", a, "text",
+                       "The build server was renamed to lovelace", "importance", 0.8, "metadata",
+                       "rev", 2));
     CHECK(r && !is_error(r));
     json_t *m = json_object_get(structured(r), "memory");
     CHECK_STR(json_string_value(json_object_get(m, "text")),
               "The build server was renamed to lovelace");
     CHECK_NEAR(json_number_value(json_object_get(m, "importance")), 0.8, 1e-9);
-    CHECK_INT(json_integer_value(
-                  json_object_get(json_object_get(m, "metadata"), "rev")),
-              2);
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(m, "metadata"), "rev")), 2);
     CHECK_HAS(result_text(r), "lovelace");
     json_decref(r);
 
@@ -554,33 +490,29 @@ static void test_update_get_invalidate_forget(void)
     CHECK_HAS(result_text(r), "nothing to update");
     json_decref(r);
     r = call(db, NULL, "update",
-             json_pack("{s:s, s:s, s:s}", "ns", "n", "id", "no-such-id",
-                       "text", "x"));
+             json_pack("{s:s, s:s, s:s}", "ns", "n", "id", "no-such-id", "text", "x"));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "REMEM_ENOTFOUND");
     json_decref(r);
 
     r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(structured(r), "memory"), "text")),
+    CHECK_STR(json_string_value(json_object_get(json_object_get(structured(r), "memory"), "text")),
               "The build server was renamed to lovelace");
     json_decref(r);
 
     /* Invalidate: out of recall, back with include_invalid. */
     r = call(db, NULL, "invalidate",
-             json_pack("{s:s, s:s, s:s}", "ns", "n", "id", b, "reason",
-                       "lunch moved"));
+             json_pack("{s:s, s:s, s:s}", "ns", "n", "id", b, "reason", "lunch moved"));
     CHECK(r && !is_error(r));
     CHECK(json_is_true(json_object_get(structured(r), "invalidated")));
     json_decref(r);
-    r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s}", "query", "lunch atrium noon", "ns", "n"));
+    r = call(db, NULL, "recall", json_pack("{s:s, s:s}", "query", "lunch atrium noon", "ns", "n"));
     hit_ids(r, ids, sizeof ids);
     CHECK(strstr(ids, b) == NULL);
     json_decref(r);
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s, s:b}", "query", "lunch atrium noon", "ns",
-                       "n", "include_invalid", 1));
+             json_pack("{s:s, s:s, s:b}", "query", "lunch atrium noon", "ns", "n",
+                       "include_invalid", 1));
     hit_ids(r, ids, sizeof ids);
     CHECK(strstr(ids, b) != NULL);
     json_decref(r);
@@ -591,20 +523,17 @@ static void test_update_get_invalidate_forget(void)
     CHECK(json_is_false(json_object_get(structured(r), "purged")));
     json_decref(r);
     r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
-    CHECK_STR(json_string_value(json_object_get(
-                  json_object_get(structured(r), "memory"), "tier")),
+    CHECK_STR(json_string_value(json_object_get(json_object_get(structured(r), "memory"), "tier")),
               "archived");
     json_decref(r);
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:s}", "query", "build server lovelace", "ns",
-                       "n"));
+             json_pack("{s:s, s:s}", "query", "build server lovelace", "ns", "n"));
     hit_ids(r, ids, sizeof ids);
     CHECK(strstr(ids, a) == NULL);
     json_decref(r);
 
     /* Purge deletes for good. */
-    r = call(db, NULL, "forget",
-             json_pack("{s:s, s:s, s:b}", "ns", "n", "id", c, "purge", 1));
+    r = call(db, NULL, "forget", json_pack("{s:s, s:s, s:b}", "ns", "n", "id", c, "purge", 1));
     CHECK(json_is_true(json_object_get(structured(r), "purged")));
     json_decref(r);
     r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", c));
@@ -614,8 +543,7 @@ static void test_update_get_invalidate_forget(void)
     remem_close(db);
 }
 
-static void test_list_namespaces(void)
-{
+static void test_list_namespaces(void) {
     remem *db = open_store();
     remember(db, NULL, "agent:x", "one", NULL);
     remember(db, NULL, "agent:x", "two", NULL);
@@ -644,8 +572,7 @@ static void test_list_namespaces(void)
 
 /* The test's policy: "team:*" read and write, "shared" read only,
  * "boss" everything; nothing else. */
-static int policy(void *ctx, const char *ns, int right)
-{
+static int policy(void *ctx, const char *ns, int right) {
     int *calls = ctx;
     (*calls)++;
     if (strncmp(ns, "team:", 5) == 0) return right & (MCP_READ | MCP_WRITE);
@@ -654,8 +581,7 @@ static int policy(void *ctx, const char *ns, int right)
     return 0;
 }
 
-static void test_access_control(void)
-{
+static void test_access_control(void) {
     remem *db = open_store();
     int calls = 0;
     mcp_access acc = {policy, &calls};
@@ -664,31 +590,25 @@ static void test_access_control(void)
 
     /* Seed with full rights. */
     snprintf(secret, sizeof secret, "%s",
-             remember(db, NULL, "private", "the launch code is 0000 banana",
-                      NULL));
-    remember(db, NULL, "shared", "banana bread recipe uses three bananas",
-             NULL);
+             remember(db, NULL, "private", "the launch code is 0000 banana", NULL));
+    remember(db, NULL, "shared", "banana bread recipe uses three bananas", NULL);
     snprintf(team, sizeof team, "%s",
-             remember(db, &acc, "team:a", "banana supplier is in Ecuador",
-                      NULL));
+             remember(db, &acc, "team:a", "banana supplier is in Ecuador", NULL));
     CHECK(team[0] != 0);
     CHECK(calls > 0);
 
     /* Writes outside the policy fail and write nothing. */
-    r = call(db, &acc, "remember",
-             json_pack("{s:s, s:s}", "ns", "shared", "text", "graffiti"));
+    r = call(db, &acc, "remember", json_pack("{s:s, s:s}", "ns", "shared", "text", "graffiti"));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "access denied");
     CHECK_HAS(result_text(r), "shared");
     json_decref(r);
-    r = call(db, &acc, "remember",
-             json_pack("{s:s, s:s}", "ns", "private", "text", "graffiti"));
+    r = call(db, &acc, "remember", json_pack("{s:s, s:s}", "ns", "private", "text", "graffiti"));
     CHECK(is_error(r));
     json_decref(r);
     r = call(db, NULL, "recall",
-             json_pack("{s:s, s:[s,s], s:b}", "query", "graffiti",
-                       "namespaces", "shared", "private", "include_invalid",
-                       1));
+             json_pack("{s:s, s:[s,s], s:b}", "query", "graffiti", "namespaces", "shared",
+                       "private", "include_invalid", 1));
     CHECK(r && !is_error(r));
     CHECK(strstr(result_text(r), "graffiti\n") == NULL);
     json_decref(r);
@@ -699,26 +619,22 @@ static void test_access_control(void)
     remem_free(counts);
 
     /* Reads of a forbidden namespace fail, alone or among allowed ones. */
-    r = call(db, &acc, "recall",
-             json_pack("{s:s, s:s}", "query", "launch code", "ns", "private"));
+    r = call(db, &acc, "recall", json_pack("{s:s, s:s}", "query", "launch code", "ns", "private"));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "private");
     CHECK(strstr(result_text(r), "banana") == NULL);
     json_decref(r);
     r = call(db, &acc, "recall",
-             json_pack("{s:s, s:[s,s]}", "query", "banana", "namespaces",
-                       "team:a", "private"));
+             json_pack("{s:s, s:[s,s]}", "query", "banana", "namespaces", "team:a", "private"));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "get",
-             json_pack("{s:s, s:s}", "ns", "private", "id", secret));
+    r = call(db, &acc, "get", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
     CHECK(is_error(r));
     CHECK(strstr(result_text(r), "0000") == NULL);
     json_decref(r);
 
     /* No namespace named: every readable one, and only those. */
-    r = call(db, &acc, "recall",
-             json_pack("{s:s, s:i}", "query", "banana launch code", "k", 10));
+    r = call(db, &acc, "recall", json_pack("{s:s, s:i}", "query", "banana launch code", "k", 10));
     CHECK(r && !is_error(r));
     hit_ids(r, ids, sizeof ids);
     CHECK(strstr(ids, secret) == NULL);
@@ -734,26 +650,21 @@ static void test_access_control(void)
 
     /* Changes need write; purge needs admin. */
     r = call(db, &acc, "update",
-             json_pack("{s:s, s:s, s:f}", "ns", "private", "id", secret,
-                       "importance", 0.1));
+             json_pack("{s:s, s:s, s:f}", "ns", "private", "id", secret, "importance", 0.1));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "invalidate",
-             json_pack("{s:s, s:s}", "ns", "private", "id", secret));
+    r = call(db, &acc, "invalidate", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "forget",
-             json_pack("{s:s, s:s}", "ns", "private", "id", secret));
+    r = call(db, &acc, "forget", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
     CHECK(is_error(r));
     json_decref(r);
     r = call(db, &acc, "forget",
-             json_pack("{s:s, s:s, s:b}", "ns", "team:a", "id", team, "purge",
-                       1));
+             json_pack("{s:s, s:s, s:b}", "ns", "team:a", "id", team, "purge", 1));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "admin");
     json_decref(r);
-    r = call(db, &acc, "forget",
-             json_pack("{s:s, s:s}", "ns", "team:a", "id", team));
+    r = call(db, &acc, "forget", json_pack("{s:s, s:s}", "ns", "team:a", "id", team));
     CHECK(r && !is_error(r));
     json_decref(r);
 
@@ -770,8 +681,7 @@ static void test_access_control(void)
     remem_close(db);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_parse_error);
     RUN(test_invalid_requests);

@@ -417,8 +417,10 @@ static void test_folder_rules(void) {
     CHECK_STR(out, "/home/u/.cache/remem/models/all-MiniLM-L6-v2");
     CHECK_INT(minilm_resolve_dir("/given", out, sizeof out, err, sizeof err), 0);
     CHECK_STR(out, "/given");
-    if (home) setenv("HOME", home, 1);
-    else unsetenv("HOME");
+    if (home)
+        setenv("HOME", home, 1);
+    else
+        unsetenv("HOME");
     free(home);
     rmdir(tmpdir);
 }
@@ -521,7 +523,10 @@ static void test_real_weights_reference(void) {
     for (int i = 0; i < 5; i++) CHECK_NEAR(v[i], hw[i], 1e-3);
 
     /* Mean pooled, not normalised (spring-ai, 5 decimals). */
-    struct { const char *text; float first, last; } pooled[] = {
+    struct {
+        const char *text;
+        float first, last;
+    } pooled[] = {
         {"Hello world", -0.19744634628295898f, 0.17298996448516846f},
         {"World is big", 0.4293745160102844f, 0.05501303821802139f},
     };
@@ -547,8 +552,8 @@ static void test_real_weights_reference(void) {
              root ? root : ".");
     CHECK_INT(read_snap(snap, want, 384 * 7), 384 * 7);
     float pooled_unused[384];
-    CHECK_INT(minilm_pooled(&view, "What is Deep Learning?", pooled_unused, got, err,
-                            sizeof err), 0);
+    CHECK_INT(minilm_pooled(&view, "What is Deep Learning?", pooled_unused, got, err, sizeof err),
+              0);
     for (int t = 0; t < 7; t++) CHECK(cosine(got + t * 384, want + t * 384, 384) > 0.999);
 
     snprintf(snap, sizeof snap, "%s/tests/data/minilm/real/bert_batch.snap", root ? root : ".");

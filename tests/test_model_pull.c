@@ -153,8 +153,8 @@ static void rm_rf(const char *dir) {
 }
 
 static void test_pull(void) {
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
-                                            serve, NULL, MHD_OPTION_END);
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve,
+                                            NULL, MHD_OPTION_END);
     CHECK(d != NULL);
     if (!d) return;
     int port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
@@ -247,8 +247,7 @@ static void test_pull(void) {
     other[64] = 0;
     const char *other_sums[3] = {other, NULL, NULL};
     snprintf(url, sizeof url, "%s/good", base);
-    CHECK_INT(remem_model_pull(dir, url, other_sums, NULL, NULL, err, sizeof err),
-              REMEM_ECORRUPT);
+    CHECK_INT(remem_model_pull(dir, url, other_sums, NULL, NULL, err, sizeof err), REMEM_ECORRUPT);
     CHECK(!exists(dir, ".remem-part-model.safetensors-99999"));
     CHECK_INT(stray_files(dir), 0);
     CHECK_INT(minilm_marker_ok(dir, why, sizeof why), 1);

@@ -95,13 +95,21 @@ static void test_memory_fields(void) {
 
 static void test_times(void) {
     remem_memory m = sample_memory();
-    const int64_t fixed[] = {0, 1, -1, 999, -999, -1000, -1001, 86399999, 86400000,
-                             951782400000LL,     /* 2000-02-29 */
-                             -62135596800000LL,  /* 0001-01-01 */
-                             -62135596800001LL,  /* just before */
-                             253402300799999LL,  /* 9999-12-31T23:59:59.999 */
-                             253402300800000LL,  /* 10000-01-01 */
-                             -2208988800000LL};  /* 1900-01-01 */
+    const int64_t fixed[] = {0,
+                             1,
+                             -1,
+                             999,
+                             -999,
+                             -1000,
+                             -1001,
+                             86399999,
+                             86400000,
+                             951782400000LL,    /* 2000-02-29 */
+                             -62135596800000LL, /* 0001-01-01 */
+                             -62135596800001LL, /* just before */
+                             253402300799999LL, /* 9999-12-31T23:59:59.999 */
+                             253402300800000LL, /* 10000-01-01 */
+                             -2208988800000LL}; /* 1900-01-01 */
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         m.created_at = m.updated_at = fixed[i];
         check_memory(&m);
@@ -131,11 +139,12 @@ static void check_real(double v) {
 }
 
 static void test_reals(void) {
-    const double fixed[] = {0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 0.7, 1e-4, 9.9999995e-5,
-                            1e-5, 0.00012345678, 1234567.0, 12345678.0, 9999999.5,
-                            9999999.4, 99999995.0, 1e7, 1e16, 1e22, 1e100, -1e-300,
-                            DBL_MIN, DBL_MAX, 5e-324, 1.0000005, 2.5e-7, 0.30000001,
-                            NAN, INFINITY, -INFINITY};
+    const double fixed[] = {0.0,           -0.0,       1.0,        -1.0,         0.5,
+                            0.1,           0.7,        1e-4,       9.9999995e-5, 1e-5,
+                            0.00012345678, 1234567.0,  12345678.0, 9999999.5,    9999999.4,
+                            99999995.0,    1e7,        1e16,       1e22,         1e100,
+                            -1e-300,       DBL_MIN,    DBL_MAX,    5e-324,       1.0000005,
+                            2.5e-7,        0.30000001, NAN,        INFINITY,     -INFINITY};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) check_real(fixed[i]);
     /* Every power of ten in range and its neighbours. */
     for (int e = -320; e <= 308; e++) {

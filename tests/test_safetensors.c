@@ -18,8 +18,7 @@
 #include "test.h"
 
 /* A file: 8-byte length, the header text, then data. Caller frees. */
-static unsigned char *build(const char *header, const void *data, size_t data_len,
-                            size_t *len) {
+static unsigned char *build(const char *header, const void *data, size_t data_len, size_t *len) {
     size_t h = strlen(header);
     *len = 8 + h + data_len;
     unsigned char *buf = malloc(*len ? *len : 1);
@@ -30,8 +29,7 @@ static unsigned char *build(const char *header, const void *data, size_t data_le
 }
 
 /* Open header+data and expect failure with a message containing want. */
-static void expect_error(const char *header, const void *data, size_t data_len,
-                         const char *want) {
+static void expect_error(const char *header, const void *data, size_t data_len, const char *want) {
     size_t len;
     unsigned char *buf = build(header, data, data_len, &len);
     st_file *f = NULL;
@@ -53,13 +51,12 @@ static void test_reads_each_dtype(void) {
     memcpy(data + 28, bf16, 4);
     const int64_t i64 = 7;
     memcpy(data + 32, &i64, 8);
-    const char *header =
-        "{\"__metadata__\":{\"format\":\"pt\"},"
-        "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
-        "\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[24,28]},"
-        "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[28,32]},"
-        "\"i\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[32,40]},"
-        "\"empty\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[40,40]}}";
+    const char *header = "{\"__metadata__\":{\"format\":\"pt\"},"
+                         "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+                         "\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[24,28]},"
+                         "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[28,32]},"
+                         "\"i\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[32,40]},"
+                         "\"empty\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[40,40]}}";
     size_t len;
     unsigned char *buf = build(header, data, sizeof data, &len);
     st_file *f = NULL;
@@ -101,7 +98,7 @@ static void test_half_precision(void) {
     CHECK_NEAR(st_f16_to_f32(0x7bff), 65504, 0);
     CHECK_NEAR(st_f16_to_f32(0x0001), ldexp(1, -24), 0); /* smallest subnormal */
     CHECK_NEAR(st_f16_to_f32(0x03ff), ldexp(1023, -24), 0);
-    CHECK_NEAR(st_f16_to_f32(0x0400), ldexp(1, -14), 0);  /* smallest normal */
+    CHECK_NEAR(st_f16_to_f32(0x0400), ldexp(1, -14), 0); /* smallest normal */
     CHECK(isinf(st_f16_to_f32(0x7c00)) && st_f16_to_f32(0x7c00) > 0);
     CHECK(isinf(st_f16_to_f32(0xfc00)) && st_f16_to_f32(0xfc00) < 0);
     CHECK(isnan(st_f16_to_f32(0x7e00)));
@@ -161,8 +158,8 @@ static void test_files(void) {
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     size_t len;
-    unsigned char *buf = build("{\"w\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}",
-                               DATA, 24, &len);
+    unsigned char *buf =
+        build("{\"w\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}", DATA, 24, &len);
     CHECK_INT(write(fd, buf, len), (long long)len);
     close(fd);
     st_file *f = NULL;
@@ -227,8 +224,8 @@ static void add(tiny *t, const char *name, int d0, int d1, float value) {
     t->hlen += (size_t)snprintf(t->header + t->hlen, sizeof t->header - t->hlen,
                                 "%s\"bert.%s\":{\"dtype\":\"F32\",\"shape\":[%d%s%.0d],"
                                 "\"data_offsets\":[%zu,%zu]}",
-                                t->hlen > 1 ? "," : "", name, d0, d1 ? "," : "", d1,
-                                t->n * 4, (t->n + count) * 4);
+                                t->hlen > 1 ? "," : "", name, d0, d1 ? "," : "", d1, t->n * 4,
+                                (t->n + count) * 4);
     for (size_t i = 0; i < count; i++) t->data[t->n++] = value * (float)((i % 7) + 1) / 7;
 }
 

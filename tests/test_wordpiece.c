@@ -13,12 +13,11 @@
 #include "remem.h"
 #include "test.h"
 
-static const char VOCAB[] =
-    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n" /* 0-4 */
-    "un\n##aff\n##able\n##a\n##b\n"         /* 5-9 */
-    "a\nb\ncafe\n!\n,\n"                   /* 10-14 */
-    "hello\n##llo\nhe\n東\n京\n"            /* 15-19 */
-    "$\n.\n##s\nab\nœ\n";                  /* 20-24 */
+static const char VOCAB[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n" /* 0-4 */
+                            "un\n##aff\n##able\n##a\n##b\n"        /* 5-9 */
+                            "a\nb\ncafe\n!\n,\n"                   /* 10-14 */
+                            "hello\n##llo\nhe\n東\n京\n"           /* 15-19 */
+                            "$\n.\n##s\nab\nœ\n";                  /* 20-24 */
 
 static wp_vocab *vocab(void) {
     wp_vocab *v = NULL;
@@ -40,9 +39,9 @@ static int same(wp_vocab *v, const char *text, size_t len, const int32_t *want, 
     }
     return ok;
 }
-#define SAME(v, text, ...)                                                      \
-    do {                                                                        \
-        const int32_t want_[] = {__VA_ARGS__};                                  \
+#define SAME(v, text, ...)                                                       \
+    do {                                                                         \
+        const int32_t want_[] = {__VA_ARGS__};                                   \
         CHECK(same(v, text, strlen(text), want_, sizeof want_ / sizeof *want_)); \
     } while (0)
 #define SAME_NONE(v, text) CHECK(same(v, text, strlen(text), NULL, 0))
@@ -64,11 +63,11 @@ static void test_greedy_longest_match(void) {
     wp_vocab *v = vocab();
     if (!v) return;
     SAME(v, "unaffable", 5, 6, 7);
-    SAME(v, "ab", 23);         /* the whole word wins over a + ##b */
-    SAME(v, "aba", 23, 8);     /* longest first piece, then ##a */
+    SAME(v, "ab", 23);     /* the whole word wins over a + ##b */
+    SAME(v, "aba", 23, 8); /* longest first piece, then ##a */
     SAME(v, "hello", 15);
     SAME(v, "hellos", 15, 22);
-    SAME(v, "unx", 1);         /* "un" then nothing for "x": the whole word is [UNK] */
+    SAME(v, "unx", 1); /* "un" then nothing for "x": the whole word is [UNK] */
     SAME(v, "a unx b", 10, 1, 11);
     wp_vocab_free(v);
 }
@@ -76,18 +75,33 @@ static void test_greedy_longest_match(void) {
 static void test_normalisation(void) {
     wp_vocab *v = vocab();
     if (!v) return;
-    SAME(v, "CAFÉ", 12);                    /* lowercase, accent stripped */
-    SAME(v, "Cafe\xcc\x81", 12);             /* decomposed accent too */
-    SAME(v, "HeLLo, a!", 15, 14, 10, 13);    /* punctuation splits */
-    SAME(v, "東京", 18, 19);                 /* each ideograph is a word */
+    SAME(v, "CAFÉ", 12);                  /* lowercase, accent stripped */
+    SAME(v, "Cafe\xcc\x81", 12);          /* decomposed accent too */
+    SAME(v, "HeLLo, a!", 15, 14, 10, 13); /* punctuation splits */
+    SAME(v, "東京", 18, 19);              /* each ideograph is a word */
     SAME(v, "a東b", 10, 18, 11);
-    SAME(v, "$a.", 20, 10, 21);               /* $ counts as punctuation */
-    SAME(v, "a\tb\nab\r\xe3\x80\x80" "a", 10, 11, 23, 10); /* ideographic space */
-    SAME(v, "a\xc2\xa0" "b", 10, 11);          /* no-break space separates */
-    SAME(v, "a\xe2\x80\xa8" "b", 10, 11);      /* line separator too */
-    SAME(v, "c\x07" "afe", 12);               /* a control character vanishes */
-    SAME(v, "ca\xe2\x80\x8b" "fe", 12);       /* so does a zero-width space (Cf) */
-    SAME(v, "\xc5\x92", 24);                  /* Œ lowercases to œ, no decomposition */
+    SAME(v, "$a.", 20, 10, 21); /* $ counts as punctuation */
+    SAME(v,
+         "a\tb\nab\r\xe3\x80\x80"
+         "a",
+         10, 11, 23, 10); /* ideographic space */
+    SAME(v,
+         "a\xc2\xa0"
+         "b",
+         10, 11); /* no-break space separates */
+    SAME(v,
+         "a\xe2\x80\xa8"
+         "b",
+         10, 11); /* line separator too */
+    SAME(v,
+         "c\x07"
+         "afe",
+         12); /* a control character vanishes */
+    SAME(v,
+         "ca\xe2\x80\x8b"
+         "fe",
+         12);                /* so does a zero-width space (Cf) */
+    SAME(v, "\xc5\x92", 24); /* Œ lowercases to œ, no decomposition */
     SAME_NONE(v, "");
     SAME_NONE(v, " \t\n ");
     SAME_NONE(v, "\x01\x02");
@@ -99,7 +113,7 @@ static void test_special_tokens_verbatim(void) {
     if (!v) return;
     SAME(v, "a[SEP]b", 10, 3, 11);
     SAME(v, "[MASK] [PAD]", 4, 0);
-    SAME(v, "[sep]", 1, 1, 1);  /* lowercase is not special: [ sep ] -> three [UNK] */
+    SAME(v, "[sep]", 1, 1, 1); /* lowercase is not special: [ sep ] -> three [UNK] */
     wp_vocab_free(v);
 }
 
@@ -149,7 +163,9 @@ static void test_truncation(void) {
 static void test_invalid_utf8(void) {
     wp_vocab *v = vocab();
     if (!v) return;
-    const char bad[] = "a\xff" "b \xe2\x82 ab \xed\xa0\x80 \xc0\x80" "a \xf4\x90\x80\x80";
+    const char bad[] = "a\xff"
+                       "b \xe2\x82 ab \xed\xa0\x80 \xc0\x80"
+                       "a \xf4\x90\x80\x80";
     const int32_t want[] = {23, 23, 10};
     CHECK(same(v, bad, sizeof bad - 1, want, 3)); /* invalid bytes dropped */
     /* A NUL inside the buffer is a control character: dropped, not an end. */
@@ -201,8 +217,7 @@ static void test_vocab_errors(void) {
     const char nul[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\0b\n";
     CHECK_INT(wp_vocab_load(nul, sizeof nul - 1, &v, err, sizeof err), REMEM_ECORRUPT);
     CHECK_HAS(err, "NUL byte on line 5");
-    CHECK_INT(wp_vocab_load_file("/nonexistent/vocab.txt", &v, err, sizeof err),
-              REMEM_ENOTFOUND);
+    CHECK_INT(wp_vocab_load_file("/nonexistent/vocab.txt", &v, err, sizeof err), REMEM_ENOTFOUND);
     CHECK_HAS(err, "/nonexistent/vocab.txt");
 }
 

@@ -22,8 +22,8 @@ struct embedder {
      * L2-normalised; an all-zero row for a text with no features).
      * Returns 0 or a REMEM_E* status with err filled; out is then
      * unspecified. */
-    int (*embed)(embedder *e, const char *const *texts, size_t n, float *out,
-                 char *err, size_t errcap);
+    int (*embed)(embedder *e, const char *const *texts, size_t n, float *out, char *err,
+                 size_t errcap);
     void (*destroy)(embedder *e); /* frees e itself */
     void *state;
 };
@@ -42,13 +42,11 @@ typedef struct embed_config {
     const char *model_dir; /* minilm: folder with model.safetensors, vocab.txt, config.json */
 } embed_config;
 
-int embed_hash_create(const embed_config *cfg, embedder **out, char *err,
-                      size_t errcap);
+int embed_hash_create(const embed_config *cfg, embedder **out, char *err, size_t errcap);
 /* The http embedder (src/embed/http.c) needs cfg->url and cfg->model. With
  * cfg->dim 0 it learns the dimension by embedding "remem" once, so creation
  * then fails if the server cannot be reached. */
-int embed_http_create(const embed_config *cfg, embedder **out, char *err,
-                      size_t errcap);
+int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t errcap);
 
 /* The hash embedder's word analysis (src/embed/hash.c), for tests and for
  * callers who want the same terms: words are runs of Unicode letters, marks
@@ -58,13 +56,11 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err,
  * be NULL) for each term in order; term is NUL-terminated and valid only
  * during the call. text may be NULL. Returns the number of terms. Pure and
  * thread-safe. */
-size_t embed_hash_terms(const char *text,
-                        void (*fn)(const char *term, size_t len, void *ctx),
+size_t embed_hash_terms(const char *text, void (*fn)(const char *term, size_t len, void *ctx),
                         void *ctx);
 
 /* Defined by the minilm embedder (src/embed/minilm/minilm.c). */
-int embed_minilm_create(const embed_config *cfg, embedder **out, char *err,
-                        size_t errcap);
+int embed_minilm_create(const embed_config *cfg, embedder **out, char *err, size_t errcap);
 /* 1 when model_dir (NULL: the default folder) holds a verified MiniLM model. */
 int embed_minilm_available(const char *model_dir, char *why, size_t whycap);
 

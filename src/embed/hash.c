@@ -95,23 +95,25 @@ static const uint64_t SEED_PAIR = 0x72656d656d000003ull;
 /* Sorted (strcmp order): looked up with bsearch. Contractions appear
  * without their apostrophe, as the tokeniser leaves them. */
 static const char *const STOPWORDS[] = {
-    "a", "about", "above", "after", "again", "against", "all", "also", "am",
-    "an", "and", "any", "are", "aren", "arent", "as", "at", "be", "because",
-    "been", "before", "being", "below", "between", "both", "but", "by", "can",
-    "cant", "could", "couldnt", "did", "didnt", "do", "does", "doesnt",
-    "doing", "dont", "down", "during", "each", "even", "ever", "few", "for",
-    "from", "further", "had", "hadnt", "has", "hasnt", "have", "havent",
-    "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
-    "how", "i", "if", "in", "into", "is", "isnt", "it", "its", "itself",
-    "just", "me", "more", "most", "much", "my", "myself", "no", "nor", "not",
-    "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-    "ourselves", "out", "over", "own", "same", "shall", "she", "should",
-    "shouldnt", "so", "some", "such", "than", "that", "the", "their",
-    "theirs", "them", "themselves", "then", "there", "these", "they", "this",
-    "those", "through", "to", "too", "under", "until", "up", "us", "very",
-    "was", "wasnt", "we", "were", "werent", "what", "when", "where", "which",
-    "while", "who", "whom", "why", "will", "with", "wont", "would", "wouldnt",
-    "you", "your", "yours", "yourself", "yourselves",
+    "a",     "about",  "above",    "after",      "again",     "against", "all",        "also",
+    "am",    "an",     "and",      "any",        "are",       "aren",    "arent",      "as",
+    "at",    "be",     "because",  "been",       "before",    "being",   "below",      "between",
+    "both",  "but",    "by",       "can",        "cant",      "could",   "couldnt",    "did",
+    "didnt", "do",     "does",     "doesnt",     "doing",     "dont",    "down",       "during",
+    "each",  "even",   "ever",     "few",        "for",       "from",    "further",    "had",
+    "hadnt", "has",    "hasnt",    "have",       "havent",    "having",  "he",         "her",
+    "here",  "hers",   "herself",  "him",        "himself",   "his",     "how",        "i",
+    "if",    "in",     "into",     "is",         "isnt",      "it",      "its",        "itself",
+    "just",  "me",     "more",     "most",       "much",      "my",      "myself",     "no",
+    "nor",   "not",    "now",      "of",         "off",       "on",      "once",       "only",
+    "or",    "other",  "our",      "ours",       "ourselves", "out",     "over",       "own",
+    "same",  "shall",  "she",      "should",     "shouldnt",  "so",      "some",       "such",
+    "than",  "that",   "the",      "their",      "theirs",    "them",    "themselves", "then",
+    "there", "these",  "they",     "this",       "those",     "through", "to",         "too",
+    "under", "until",  "up",       "us",         "very",      "was",     "wasnt",      "we",
+    "were",  "werent", "what",     "when",       "where",     "which",   "while",      "who",
+    "whom",  "why",    "will",     "with",       "wont",      "would",   "wouldnt",    "you",
+    "your",  "yours",  "yourself", "yourselves",
 };
 
 enum { STOPWORD_MAX = 10 }; /* the longest: "yourselves" */
@@ -136,8 +138,8 @@ static int compare_stopword(const void *key, const void *elem) {
 static int is_stopword(const char *w, size_t len) {
     if (len > STOPWORD_MAX) return 0;
     word_key k = {w, len};
-    return bsearch(&k, STOPWORDS, sizeof STOPWORDS / sizeof *STOPWORDS,
-                   sizeof *STOPWORDS, compare_stopword) != NULL;
+    return bsearch(&k, STOPWORDS, sizeof STOPWORDS / sizeof *STOPWORDS, sizeof *STOPWORDS,
+                   compare_stopword) != NULL;
 }
 
 static int is_vowel(char c) {
@@ -170,8 +172,8 @@ static size_t stem(char *w, size_t len) {
     } else if (len > 4 && (ENDS_WITH(w, len, "xes") || ENDS_WITH(w, len, "zes") ||
                            ENDS_WITH(w, len, "ches") || ENDS_WITH(w, len, "shes"))) {
         len -= 2;
-    } else if (len > 3 && w[len - 1] == 's' && w[len - 2] != 's' &&
-               w[len - 2] != 'u' && w[len - 2] != 'i') {
+    } else if (len > 3 && w[len - 1] == 's' && w[len - 2] != 's' && w[len - 2] != 'u' &&
+               w[len - 2] != 'i') {
         len -= 1;
     }
 
@@ -193,8 +195,8 @@ static size_t stem(char *w, size_t len) {
     }
     if (len == before) {
         if (len >= 4 && w[len - 1] == 'e') len--;
-    } else if (len >= 3 && w[len - 1] == w[len - 2] && !is_vowel(w[len - 1]) &&
-               w[len - 1] != 'l' && w[len - 1] != 's' && w[len - 1] != 'z') {
+    } else if (len >= 3 && w[len - 1] == w[len - 2] && !is_vowel(w[len - 1]) && w[len - 1] != 'l' &&
+               w[len - 1] != 's' && w[len - 1] != 'z') {
         len--;
     }
     w[len] = '\0';
@@ -211,8 +213,7 @@ typedef struct word_buf {
 /* Called for each stemmed, non-stopword term. sentence_start: the term
  * follows a sentence end (or is the first), so no pair joins it to the one
  * before. */
-typedef void (*term_fn)(const char *term, size_t len, int has_digit,
-                        int sentence_start, void *ctx);
+typedef void (*term_fn)(const char *term, size_t len, int has_digit, int sentence_start, void *ctx);
 
 typedef struct scanner {
     word_buf word;
@@ -243,13 +244,10 @@ static void append_bytes(scanner *s, const void *bytes, size_t n) {
 }
 
 static int ascii_alnum(unsigned c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9');
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-static int ascii_alpha(unsigned c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+static int ascii_alpha(unsigned c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 /* p points just after an apostrophe inside a word. Returns how many bytes
  * to skip: past a clitic (the word then ends without it), or 0 (the
@@ -263,23 +261,25 @@ static size_t clitic_length(const unsigned char *p) {
     }
     if (n == 0 || ascii_alnum(p[n]) || p[n] >= 0x80) return 0;
     for (size_t i = 0; i < sizeof CLITICS / sizeof *CLITICS; i++)
-        if (strlen(CLITICS[i]) == n && memcmp(CLITICS[i], low, n) == 0)
-            return n;
+        if (strlen(CLITICS[i]) == n && memcmp(CLITICS[i], low, n) == 0) return n;
     return 0;
 }
 
 static int is_word_codepoint(utf8proc_int32_t cp) {
     switch (utf8proc_category(cp)) {
     case UTF8PROC_CATEGORY_CN: /* unassigned: as for invalid bytes, a letter */
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-        return 1;
-    default:
-        return 0;
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO: return 1;
+    default: return 0;
     }
 }
 
@@ -342,16 +342,15 @@ typedef struct terms_call {
     void *ctx;
 } terms_call;
 
-static void forward_term(const char *term, size_t len, int has_digit,
-                         int sentence_start, void *ctx) {
+static void forward_term(const char *term, size_t len, int has_digit, int sentence_start,
+                         void *ctx) {
     (void)has_digit;
     (void)sentence_start;
     terms_call *call = ctx;
     call->fn(term, len, call->ctx);
 }
 
-size_t embed_hash_terms(const char *text,
-                        void (*fn)(const char *term, size_t len, void *ctx),
+size_t embed_hash_terms(const char *text, void (*fn)(const char *term, size_t len, void *ctx),
                         void *ctx) {
     terms_call call = {fn, ctx};
     scanner s = {.fn = fn ? forward_term : NULL, .ctx = &call};
@@ -435,8 +434,7 @@ typedef struct text_features {
     int have_prev;
 } text_features;
 
-static void add_ngrams(feature_set *fs, const char *term, size_t len,
-                       float word_weight) {
+static void add_ngrams(feature_set *fs, const char *term, size_t len, float word_weight) {
     char marked[WORD_MAX + 8];
     size_t starts[WORD_MAX + 8], ncp = 0;
     marked[0] = '<';
@@ -455,10 +453,9 @@ static void add_ngrams(feature_set *fs, const char *term, size_t len,
     float w = word_weight * NGRAM_WEIGHT / sqrtf((float)grams);
     for (size_t n = NGRAM_MIN; n <= NGRAM_MAX && n <= ncp; n++)
         for (size_t i = 0; i + n <= ncp; i++)
-            feature_add(fs, XXH3_64bits_withSeed(marked + starts[i],
-                                                 starts[i + n] - starts[i],
-                                                 SEED_NGRAM),
-                        w);
+            feature_add(
+                fs, XXH3_64bits_withSeed(marked + starts[i], starts[i + n] - starts[i], SEED_NGRAM),
+                w);
 }
 
 static size_t codepoints(const char *s, size_t len) {
@@ -467,8 +464,7 @@ static size_t codepoints(const char *s, size_t len) {
     return n;
 }
 
-static void add_term(const char *term, size_t len, int has_digit,
-                     int sentence_start, void *ctx) {
+static void add_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
     text_features *tf = ctx;
     size_t ncp = codepoints(term, len);
     float weight = ncp == 1 ? SHORT1_WEIGHT : ncp == 2 ? SHORT2_WEIGHT : 1.0f;
@@ -503,8 +499,8 @@ static void project(const feature_set *fs, int dim, float *out) {
 
 /* ---------------------------------------------------------- embedder */
 
-static int hash_embed(embedder *e, const char *const *texts, size_t n,
-                      float *out, char *err, size_t errcap) {
+static int hash_embed(embedder *e, const char *const *texts, size_t n, float *out, char *err,
+                      size_t errcap) {
     if (n > 0 && (!texts || !out)) {
         snprintf(err, errcap, "hash embedder: texts and out must not be NULL");
         return REMEM_EINVAL;
@@ -532,12 +528,9 @@ static int hash_embed(embedder *e, const char *const *texts, size_t n,
     return rc;
 }
 
-static void hash_destroy(embedder *e) {
-    free(e);
-}
+static void hash_destroy(embedder *e) { free(e); }
 
-int embed_hash_create(const embed_config *cfg, embedder **out, char *err,
-                      size_t errcap) {
+int embed_hash_create(const embed_config *cfg, embedder **out, char *err, size_t errcap) {
     int dim = cfg && cfg->dim ? cfg->dim : DEFAULT_DIM;
     if (!out) {
         snprintf(err, errcap, "hash embedder: out must not be NULL");
@@ -545,8 +538,7 @@ int embed_hash_create(const embed_config *cfg, embedder **out, char *err,
     }
     *out = NULL;
     if (dim < 2 || dim > MAX_DIM) {
-        snprintf(err, errcap, "hash embedder: dim %d out of range (2..%d)", dim,
-                 MAX_DIM);
+        snprintf(err, errcap, "hash embedder: dim %d out of range (2..%d)", dim, MAX_DIM);
         return REMEM_EINVAL;
     }
     embedder *e = calloc(1, sizeof *e);

@@ -53,11 +53,11 @@ enum {
     DEFAULT_BACKOFF_MS = 200,
     MAX_BACKOFF_MS = 5000,
     MAX_DIM = 1 << 16,
-    ERROR_BODY_SHOWN = 200,            /* bytes of an error body in messages */
-    MAX_RESPONSE = 256 * 1024 * 1024,  /* a bigger answer is refused */
+    ERROR_BODY_SHOWN = 200,           /* bytes of an error body in messages */
+    MAX_RESPONSE = 256 * 1024 * 1024, /* a bigger answer is refused */
     /* "http:" + the name must fit embedder.model_id, never truncated (two
      * models must never share an id) */
-    MAX_MODEL_NAME = sizeof ((embedder *)0)->model_id - sizeof "http:",
+    MAX_MODEL_NAME = sizeof((embedder *)0)->model_id - sizeof "http:",
 };
 
 typedef struct http_state {
@@ -98,9 +98,7 @@ static size_t collect_body(char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-static const char *tries_word(int tries) {
-    return tries == 1 ? "try" : "tries";
-}
+static const char *tries_word(int tries) { return tries == 1 ? "try" : "tries"; }
 
 /* The start of an error body, on one line, for a message. */
 static void excerpt(const body_buf *b, char *out, size_t cap) {
@@ -115,8 +113,7 @@ static void excerpt(const body_buf *b, char *out, size_t cap) {
 
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 /* Curl failures worth another try: the server may be restarting, busy or
@@ -134,38 +131,33 @@ static int curl_retryable(CURLcode cc) {
     case CURLE_PARTIAL_FILE:
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-        return 1;
-    default:
-        return 0;
+    case CURLE_HTTP2_STREAM: return 1;
+    default: return 0;
     }
 }
 
 /* Writes the message for a failed transfer (cc != CURLE_OK). */
 static void describe_curl_failure(const http_state *st, CURL *curl, CURLcode cc,
-                                  const char *curl_msg, int tries, char *err,
-                                  size_t errcap) {
+                                  const char *curl_msg, int tries, char *err, size_t errcap) {
     long os_errno = 0;
     curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
     const char *cause = curl_msg[0] ? curl_msg : curl_easy_strerror(cc);
     if (cc == CURLE_COULDNT_CONNECT) {
-        snprintf(err, errcap, "http embedder: cannot connect to %s (%s) after %d %s",
-                 st->endpoint, os_errno ? strerror((int)os_errno) : cause, tries,
-                 tries_word(tries));
+        snprintf(err, errcap, "http embedder: cannot connect to %s (%s) after %d %s", st->endpoint,
+                 os_errno ? strerror((int)os_errno) : cause, tries, tries_word(tries));
     } else if (cc == CURLE_OPERATION_TIMEDOUT) {
-        snprintf(err, errcap,
-                 "http embedder: %s timed out (no answer within %ld ms) after %d %s",
+        snprintf(err, errcap, "http embedder: %s timed out (no answer within %ld ms) after %d %s",
                  st->endpoint, st->timeout_ms, tries, tries_word(tries));
     } else {
-        snprintf(err, errcap, "http embedder: request to %s failed (%s) after %d %s",
-                 st->endpoint, cause, tries, tries_word(tries));
+        snprintf(err, errcap, "http embedder: request to %s failed (%s) after %d %s", st->endpoint,
+                 cause, tries, tries_word(tries));
     }
 }
 
 /* Sends body to the endpoint, retrying as the file's opening comment says.
  * On success (HTTP 2xx) resp holds the answer. */
-static int post_with_retries(const http_state *st, CURL *curl, const char *body,
-                             body_buf *resp, char *err, size_t errcap) {
+static int post_with_retries(const http_state *st, CURL *curl, const char *body, body_buf *resp,
+                             char *err, size_t errcap) {
     char curl_msg[CURL_ERROR_SIZE];
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
@@ -200,8 +192,8 @@ static int post_with_retries(const http_state *st, CURL *curl, const char *body,
                     snprintf(err, errcap, "http embedder: %s answered HTTP %ld after %d %s: %s",
                              st->endpoint, status, tries, tries_word(tries), shown);
                 else
-                    snprintf(err, errcap, "http embedder: %s answered HTTP %ld: %s",
-                             st->endpoint, status, shown);
+                    snprintf(err, errcap, "http embedder: %s answered HTTP %ld: %s", st->endpoint,
+                             status, shown);
                 return REMEM_EEMBED;
             }
         }
@@ -240,8 +232,8 @@ static json_t *json_text(const char *text) {
 
 /* The request body for texts[rows[i]], i < n, or NULL when memory ran out.
  * Free with free(). */
-static char *request_body(const char *model, const char *const *texts,
-                          const size_t *rows, size_t n) {
+static char *request_body(const char *model, const char *const *texts, const size_t *rows,
+                          size_t n) {
     json_t *input = json_array();
     json_t *root = json_object();
     char *out = NULL;
@@ -262,9 +254,8 @@ done:
  * of out (*dim floats per row). *dim 0: learn it from the answer. Two
  * passes, so that nothing is written from an answer that turns out to be
  * bad further down. */
-static int parse_response(const http_state *st, const body_buf *resp, size_t n,
-                          int *dim, float *out, const size_t *rows, char *err,
-                          size_t errcap) {
+static int parse_response(const http_state *st, const body_buf *resp, size_t n, int *dim,
+                          float *out, const size_t *rows, char *err, size_t errcap) {
     json_error_t jerr;
     json_t *root = json_loadb(resp->data ? resp->data : "", resp->len, 0, &jerr);
     int rc = REMEM_EEMBED;
@@ -301,8 +292,8 @@ static int parse_response(const http_state *st, const body_buf *resp, size_t n,
             json_t *vec = json_object_get(item, "embedding");
             /* Without "index" (not OpenAI's format, but seen in the wild),
              * the position is the index. */
-            json_int_t at = index ? (json_is_integer(index) ? json_integer_value(index) : -1)
-                                  : (json_int_t)i;
+            json_int_t at =
+                index ? (json_is_integer(index) ? json_integer_value(index) : -1) : (json_int_t)i;
             if (pass == 0) {
                 if (at < 0 || (size_t)at >= n || seen[at]) {
                     snprintf(err, errcap,
@@ -314,8 +305,8 @@ static int parse_response(const http_state *st, const body_buf *resp, size_t n,
                 seen[at] = 1;
                 if (!json_is_array(vec) || json_array_size(vec) == 0) {
                     snprintf(err, errcap,
-                             "http embedder: data[%zu] from %s has no \"embedding\" array",
-                             i, st->endpoint);
+                             "http embedder: data[%zu] from %s has no \"embedding\" array", i,
+                             st->endpoint);
                     goto done;
                 }
                 size_t got = json_array_size(vec);
@@ -403,8 +394,8 @@ static CURL *open_connection(const http_state *st, struct curl_slist **headers) 
 /* Embeds texts[0..n) in batches into out (n * *dim floats). Empty texts
  * are not sent (several servers refuse them): they get the all-zero row,
  * as a text with no features does. out NULL: only learn *dim (the probe). */
-static int embed_all(const http_state *st, const char *const *texts, size_t n,
-                     int *dim, float *out, char *err, size_t errcap) {
+static int embed_all(const http_state *st, const char *const *texts, size_t n, int *dim, float *out,
+                     char *err, size_t errcap) {
     struct curl_slist *headers = NULL;
     CURL *curl = open_connection(st, &headers);
     size_t *rows = malloc((n ? n : 1) * sizeof *rows), nrows = 0;
@@ -442,8 +433,8 @@ done:
     return rc;
 }
 
-static int http_embed(embedder *e, const char *const *texts, size_t n, float *out,
-                      char *err, size_t errcap) {
+static int http_embed(embedder *e, const char *const *texts, size_t n, float *out, char *err,
+                      size_t errcap) {
     if (n == 0) return REMEM_OK;
     if (!texts || !out) {
         snprintf(err, errcap, "http embedder: texts and out must not be NULL");
@@ -489,8 +480,9 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
     }
     *out = NULL;
     if (!cfg || !cfg->url || !cfg->url[0]) {
-        snprintf(err, errcap, "http embedder: no URL (the base of an OpenAI-compatible "
-                              "API, e.g. http://localhost:11434/v1)");
+        snprintf(err, errcap,
+                 "http embedder: no URL (the base of an OpenAI-compatible "
+                 "API, e.g. http://localhost:11434/v1)");
         return REMEM_EINVAL;
     }
     if (!cfg->model || !cfg->model[0]) {
@@ -498,14 +490,15 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
         return REMEM_EINVAL;
     }
     if (strlen(cfg->model) > MAX_MODEL_NAME) {
-        snprintf(err, errcap, "http embedder: model name longer than %d bytes",
-                 MAX_MODEL_NAME);
+        snprintf(err, errcap, "http embedder: model name longer than %d bytes", MAX_MODEL_NAME);
         return REMEM_EINVAL;
     }
     if (cfg->dim < 0 || cfg->dim > MAX_DIM || cfg->timeout_ms < 0 || cfg->batch < 0 ||
         cfg->retry_backoff_ms < 0) {
-        snprintf(err, errcap, "http embedder: dim, timeout_ms, batch and retry_backoff_ms "
-                              "must not be negative (dim at most %d)", MAX_DIM);
+        snprintf(err, errcap,
+                 "http embedder: dim, timeout_ms, batch and retry_backoff_ms "
+                 "must not be negative (dim at most %d)",
+                 MAX_DIM);
         return REMEM_EINVAL;
     }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

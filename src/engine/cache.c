@@ -120,9 +120,9 @@ static void release_row(store_row *r) {
  * src is left alone. 0, or -1 when out of memory. */
 static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     int own_ns = strcmp(src->m.ns, c->ns) != 0;
-    const char *from[] = {src->m.id, src->m.kind, src->m.tier, src->m.text,
-                          src->m.superseded_by, src->m.metadata, src->m.links,
-                          src->m.model, own_ns ? src->m.ns : NULL};
+    const char *from[] = {src->m.id,    src->m.kind,          src->m.tier,
+                          src->m.text,  src->m.superseded_by, src->m.metadata,
+                          src->m.links, src->m.model,         own_ns ? src->m.ns : NULL};
     enum { N_STRINGS = sizeof from / sizeof from[0] };
     size_t len[N_STRINGS], total = 0;
     for (int k = 0; k < N_STRINGS; k++) {
@@ -135,9 +135,9 @@ static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     dst->vec = NULL;
     dst->m.vector = NULL;
     dst->m.ns = c->ns;
-    const char **to[N_STRINGS] = {&dst->m.id, &dst->m.kind, &dst->m.tier, &dst->m.text,
-                                  &dst->m.superseded_by, &dst->m.metadata, &dst->m.links,
-                                  &dst->m.model, &dst->m.ns};
+    const char **to[N_STRINGS] = {&dst->m.id,    &dst->m.kind,          &dst->m.tier,
+                                  &dst->m.text,  &dst->m.superseded_by, &dst->m.metadata,
+                                  &dst->m.links, &dst->m.model,         &dst->m.ns};
     for (int k = 0; k < N_STRINGS; k++) {
         if (!from[k]) {
             if (k < N_STRINGS - 1) *to[k] = NULL;
@@ -315,8 +315,10 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     if (!*rc) *rc = load_flush(&lc);
     free(lc.batch);
     if (*rc) {
-        if (*rc == REMEM_ENOMEM) eng_fail(db, *rc, "out of memory loading namespace %s", ns);
-        else eng_store_fail(db, *rc);
+        if (*rc == REMEM_ENOMEM)
+            eng_fail(db, *rc, "out of memory loading namespace %s", ns);
+        else
+            eng_store_fail(db, *rc);
         cache_free(c);
         return NULL;
     }
@@ -460,8 +462,8 @@ ns_cache *cache_get(remem *db, const char *ns, int *rc) {
     return load(db, ns, rc);
 }
 
-void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
-                 int64_t hist_seq, const int64_t *rowids, size_t n) {
+void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64_t hist_seq,
+                 const int64_t *rowids, size_t n) {
     ns_cache **p = find_link(db, ns);
     if (!p) return;
     ns_cache *c = *p;

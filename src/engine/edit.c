@@ -49,8 +49,7 @@ int remem_get(remem *db, const char *ns, const char *id, remem_record **out) {
 
 /* Apply fn to the row (ns, id) inside one transaction. fn edits *m (a copy
  * of the stored memory) and names the history op; it may set *purge. */
-typedef int (*edit_fn)(remem *db, void *ctx, remem_memory *m, const char **op,
-                       int *purge);
+typedef int (*edit_fn)(remem *db, void *ctx, remem_memory *m, const char **op, int *purge);
 
 static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx,
                 const float *newvec, const char *actor) {
@@ -94,7 +93,8 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
             /* Keep the stored vector: re-read it. */
             store_row full;
             rc = store_get_rowid(db->st, old.rowid, 1, &full);
-            if (rc) eng_store_fail(db, rc);
+            if (rc)
+                eng_store_fail(db, rc);
             else {
                 m.vector = full.vec;
                 m.dim = full.m.dim;
@@ -106,8 +106,10 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
         if (!rc && !norm) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         if (!rc) {
             rc = store_replace(db->st, old.rowid, &m, norm, util_hash64(norm, strlen(norm)));
-            if (rc) eng_store_fail(db, rc);
-            else rc = eng_history(db, &old.m, &m, op, actor, now);
+            if (rc)
+                eng_store_fail(db, rc);
+            else
+                rc = eng_history(db, &old.m, &m, op, actor, now);
             if (!rc && newvec) rc = eng_set_model(db, m.ns);
         }
         if (!newvec) free((float *)m.vector);
@@ -118,8 +120,9 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     if (!rc && purge) {
         rc = store_scrub_deleted(db->st);
         if (rc)
-            eng_fail(db, rc, "%s/%s was deleted, but scrubbing its words from the full-text "
-                             "index failed: %s (run the purge again)",
+            eng_fail(db, rc,
+                     "%s/%s was deleted, but scrubbing its words from the full-text "
+                     "index failed: %s (run the purge again)",
                      old.m.ns, old.m.id, store_errmsg(db->st));
     }
     store_row_clear(&old);
@@ -135,8 +138,10 @@ static int apply_patch(remem *db, void *ctx, remem_memory *m, const char **op, i
     if (p->fields & REMEM_SET_TIER) {
         if (m->tier && strcmp(m->tier, "archived") == 0 && strcmp(p->tier, "archived") != 0)
             *op = "restore";
-        else if (strcmp(p->tier, "archived") == 0) *op = "archive";
-        else if (strcmp(m->tier, p->tier) != 0) *op = "migrate";
+        else if (strcmp(p->tier, "archived") == 0)
+            *op = "archive";
+        else if (strcmp(m->tier, p->tier) != 0)
+            *op = "migrate";
         m->tier = p->tier;
     }
     if (p->fields & REMEM_SET_IMPORTANCE) m->importance = p->importance;
@@ -162,8 +167,10 @@ int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p
     probe.metadata = (p->fields & REMEM_SET_METADATA) ? p->metadata : NULL;
     probe.links = (p->fields & REMEM_SET_LINKS) ? p->links : NULL;
     probe.expires_at = (p->fields & REMEM_SET_EXPIRES) ? p->expires_at : 0;
-    if ((p->fields & REMEM_SET_KIND) && !p->kind) return eng_fail(db, REMEM_EINVAL, "kind is empty");
-    if ((p->fields & REMEM_SET_TIER) && !p->tier) return eng_fail(db, REMEM_EINVAL, "tier is empty");
+    if ((p->fields & REMEM_SET_KIND) && !p->kind)
+        return eng_fail(db, REMEM_EINVAL, "kind is empty");
+    if ((p->fields & REMEM_SET_TIER) && !p->tier)
+        return eng_fail(db, REMEM_EINVAL, "tier is empty");
     if ((p->fields & REMEM_SET_IMPORTANCE) && (p->importance < 0 || p->importance > 1))
         return eng_fail(db, REMEM_EINVAL, "importance %g is outside [0,1]", p->importance);
     if ((rc = eng_validate(db, &probe))) return rc;

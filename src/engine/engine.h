@@ -20,12 +20,12 @@
 typedef struct ns_cache {
     char *ns;
     int64_t version;
-    int64_t hist_seq;     /* the newest history row of ns this cache reflects */
+    int64_t hist_seq; /* the newest history row of ns this cache reflects */
     int dim;
     flat_index *ix;
-    store_row *rows;      /* rows[i] describes flat row i; vec unused */
-    json_t **meta;        /* parsed metadata, lazily (NULL until needed) */
-    uint8_t *tier;        /* tier code of each row (cache_tier_code) */
+    store_row *rows; /* rows[i] describes flat row i; vec unused */
+    json_t **meta;   /* parsed metadata, lazily (NULL until needed) */
+    uint8_t *tier;   /* tier code of each row (cache_tier_code) */
     /* The last allow bitmap recall built (recall.c), kept for the next
      * query with the same filter, tiers and validity at the same version,
      * while `now` stays where no TTL starts or stops counting. */
@@ -69,8 +69,8 @@ void cache_check_external(remem *db);
  * `before` to `after` (history up to hist_seq) by re-reading the given rows
  * (removing the ones that are gone). If the cache was not at `before`,
  * another process wrote too: catch up from the history instead. */
-void cache_apply(remem *db, const char *ns, int64_t before, int64_t after,
-                 int64_t hist_seq, const int64_t *rowids, size_t n);
+void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64_t hist_seq,
+                 const int64_t *rowids, size_t n);
 void cache_drop(remem *db, const char *ns);
 void cache_free_all(remem *db);
 /* 0 static, 1 short, 2 long, 3 archived, 4 anything else. */
@@ -126,8 +126,8 @@ int eng_txn_row(remem *db, txn *x, const char *ns, int64_t rowid);
  * Returns the final status. */
 int eng_txn_end(remem *db, txn *x, int rc);
 /* One history row: before/after rendered as JSON (either may be NULL). */
-int eng_history(remem *db, const remem_memory *before, const remem_memory *after,
-                const char *op, const char *actor, int64_t now);
+int eng_history(remem *db, const remem_memory *before, const remem_memory *after, const char *op,
+                const char *actor, int64_t now);
 /* The namespace's stored vectors come from the handle's model (or none yet). */
 int eng_check_model(remem *db, const char *ns);
 /* Record the handle's model as the namespace's. */

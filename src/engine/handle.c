@@ -21,14 +21,16 @@
 /* ---- status codes ---- */
 
 const char *remem_status_name(int rc) {
-#define REMEM__NAME(name, val, msg) if (rc == val) return #name;
+#define REMEM__NAME(name, val, msg) \
+    if (rc == val) return #name;
     REMEM_STATUS_MAP(REMEM__NAME)
 #undef REMEM__NAME
     return "REMEM_UNKNOWN";
 }
 
 const char *remem_strerror(int rc) {
-#define REMEM__MSG(name, val, msg) if (rc == val) return msg;
+#define REMEM__MSG(name, val, msg) \
+    if (rc == val) return msg;
     REMEM_STATUS_MAP(REMEM__MSG)
 #undef REMEM__MSG
     return "unknown error";
@@ -84,9 +86,12 @@ char *remem_profile_json(const char *name) {
 }
 
 double eng_kind_importance(const char *kind) {
-    static const struct { const char *kind; double imp; } defaults[] = {
-        {"reflection", 0.95}, {"decision", 0.9}, {"lesson", 0.8},
-        {"static", 1.0},      {"summary", 0.7},  {"plan", 0.6},
+    static const struct {
+        const char *kind;
+        double imp;
+    } defaults[] = {
+        {"reflection", 0.95}, {"decision", 0.9},   {"lesson", 0.8},
+        {"static", 1.0},      {"summary", 0.7},    {"plan", 0.6},
         {"feedback", 0.7},    {"trajectory", 0.5}, {"episode", 0.5},
     };
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
@@ -144,13 +149,13 @@ static int make_embedder(remem *db) {
                 name = "minilm";
             }
         } else {
-            snprintf(db->emb_note, sizeof db->emb_note,
-                     "using the hash embedder: %s",
+            snprintf(db->emb_note, sizeof db->emb_note, "using the hash embedder: %s",
                      why[0] ? why : "no MiniLM model installed");
             name = "hash";
         }
     }
-    if (strcmp(name, "hash") == 0) rc = embed_hash_create(&cfg, &db->emb, err, sizeof err);
+    if (strcmp(name, "hash") == 0)
+        rc = embed_hash_create(&cfg, &db->emb, err, sizeof err);
     else if (strcmp(name, "http") == 0) {
         if (!cfg.url)
             return eng_fail(db, REMEM_EINVAL,
@@ -159,8 +164,8 @@ static int make_embedder(remem *db) {
     } else if (strcmp(name, "minilm") == 0)
         rc = embed_minilm_create(&cfg, &db->emb, err, sizeof err);
     else
-        return eng_fail(db, REMEM_EINVAL,
-                        "unknown embedder \"%s\" (hash, http, minilm or auto)", name);
+        return eng_fail(db, REMEM_EINVAL, "unknown embedder \"%s\" (hash, http, minilm or auto)",
+                        name);
     if (rc) return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
     return REMEM_OK;
 }
@@ -177,8 +182,8 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
                         "PostgreSQL stores are not built into this remem yet");
     db->uri = strdup(uri);
     if (!db->uri) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    int rc = store_open(uri, db->opt.durability, db->opt.busy_timeout_ms,
-                        db->opt.read_only, &db->st);
+    int rc =
+        store_open(uri, db->opt.durability, db->opt.busy_timeout_ms, db->opt.read_only, &db->st);
     if (rc) {
         if (db->st) {
             eng_fail(db, rc, "cannot open %s: %s", uri, store_errmsg(db->st));

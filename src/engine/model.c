@@ -35,8 +35,7 @@ int remem_model_info(const char *dir, int verify, char **json, char *err, size_t
     return REMEM_OK;
 }
 
-int remem_model_tokenize(const char *dir, const char *text, char **json, char *err,
-                         size_t errcap) {
+int remem_model_tokenize(const char *dir, const char *text, char **json, char *err, size_t errcap) {
     if (err && errcap) err[0] = 0;
     if (!json || !text) return REMEM_EINVAL;
     return minilm_tokenize_json(dir, text, json, err, errcap);

@@ -99,8 +99,8 @@ static int export_row(void *vctx, const store_row *r) {
     return 0;
 }
 
-int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write,
-                 void *ctx, int64_t *count) {
+int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write, void *ctx,
+                 int64_t *count) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     export_ctx e = {write, ctx, with_vectors, 0, 0};
@@ -140,8 +140,10 @@ static int reindex_ns(remem *db, const char *ns, remem_progress_fn progress, voi
     reindex_ctx c = {0};
     int rc = store_scan(db->st, ns, 0, collect_row, &c);
     if (rc) {
-        if (rc == REMEM_ENOMEM) eng_fail(db, rc, "out of memory");
-        else eng_store_fail(db, rc);
+        if (rc == REMEM_ENOMEM)
+            eng_fail(db, rc, "out of memory");
+        else
+            eng_store_fail(db, rc);
         goto out;
     }
     int dim = db->emb->dim;
@@ -161,7 +163,8 @@ static int reindex_ns(remem *db, const char *ns, remem_progress_fn progress, voi
         if (rc) eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
         if (progress) progress(pctx, (int64_t)(i + m), (int64_t)c.n);
     }
-    if (!rc && (rc = store_begin(db->st))) eng_store_fail(db, rc);
+    if (!rc && (rc = store_begin(db->st)))
+        eng_store_fail(db, rc);
     else if (!rc) {
         for (size_t i = 0; i < c.n && !rc; i++) {
             rc = store_set_vector(db->st, c.rowids[i], db->emb->model_id, vecs + i * dim, dim);
@@ -172,8 +175,8 @@ static int reindex_ns(remem *db, const char *ns, remem_progress_fn progress, voi
             if (rc) eng_store_fail(db, rc);
         }
         char after[256];
-        snprintf(after, sizeof after, "{\"model\":\"%.200s\",\"memories\":%zu}",
-                 db->emb->model_id, c.n);
+        snprintf(after, sizeof after, "{\"model\":\"%.200s\",\"memories\":%zu}", db->emb->model_id,
+                 c.n);
         rc = eng_end_ns_change(db, ns, "reindex", after, rc);
     }
     free(vecs);

@@ -79,8 +79,8 @@ static int parse_tiers(remem *db, const char *list, tierset *t) {
         name[len] = '\0';
         if (strcmp(name, "static") && strcmp(name, "short") && strcmp(name, "long") &&
             strcmp(name, "archived"))
-            return eng_fail(db, REMEM_EINVAL,
-                            "unknown tier \"%s\" (static, short, long, archived)", name);
+            return eng_fail(db, REMEM_EINVAL, "unknown tier \"%s\" (static, short, long, archived)",
+                            name);
         if (t->n < 4) snprintf(t->names[t->n++], sizeof t->names[0], "%s", name);
         for (int c = 0; c < 5; c++) t->rank_of_code[c] = -1;
         for (int r = t->n - 1; r >= 0; r--) t->rank_of_code[cache_tier_code(t->names[r])] = r;
@@ -142,12 +142,19 @@ static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
         if (m->expires_at && m->expires_at <= x->now) return 0;
     }
     if (!x->f && !x->pf) return 1;
-    filter_record r = {
-        .id = m->id, .ns = m->ns, .kind = m->kind, .tier = m->tier, .text = m->text,
-        .importance = m->importance, .created_at = m->created_at,
-        .updated_at = m->updated_at, .accessed_at = m->accessed_at,
-        .expires_at = m->expires_at, .access_count = m->access_count,
-        .duplicate_count = m->duplicate_count, .metadata = NULL};
+    filter_record r = {.id = m->id,
+                       .ns = m->ns,
+                       .kind = m->kind,
+                       .tier = m->tier,
+                       .text = m->text,
+                       .importance = m->importance,
+                       .created_at = m->created_at,
+                       .updated_at = m->updated_at,
+                       .accessed_at = m->accessed_at,
+                       .expires_at = m->expires_at,
+                       .access_count = m->access_count,
+                       .duplicate_count = m->duplicate_count,
+                       .metadata = NULL};
     if ((x->f && filter_uses_metadata(x->f)) || (x->pf && filter_uses_metadata(x->pf)))
         r.metadata = cache_meta(c, i);
     return (!x->f || filter_match(x->f, &r)) && (!x->pf || filter_match(x->pf, &r));
@@ -237,8 +244,10 @@ static void add_term(const char *term, size_t len, void *ctx) {
     if (b->len) sb_puts(b, " OR ");
     sb_puts(b, "\"");
     for (size_t i = 0; i < len; i++) {
-        if (term[i] == '"') sb_puts(b, "\"\"");
-        else sb_append(b, &term[i], 1);
+        if (term[i] == '"')
+            sb_puts(b, "\"\"");
+        else
+            sb_append(b, &term[i], 1);
     }
     sb_puts(b, "\"");
 }
@@ -362,8 +371,8 @@ static int check_query(remem *db, const remem_query *q) {
         return eng_fail(db, REMEM_EINVAL, "a query needs text or a vector");
     if (q->vector && q->dim != db->emb->dim)
         return eng_fail(db, REMEM_EDIM,
-                        "query vector has %d dimensions; the %s embedder (%s) makes %d",
-                        q->dim, db->emb->name, db->emb->model_id, db->emb->dim);
+                        "query vector has %d dimensions; the %s embedder (%s) makes %d", q->dim,
+                        db->emb->name, db->emb->model_id, db->emb->dim);
     if (q->k > MAX_K) return eng_fail(db, REMEM_EINVAL, "k = %d is above %d", q->k, MAX_K);
     return REMEM_OK;
 }
@@ -389,15 +398,14 @@ static int prepare(query_ctx *x) {
     if (q->filter && *q->filter &&
         filter_parse(q->filter, strlen(q->filter), &x->f, err, sizeof err))
         return eng_fail(db, REMEM_EFILTER, "filter: %s", err);
-    if (x->p.filter[0] &&
-        filter_parse(x->p.filter, strlen(x->p.filter), &x->pf, err, sizeof err))
+    if (x->p.filter[0] && filter_parse(x->p.filter, strlen(x->p.filter), &x->pf, err, sizeof err))
         return eng_fail(db, REMEM_EFILTER, "profile filter: %s", err);
     x->now = q->now ? q->now : util_now_ms();
     int k = x->p.k > 0 ? x->p.k : 10;
     x->p.k = k;
-    x->n_cand = x->p.candidates > 0 ? (size_t)x->p.candidates
+    x->n_cand = x->p.candidates > 0         ? (size_t)x->p.candidates
                 : x->p.candidates_per_k > 0 ? (size_t)(k * x->p.candidates_per_k)
-                : (size_t)(k * 5 > 50 ? k * 5 : 50);
+                                            : (size_t)(k * 5 > 50 ? k * 5 : 50);
     int dim = db->emb->dim;
     x->qv = scratch(x->qv_local, sizeof x->qv_local, (size_t)dim, sizeof *x->qv);
     if (!x->qv) return eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -557,8 +565,10 @@ int remem_recall(remem *db, const remem_query *q, remem_result **out) {
             for (size_t j = 0; j < n; j++) {
                 if (rk[j].ref->c != rk[i].ref->c) continue;
                 int64_t d = rk[j].ref->c->rows[rk[j].ref->row].rowid - rid;
-                if (d == -1) nb[i] = (long)j;
-                else if (d == 1) nb[n + i] = (long)j;
+                if (d == -1)
+                    nb[i] = (long)j;
+                else if (d == 1)
+                    nb[n + i] = (long)j;
             }
         }
         score_add_context(&x.p, cs, n, nb, nb + n);

@@ -115,10 +115,14 @@ static int utf8_valid(const unsigned char *s, size_t n) {
         }
         size_t len;
         unsigned cp, min;
-        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
-        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
-        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
-        else return 0;
+        if ((c & 0xE0) == 0xC0)
+            len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0)
+            len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0)
+            len = 4, cp = c & 0x07, min = 0x10000;
+        else
+            return 0;
         if (i + len > n) return 0;
         for (size_t j = 1; j < len; j++) {
             if ((s[i + j] & 0xC0) != 0x80) return 0;
@@ -221,9 +225,9 @@ static size_t real_text_printf(double v, char *buf) {
  * eighth digit and beyond come close to a tie goes to printf, so the
  * rounding is always printf's. */
 static size_t real_text(double v, char *buf) {
-    static const long double pow10[] = {
-        1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L,
-        1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L};
+    static const long double pow10[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
+                                        1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+                                        1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L};
     double a = fabs(v);
     if (v == 0) {
         if (signbit(v)) {
@@ -239,9 +243,12 @@ static size_t real_text(double v, char *buf) {
     for (int tries = 0; tries < 3; tries++) {
         int shift = 6 - e;
         scaled = shift >= 0 ? (long double)a * pow10[shift] : (long double)a / pow10[-shift];
-        if (scaled < 1e6L) e--;
-        else if (scaled >= 1e7L) e++;
-        else break;
+        if (scaled < 1e6L)
+            e--;
+        else if (scaled >= 1e7L)
+            e++;
+        else
+            break;
     }
     if (scaled < 1e6L || scaled >= 1e7L) return real_text_printf(v, buf);
     long double whole = floorl(scaled), frac = scaled - whole;
@@ -440,10 +447,14 @@ static void put_hit(out *o, const remem_hit *h) {
     put_real_field(o, &cf, "importance", h->importance);
     put_real_field(o, &cf, "context", h->context);
     put_key(o, &cf, "lanes");
-    if ((h->lanes & 3) == 3) PUT_LIT(o, "[\"vector\",\"lexical\"]");
-    else if (h->lanes & 1) PUT_LIT(o, "[\"vector\"]");
-    else if (h->lanes & 2) PUT_LIT(o, "[\"lexical\"]");
-    else PUT_LIT(o, "[]");
+    if ((h->lanes & 3) == 3)
+        PUT_LIT(o, "[\"vector\",\"lexical\"]");
+    else if (h->lanes & 1)
+        PUT_LIT(o, "[\"vector\"]");
+    else if (h->lanes & 2)
+        PUT_LIT(o, "[\"lexical\"]");
+    else
+        PUT_LIT(o, "[]");
     put(o, "}}", 2);
 }
 

@@ -48,7 +48,8 @@ static int check_links(remem *db, const char *text) {
 
 int eng_check_str(remem *db, const char *what, const char *s, size_t max) {
     if (!s || !*s) return eng_fail(db, REMEM_EINVAL, "%s is empty", what);
-    if (strlen(s) > max) return eng_fail(db, REMEM_EINVAL, "%s is longer than %zu bytes", what, max);
+    if (strlen(s) > max)
+        return eng_fail(db, REMEM_EINVAL, "%s is longer than %zu bytes", what, max);
     return REMEM_OK;
 }
 
@@ -59,16 +60,15 @@ int eng_validate(remem *db, const remem_memory *m) {
     if (m->id && (rc = eng_check_str(db, "id", m->id, 256))) return rc;
     if (m->kind && (rc = eng_check_str(db, "kind", m->kind, 64))) return rc;
     if (m->tier && !valid_tier(m->tier))
-        return eng_fail(db, REMEM_EINVAL,
-                        "unknown tier \"%.64s\" (static, short, long, archived)", m->tier);
+        return eng_fail(db, REMEM_EINVAL, "unknown tier \"%.64s\" (static, short, long, archived)",
+                        m->tier);
     if (!isnan(m->importance) && m->importance > 1)
         return eng_fail(db, REMEM_EINVAL, "importance %g is outside [0,1]", m->importance);
     if (isnan(m->importance)) return eng_fail(db, REMEM_EINVAL, "importance is not a number");
     if (m->metadata && (rc = check_json_object(db, "metadata", m->metadata))) return rc;
     if (m->links && (rc = check_links(db, m->links))) return rc;
     if (m->vector && m->dim != db->emb->dim)
-        return eng_fail(db, REMEM_EDIM,
-                        "vector has %d dimensions; the %s embedder (%s) makes %d",
+        return eng_fail(db, REMEM_EDIM, "vector has %d dimensions; the %s embedder (%s) makes %d",
                         m->dim, db->emb->name, db->emb->model_id, db->emb->dim);
     if (m->expires_at < 0) return eng_fail(db, REMEM_EINVAL, "expires_at is negative");
     return REMEM_OK;
@@ -170,13 +170,14 @@ int eng_txn_end(remem *db, txn *x, int rc) {
     return rc;
 }
 
-int eng_history(remem *db, const remem_memory *before, const remem_memory *after,
-                   const char *op, const char *actor, int64_t now) {
+int eng_history(remem *db, const remem_memory *before, const remem_memory *after, const char *op,
+                const char *actor, int64_t now) {
     const remem_memory *key = after ? after : before;
     char *b = before ? remem_memory_to_json(before) : NULL;
     char *a = after ? remem_memory_to_json(after) : NULL;
     int rc;
-    if ((before && !b) || (after && !a)) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if ((before && !b) || (after && !a))
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     else {
         rc = store_history_add(db->st, key->ns, key->id, now, op, actor, b, a);
         if (rc) eng_store_fail(db, rc);
@@ -210,7 +211,6 @@ int eng_set_model(remem *db, const char *ns) {
     rc = store_ns_set_model(db->st, ns, db->emb->model_id, db->emb->dim);
     return rc ? eng_store_fail(db, rc) : REMEM_OK;
 }
-
 
 /* End a transaction that changed a whole namespace (clear, reindex): on
  * success one history row for it (id "*") and the commit, else the

@@ -17,8 +17,8 @@
 
 /* Write one validated memory with its final vector, inside the open
  * transaction. */
-static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
-                   int64_t now, char *id_out, size_t id_cap, int *outcome) {
+static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
+                   char *id_out, size_t id_cap, int *outcome) {
     remem_memory m = *in;
     m.kind = m.kind ? m.kind : "observation";
     m.tier = m.tier ? m.tier : (strcmp(m.kind, "static") == 0 ? "static" : "short");
@@ -59,8 +59,10 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
             if (in->created_at == 0) m.created_at = old.m.created_at;
             rowid = old.rowid;
             rc = store_replace(db->st, rowid, &m, norm, h);
-            if (rc) eng_store_fail(db, rc);
-            else rc = eng_history(db, &old.m, &m, "update", NULL, now);
+            if (rc)
+                eng_store_fail(db, rc);
+            else
+                rc = eng_history(db, &old.m, &m, "update", NULL, now);
             store_row_clear(&old);
             out = REMEM_UPSERTED;
             goto wrote;
@@ -86,7 +88,8 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
                 goto done;
             }
             rc = store_bump_duplicate(db->st, rowid, now);
-            if (rc) eng_store_fail(db, rc);
+            if (rc)
+                eng_store_fail(db, rc);
             else {
                 remem_memory after = old.m;
                 after.duplicate_count++;
@@ -103,8 +106,10 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec,
         m.id = idbuf;
     }
     rc = store_insert(db->st, &m, norm, h, &rowid);
-    if (rc) eng_store_fail(db, rc);
-    else rc = eng_history(db, NULL, &m, "add", NULL, now);
+    if (rc)
+        eng_store_fail(db, rc);
+    else
+        rc = eng_history(db, NULL, &m, "add", NULL, now);
 wrote:
     if (!rc) rc = eng_txn_row(db, x, m.ns, rowid);
     if (!rc && id_out) snprintf(id_out, id_cap, "%s", m.id);
@@ -114,8 +119,8 @@ done:
     return rc;
 }
 
-int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids,
-                    size_t id_cap, long *failed_index) {
+int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
+                    long *failed_index) {
     int rc = eng_need_open(db);
     if (failed_index) *failed_index = -1;
     if (rc) return rc;
@@ -160,7 +165,8 @@ int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids,
         }
         char err[512] = "";
         rc = db->emb->embed(db->emb, texts, ne, tmp, err, sizeof err);
-        if (rc) eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
+        if (rc)
+            eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
         else if (tmp != vecs)
             for (size_t j = 0; j < ne; j++)
                 memcpy(vecs + slot[j] * dim, tmp + j * dim, (size_t)dim * sizeof *vecs);
@@ -174,8 +180,8 @@ int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids,
     }
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = add_one(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL,
-                     id_cap, NULL);
+        rc = add_one(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL, id_cap,
+                     NULL);
         if (rc && failed_index) *failed_index = (long)i;
     }
     rc = eng_txn_end(db, &x, rc);
@@ -186,8 +192,7 @@ out:
     return rc;
 }
 
-int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap,
-              int *outcome) {
+int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap, int *outcome) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (!m) return eng_fail(db, REMEM_EINVAL, "no memory given");

@@ -32,10 +32,18 @@
 /* ------------------------------------------------------------------ */
 
 typedef enum {
-    FIELD_ID, FIELD_NS, FIELD_KIND, FIELD_TIER, FIELD_TEXT,
+    FIELD_ID,
+    FIELD_NS,
+    FIELD_KIND,
+    FIELD_TIER,
+    FIELD_TEXT,
     FIELD_IMPORTANCE,
-    FIELD_CREATED_AT, FIELD_UPDATED_AT, FIELD_ACCESSED_AT, FIELD_EXPIRES_AT,
-    FIELD_ACCESS_COUNT, FIELD_DUPLICATE_COUNT,
+    FIELD_CREATED_AT,
+    FIELD_UPDATED_AT,
+    FIELD_ACCESSED_AT,
+    FIELD_EXPIRES_AT,
+    FIELD_ACCESS_COUNT,
+    FIELD_DUPLICATE_COUNT,
     FIELD_METADATA
 } field_id;
 
@@ -67,7 +75,7 @@ static const struct {
     const char *name;
     op_kind op;
 } operators[] = {
-    {"$eq", OP_EQ}, {"$ne", OP_NE}, {"$gt", OP_GT}, {"$gte", OP_GTE},
+    {"$eq", OP_EQ}, {"$ne", OP_NE},   {"$gt", OP_GT}, {"$gte", OP_GTE},
     {"$lt", OP_LT}, {"$lte", OP_LTE}, {"$in", OP_IN}, {"$nin", OP_NIN},
 };
 
@@ -79,7 +87,9 @@ typedef struct {
 } number;
 
 typedef enum {
-    NODE_AND, NODE_OR, NODE_NOT,
+    NODE_AND,
+    NODE_OR,
+    NODE_NOT,
     NODE_CONTAINS,    /* case-folded substring of the text */
     NODE_CORE_STRING, /* a condition on id, ns, kind, tier or text */
     NODE_CORE_NUMBER, /* a condition on importance, a time or a count */
@@ -95,15 +105,15 @@ struct node {
         struct {
             node **kids;
             size_t n;
-        } list; /* AND, OR */
+        } list;    /* AND, OR */
         node *kid; /* NOT */
         struct {
             char *needle; /* lowercased copy */
             size_t len;
         } contains;
         struct {
-            const char *value;      /* single operand, into the document */
-            const char **set;       /* $in/$nin: sorted, into the document */
+            const char *value; /* single operand, into the document */
+            const char **set;  /* $in/$nin: sorted, into the document */
             size_t n;
         } str;
         struct {
@@ -112,9 +122,9 @@ struct node {
             size_t n;
         } num;
         struct {
-            const char *whole;   /* the key as given, minus "metadata." */
-            char *segs_buf;      /* the key split at dots, NULs in between */
-            const char **segs;   /* NULL when the key has no dot */
+            const char *whole; /* the key as given, minus "metadata." */
+            char *segs_buf;    /* the key split at dots, NULs in between */
+            const char **segs; /* NULL when the key has no dot */
             size_t nsegs;
             const json_t *operand; /* into the document */
         } meta;
@@ -127,8 +137,7 @@ struct filter {
     int uses_metadata, uses_text;
 };
 
-static void node_free(node *n)
-{
+static void node_free(node *n) {
     if (!n) return;
     switch (n->kind) {
     case NODE_AND:
@@ -155,8 +164,7 @@ static void node_free(node *n)
 /* Three-way results; UNORDERED when a NaN is involved. */
 #define CMP_UNORDERED 2
 
-static int cmp_int_real(int64_t i, double d)
-{
+static int cmp_int_real(int64_t i, double d) {
     if (isnan(d)) return CMP_UNORDERED;
     /* Outside [-2^63, 2^63) d is beyond every int64. */
     if (d >= 9223372036854775808.0) return -1;
@@ -167,8 +175,7 @@ static int cmp_int_real(int64_t i, double d)
     return d > whole ? -1 : d < whole ? 1 : 0;
 }
 
-static int cmp_number(const number *a, const number *b)
-{
+static int cmp_number(const number *a, const number *b) {
     if (a->is_int && b->is_int) return (a->i > b->i) - (a->i < b->i);
     if (a->is_int) return cmp_int_real(a->i, b->d);
     if (b->is_int) {
@@ -179,8 +186,7 @@ static int cmp_number(const number *a, const number *b)
     return (a->d > b->d) - (a->d < b->d);
 }
 
-static number number_of_json(const json_t *v)
-{
+static number number_of_json(const json_t *v) {
     number n = {0, 0, 0.0};
     if (json_is_integer(v)) {
         n.is_int = 1;
@@ -192,8 +198,7 @@ static number number_of_json(const json_t *v)
 }
 
 /* Bytewise, like memcmp, with the shorter string first on a tie. */
-static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
-{
+static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen) {
     int c = memcmp(a, b, alen < blen ? alen : blen);
     if (c) return c < 0 ? -1 : 1;
     return (alen > blen) - (alen < blen);
@@ -201,8 +206,7 @@ static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
 
 /* JSON equality with numbers compared by value (1 == 1.0). Recursion is
  * bounded by the operand's depth, which the parser limited. */
-static int json_same(const json_t *a, const json_t *b)
-{
+static int json_same(const json_t *a, const json_t *b) {
     if (json_is_number(a) && json_is_number(b)) {
         number x = number_of_json(a), y = number_of_json(b);
         return cmp_number(&x, &y) == 0;
@@ -211,8 +215,7 @@ static int json_same(const json_t *a, const json_t *b)
     switch (json_typeof(a)) {
     case JSON_STRING:
         return json_string_length(a) == json_string_length(b) &&
-               memcmp(json_string_value(a), json_string_value(b),
-                      json_string_length(a)) == 0;
+               memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0;
     case JSON_ARRAY: {
         size_t n = json_array_size(a);
         if (n != json_array_size(b)) return 0;
@@ -235,8 +238,7 @@ static int json_same(const json_t *a, const json_t *b)
 }
 
 /* Whether a three-way comparison result satisfies an ordering operator. */
-static int order_holds(op_kind op, int c)
-{
+static int order_holds(op_kind op, int c) {
     if (c == CMP_UNORDERED) return op == OP_NE;
     switch (op) {
     case OP_EQ: return c == 0;
@@ -253,8 +255,7 @@ static int order_holds(op_kind op, int c)
 /* Evaluation.                                                         */
 /* ------------------------------------------------------------------ */
 
-static unsigned char ascii_lower(unsigned char c)
-{
+static unsigned char ascii_lower(unsigned char c) {
     return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
 }
 
@@ -262,8 +263,7 @@ static unsigned char ascii_lower(unsigned char c)
  * Candidates are found with strchr (vectorised in libc), once for each case
  * of the needle's first letter, each search resumed only when passed, so
  * the text is scanned about once whatever it holds. */
-static int contains_folded(const char *text, const char *needle, size_t len)
-{
+static int contains_folded(const char *text, const char *needle, size_t len) {
     if (len == 0) return 1;
     if (!text) return 0;
     const unsigned char *nd = (const unsigned char *)needle;
@@ -272,22 +272,22 @@ static int contains_folded(const char *text, const char *needle, size_t len)
     const char *next_lower = strchr(text, first);
     const char *next_upper = first_upper != first ? strchr(text, first_upper) : NULL;
     while (next_lower || next_upper) {
-        const char *p = !next_upper || (next_lower && next_lower < next_upper)
-                            ? next_lower
-                            : next_upper;
+        const char *p =
+            !next_upper || (next_lower && next_lower < next_upper) ? next_lower : next_upper;
         const unsigned char *q = (const unsigned char *)p;
         size_t k = 1;
         while (k < len && ascii_lower(q[k]) == nd[k]) k++;
         if (k == len) return 1;
         if (!q[k]) return 0; /* the rest of the text is shorter than needle */
-        if (p == next_lower) next_lower = strchr(p + 1, first);
-        else next_upper = strchr(p + 1, first_upper);
+        if (p == next_lower)
+            next_lower = strchr(p + 1, first);
+        else
+            next_upper = strchr(p + 1, first_upper);
     }
     return 0;
 }
 
-static const char *core_string(const filter_record *r, field_id f)
-{
+static const char *core_string(const filter_record *r, field_id f) {
     switch (f) {
     case FIELD_ID: return r->id;
     case FIELD_NS: return r->ns;
@@ -297,11 +297,13 @@ static const char *core_string(const filter_record *r, field_id f)
     }
 }
 
-static number core_number(const filter_record *r, field_id f)
-{
+static number core_number(const filter_record *r, field_id f) {
     number n = {1, 0, 0.0};
     switch (f) {
-    case FIELD_IMPORTANCE: n.is_int = 0; n.d = r->importance; break;
+    case FIELD_IMPORTANCE:
+        n.is_int = 0;
+        n.d = r->importance;
+        break;
     case FIELD_CREATED_AT: n.i = r->created_at; break;
     case FIELD_UPDATED_AT: n.i = r->updated_at; break;
     case FIELD_ACCESSED_AT: n.i = r->accessed_at; break;
@@ -312,26 +314,25 @@ static number core_number(const filter_record *r, field_id f)
     return n;
 }
 
-static int compare_strings_qsort(const void *a, const void *b)
-{
+static int compare_strings_qsort(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int string_in_set(const char *s, const char **set, size_t n)
-{
+static int string_in_set(const char *s, const char **set, size_t n) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(s, set[mid]);
         if (c == 0) return 1;
-        if (c < 0) hi = mid;
-        else lo = mid + 1;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return 0;
 }
 
-static int match_core_string(const node *n, const char *s)
-{
+static int match_core_string(const node *n, const char *s) {
     if (!s) return n->op == OP_NE || n->op == OP_NIN;
     if (n->op == OP_IN) return string_in_set(s, n->u.str.set, n->u.str.n);
     if (n->op == OP_NIN) return !string_in_set(s, n->u.str.set, n->u.str.n);
@@ -339,23 +340,20 @@ static int match_core_string(const node *n, const char *s)
     return order_holds(n->op, (c > 0) - (c < 0));
 }
 
-static int number_in_set(const number *x, const number *set, size_t n)
-{
+static int number_in_set(const number *x, const number *set, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (cmp_number(x, &set[i]) == 0) return 1;
     return 0;
 }
 
-static int match_core_number(const node *n, const number *x)
-{
+static int match_core_number(const node *n, const number *x) {
     if (n->op == OP_IN) return number_in_set(x, n->u.num.set, n->u.num.n);
     if (n->op == OP_NIN) return !number_in_set(x, n->u.num.set, n->u.num.n);
     return order_holds(n->op, cmp_number(x, &n->u.num.value));
 }
 
 /* The metadata value a node names, or NULL when it is missing. */
-static const json_t *metadata_lookup(const node *n, const json_t *md)
-{
+static const json_t *metadata_lookup(const node *n, const json_t *md) {
     if (!json_is_object(md)) return NULL;
     const json_t *v = json_object_get(md, n->u.meta.whole);
     if (v || !n->u.meta.segs) return v;
@@ -368,16 +366,14 @@ static const json_t *metadata_lookup(const node *n, const json_t *md)
     return v;
 }
 
-static int json_in_list(const json_t *v, const json_t *list)
-{
+static int json_in_list(const json_t *v, const json_t *list) {
     size_t n = json_array_size(list);
     for (size_t i = 0; i < n; i++)
         if (json_same(v, json_array_get(list, i))) return 1;
     return 0;
 }
 
-static int match_metadata(const node *n, const json_t *md)
-{
+static int match_metadata(const node *n, const json_t *md) {
     const json_t *v = metadata_lookup(n, md), *operand = n->u.meta.operand;
     if (!v) return n->op == OP_NE || n->op == OP_NIN;
     switch (n->op) {
@@ -396,12 +392,10 @@ static int match_metadata(const node *n, const json_t *md)
     }
     if (!json_is_string(v)) return 0;
     return order_holds(n->op, cmp_bytes(json_string_value(v), json_string_length(v),
-                                        json_string_value(operand),
-                                        json_string_length(operand)));
+                                        json_string_value(operand), json_string_length(operand)));
 }
 
-static int node_match(const node *n, const filter_record *r)
-{
+static int node_match(const node *n, const filter_record *r) {
     switch (n->kind) {
     case NODE_AND:
         for (size_t i = 0; i < n->u.list.n; i++)
@@ -412,8 +406,7 @@ static int node_match(const node *n, const filter_record *r)
             if (node_match(n->u.list.kids[i], r)) return 1;
         return 0;
     case NODE_NOT: return !node_match(n->u.kid, r);
-    case NODE_CONTAINS:
-        return contains_folded(r->text, n->u.contains.needle, n->u.contains.len);
+    case NODE_CONTAINS: return contains_folded(r->text, n->u.contains.needle, n->u.contains.len);
     case NODE_CORE_STRING: return match_core_string(n, core_string(r, n->field));
     case NODE_CORE_NUMBER: {
         number x = core_number(r, n->field);
@@ -424,8 +417,7 @@ static int node_match(const node *n, const filter_record *r)
     return 0;
 }
 
-int filter_match(const filter *f, const filter_record *r)
-{
+int filter_match(const filter *f, const filter_record *r) {
     if (!f || !f->root) return 1;
     return node_match(f->root, r);
 }
@@ -434,8 +426,7 @@ int filter_uses_metadata(const filter *f) { return f ? f->uses_metadata : 0; }
 int filter_uses_text(const filter *f) { return f ? f->uses_text : 0; }
 int filter_matches_all(const filter *f) { return !f || !f->root; }
 
-void filter_free(filter *f)
-{
+void filter_free(filter *f) {
     if (!f) return;
     node_free(f->root);
     json_decref(f->doc);
@@ -460,8 +451,7 @@ typedef struct {
 
 /* Copy s into buf for a message: at most max bytes (cut on a UTF-8
  * boundary, "..." added), control characters shown as '?'. */
-static void describe_string(char *buf, size_t cap, const char *s, size_t max)
-{
+static void describe_string(char *buf, size_t cap, const char *s, size_t max) {
     size_t n = strlen(s), o = 0;
     int cut = n > max;
     if (cut) {
@@ -478,8 +468,7 @@ static void describe_string(char *buf, size_t cap, const char *s, size_t max)
 }
 
 /* "string \"high\"", "number 5", "true", "an array", ... */
-static void describe_json(char *buf, size_t cap, const json_t *v)
-{
+static void describe_json(char *buf, size_t cap, const json_t *v) {
     char s[80];
     switch (json_typeof(v)) {
     case JSON_STRING:
@@ -498,8 +487,7 @@ static void describe_json(char *buf, size_t cap, const json_t *v)
     }
 }
 
-static int fail(parse_ctx *c, const char *fmt, ...)
-{
+static int fail(parse_ctx *c, const char *fmt, ...) {
     if (c->err && c->errcap) {
         va_list ap;
         va_start(ap, fmt);
@@ -511,16 +499,14 @@ static int fail(parse_ctx *c, const char *fmt, ...)
     return REMEM_EFILTER;
 }
 
-static int fail_nomem(parse_ctx *c)
-{
+static int fail_nomem(parse_ctx *c) {
     if (c->err && c->errcap) snprintf(c->err, c->errcap, "out of memory");
     return REMEM_ENOMEM;
 }
 
 /* Append text to the path; once it is full, end it with "..." and ignore
  * the rest (the start of a path says more than its end). */
-static void path_append(parse_ctx *c, const char *text)
-{
+static void path_append(parse_ctx *c, const char *text) {
     if (c->path_cut) return;
     size_t n = strlen(text);
     /* Every append leaves room for "..." and the NUL after it. */
@@ -535,14 +521,12 @@ static void path_append(parse_ctx *c, const char *text)
     c->pathlen += n;
 }
 
-static int key_is_plain(const char *k)
-{
+static int key_is_plain(const char *k) {
     if (!*k) return 0;
     for (const char *p = k; *p; p++) {
         char ch = *p;
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '_' || ch == '$' || ch == '.' ||
-              ch == '-'))
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '$' || ch == '.' || ch == '-'))
             return 0;
     }
     return 1;
@@ -550,8 +534,7 @@ static int key_is_plain(const char *k)
 
 /* Push an object key (".kind", or ["odd key"] when it has other
  * characters); returns the length to restore with path_pop. */
-static size_t path_push_key(parse_ctx *c, const char *key)
-{
+static size_t path_push_key(parse_ctx *c, const char *key) {
     size_t saved = c->pathlen;
     char buf[96];
     if (key_is_plain(key) && strlen(key) < 64) {
@@ -574,8 +557,7 @@ static size_t path_push_key(parse_ctx *c, const char *key)
     return saved;
 }
 
-static size_t path_push_index(parse_ctx *c, size_t i)
-{
+static size_t path_push_index(parse_ctx *c, size_t i) {
     size_t saved = c->pathlen;
     char buf[32];
     snprintf(buf, sizeof buf, "[%zu]", i);
@@ -583,8 +565,7 @@ static size_t path_push_index(parse_ctx *c, size_t i)
     return saved;
 }
 
-static void path_pop(parse_ctx *c, size_t saved)
-{
+static void path_pop(parse_ctx *c, size_t saved) {
     c->pathlen = saved;
     c->path[saved] = 0;
     if (c->path_cut && saved <= c->path_cut_at) c->path_cut = 0;
@@ -594,15 +575,13 @@ static void path_pop(parse_ctx *c, size_t saved)
 /* ISO 8601 dates.                                                     */
 /* ------------------------------------------------------------------ */
 
-static int expect_char(const char **s, char ch)
-{
+static int expect_char(const char **s, char ch) {
     if (**s != ch) return 0;
     (*s)++;
     return 1;
 }
 
-static int read_digits(const char **s, int count, int *out)
-{
+static int read_digits(const char **s, int count, int *out) {
     int v = 0;
     for (int i = 0; i < count; i++) {
         char ch = (*s)[i];
@@ -619,17 +598,15 @@ static int is_leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 
 static int64_t floor_div(int64_t a, int64_t b) { return (a - (a < 0 ? b - 1 : 0)) / b; }
 
 /* Leap years in [1, y], extended below 1 so that year 0 counts as leap. */
-static int64_t leap_years_through(int64_t y)
-{
+static int64_t leap_years_through(int64_t y) {
     return floor_div(y, 4) - floor_div(y, 100) + floor_div(y, 400);
 }
 
-static int64_t days_since_epoch(int year, int month, int day)
-{
-    static const int days_before_month[12] = {0, 31, 59, 90, 120, 151,
+static int64_t days_since_epoch(int year, int month, int day) {
+    static const int days_before_month[12] = {0,   31,  59,  90,  120, 151,
                                               181, 212, 243, 273, 304, 334};
-    int64_t days = (int64_t)(year - 1970) * 365 +
-                   leap_years_through(year - 1) - leap_years_through(1969);
+    int64_t days =
+        (int64_t)(year - 1970) * 365 + leap_years_through(year - 1) - leap_years_through(1969);
     days += days_before_month[month - 1] + (month > 2 && is_leap_year(year));
     return days + day - 1;
 }
@@ -637,18 +614,15 @@ static int64_t days_since_epoch(int year, int month, int day)
 /* "YYYY-MM-DD", optionally followed by 'T' (or a space) and "HH:MM",
  * ":SS", ".fraction" (milliseconds kept, the rest dropped), and a zone "Z",
  * "+HH:MM", "+HHMM" or "+HH" (no zone: UTC). 1 and *ms on success. */
-static int parse_iso8601(const char *s, int64_t *ms)
-{
+static int parse_iso8601(const char *s, int64_t *ms) {
     int year, month, day, hour = 0, minute = 0, second = 0, millis = 0;
     int zone_sign = 0, zone_hour = 0, zone_minute = 0;
-    if (!read_digits(&s, 4, &year) || !expect_char(&s, '-') ||
-        !read_digits(&s, 2, &month) || !expect_char(&s, '-') ||
-        !read_digits(&s, 2, &day))
+    if (!read_digits(&s, 4, &year) || !expect_char(&s, '-') || !read_digits(&s, 2, &month) ||
+        !expect_char(&s, '-') || !read_digits(&s, 2, &day))
         return 0;
     if (*s == 'T' || *s == 't' || *s == ' ') {
         s++;
-        if (!read_digits(&s, 2, &hour) || !expect_char(&s, ':') ||
-            !read_digits(&s, 2, &minute))
+        if (!read_digits(&s, 2, &hour) || !expect_char(&s, ':') || !read_digits(&s, 2, &minute))
             return 0;
         if (*s == ':') {
             s++;
@@ -673,11 +647,9 @@ static int parse_iso8601(const char *s, int64_t *ms)
     static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (month < 1 || month > 12 || day < 1) return 0;
     if (day > month_days[month - 1] + (month == 2 && is_leap_year(year))) return 0;
-    if (hour > 23 || minute > 59 || second > 59 || zone_hour > 23 || zone_minute > 59)
-        return 0;
-    int64_t seconds = days_since_epoch(year, month, day) * 86400 + hour * 3600 +
-                      minute * 60 + second -
-                      zone_sign * (zone_hour * 3600 + zone_minute * 60);
+    if (hour > 23 || minute > 59 || second > 59 || zone_hour > 23 || zone_minute > 59) return 0;
+    int64_t seconds = days_since_epoch(year, month, day) * 86400 + hour * 3600 + minute * 60 +
+                      second - zone_sign * (zone_hour * 3600 + zone_minute * 60);
     *ms = seconds * 1000 + millis;
     return 1;
 }
@@ -688,8 +660,7 @@ static int parse_iso8601(const char *s, int64_t *ms)
 
 /* Every object and array must sit at most FILTER_MAX_DEPTH deep; checked
  * before anything else, so the builder and json_same recurse boundedly. */
-static int check_depth(parse_ctx *c, const json_t *v, int depth)
-{
+static int check_depth(parse_ctx *c, const json_t *v, int depth) {
     if (!json_is_object(v) && !json_is_array(v)) return 0;
     if (depth > FILTER_MAX_DEPTH)
         return fail(c, "filter nests deeper than %d levels", FILTER_MAX_DEPTH);
@@ -714,17 +685,17 @@ static int check_depth(parse_ctx *c, const json_t *v, int depth)
     return 0;
 }
 
-static node *node_new(parse_ctx *c, node_kind kind)
-{
+static node *node_new(parse_ctx *c, node_kind kind) {
     node *n = calloc(1, sizeof *n);
-    if (n) n->kind = kind;
-    else fail_nomem(c);
+    if (n)
+        n->kind = kind;
+    else
+        fail_nomem(c);
     return n;
 }
 
 /* How much a node costs per record, to try cheap conditions first. */
-static int node_cost(const node *n)
-{
+static int node_cost(const node *n) {
     switch (n->kind) {
     case NODE_CORE_NUMBER: return 0;
     case NODE_CORE_STRING: return n->field == FIELD_TEXT ? 2 : 1;
@@ -745,8 +716,7 @@ static int node_cost(const node *n)
 /* Turn kids[0..n) into one node: the kid itself when n == 1, else an
  * AND/OR whose kids are ordered cheapest first (stable, so equal costs keep
  * the user's order). Takes ownership of kids. */
-static int combine(parse_ctx *c, node_kind kind, node **kids, size_t n, node **out)
-{
+static int combine(parse_ctx *c, node_kind kind, node **kids, size_t n, node **out) {
     if (n == 1) {
         *out = kids[0];
         free(kids);
@@ -781,8 +751,7 @@ typedef struct {
     const char *whole; /* metadata: the key without "metadata." */
 } field_ref;
 
-static int resolve_field(parse_ctx *c, const char *key, field_ref *fr)
-{
+static int resolve_field(parse_ctx *c, const char *key, field_ref *fr) {
     fr->name = key;
     for (size_t i = 0; i < sizeof core_fields / sizeof core_fields[0]; i++) {
         if (strcmp(key, core_fields[i].name) == 0) {
@@ -806,8 +775,7 @@ static int resolve_field(parse_ctx *c, const char *key, field_ref *fr)
     return 0;
 }
 
-static int split_metadata_key(parse_ctx *c, node *n, const char *whole)
-{
+static int split_metadata_key(parse_ctx *c, node *n, const char *whole) {
     n->u.meta.whole = whole;
     if (!strchr(whole, '.')) return 0;
     size_t len = strlen(whole), parts = 1;
@@ -830,9 +798,7 @@ static int split_metadata_key(parse_ctx *c, node *n, const char *whole)
 }
 
 /* Convert one operand of a core number or time field (ISO dates to ms). */
-static int core_number_operand(parse_ctx *c, const field_ref *fr, const json_t *v,
-                               number *out)
-{
+static int core_number_operand(parse_ctx *c, const field_ref *fr, const json_t *v, number *out) {
     char got[128];
     if (json_is_number(v)) {
         *out = number_of_json(v);
@@ -847,20 +813,19 @@ static int core_number_operand(parse_ctx *c, const field_ref *fr, const json_t *
             return 0;
         }
         describe_json(got, sizeof got, v);
-        return fail(c, "bad date for %s: %s; use milliseconds or ISO 8601 such as "
-                       "\"2023-05-08\" or \"2023-05-08T13:56:00Z\"",
+        return fail(c,
+                    "bad date for %s: %s; use milliseconds or ISO 8601 such as "
+                    "\"2023-05-08\" or \"2023-05-08T13:56:00Z\"",
                     fr->name, got);
     }
     describe_json(got, sizeof got, v);
     if (fr->type == TYPE_TIME)
-        return fail(c, "%s needs milliseconds or an ISO 8601 date string, got %s",
-                    fr->name, got);
+        return fail(c, "%s needs milliseconds or an ISO 8601 date string, got %s", fr->name, got);
     return fail(c, "%s needs a number, got %s", fr->name, got);
 }
 
 static int core_string_operand(parse_ctx *c, const field_ref *fr, const json_t *v,
-                               const char **out)
-{
+                               const char **out) {
     if (json_is_string(v)) {
         *out = json_string_value(v);
         return 0;
@@ -872,9 +837,8 @@ static int core_string_operand(parse_ctx *c, const field_ref *fr, const json_t *
 
 /* Check the operand of an $in/$nin: an array, each element of the right
  * type for a core field. Fills the node's set. */
-static int build_set(parse_ctx *c, const field_ref *fr, const char *opname,
-                     const json_t *list, node *n)
-{
+static int build_set(parse_ctx *c, const field_ref *fr, const char *opname, const json_t *list,
+                     node *n) {
     char got[128];
     if (!json_is_array(list)) {
         describe_json(got, sizeof got, list);
@@ -896,9 +860,8 @@ static int build_set(parse_ctx *c, const field_ref *fr, const char *opname,
     for (size_t i = 0; i < count; i++) {
         size_t saved = path_push_index(c, i);
         const json_t *v = json_array_get(list, i);
-        int rc = n->kind == NODE_CORE_STRING
-                     ? core_string_operand(c, fr, v, &n->u.str.set[i])
-                     : core_number_operand(c, fr, v, &n->u.num.set[i]);
+        int rc = n->kind == NODE_CORE_STRING ? core_string_operand(c, fr, v, &n->u.str.set[i])
+                                             : core_number_operand(c, fr, v, &n->u.num.set[i]);
         path_pop(c, saved);
         if (rc) return rc;
     }
@@ -912,10 +875,9 @@ static int build_set(parse_ctx *c, const field_ref *fr, const char *opname,
 }
 
 /* One condition: field, operator, operand. The path points at the operand. */
-static int build_condition(parse_ctx *c, const field_ref *fr, op_kind op,
-                           const char *opname, const json_t *operand, node **out)
-{
-    node_kind kind = fr->id == FIELD_METADATA ? NODE_METADATA
+static int build_condition(parse_ctx *c, const field_ref *fr, op_kind op, const char *opname,
+                           const json_t *operand, node **out) {
+    node_kind kind = fr->id == FIELD_METADATA  ? NODE_METADATA
                      : fr->type == TYPE_STRING ? NODE_CORE_STRING
                                                : NODE_CORE_NUMBER;
     node *n = node_new(c, kind);
@@ -936,8 +898,7 @@ static int build_condition(parse_ctx *c, const field_ref *fr, op_kind op,
         rc = core_string_operand(c, fr, operand, &n->u.str.value);
     } else if (kind == NODE_CORE_NUMBER) {
         rc = core_number_operand(c, fr, operand, &n->u.num.value);
-    } else if (op == OP_EQ || op == OP_NE || json_is_number(operand) ||
-               json_is_string(operand)) {
+    } else if (op == OP_EQ || op == OP_NE || json_is_number(operand) || json_is_string(operand)) {
         n->u.meta.operand = operand;
     } else {
         char got[128];
@@ -953,8 +914,7 @@ done:
     return 0;
 }
 
-static int lookup_operator(const char *name, op_kind *op)
-{
+static int lookup_operator(const char *name, op_kind *op) {
     for (size_t i = 0; i < sizeof operators / sizeof operators[0]; i++) {
         if (strcmp(name, operators[i].name) == 0) {
             *op = operators[i].op;
@@ -966,8 +926,7 @@ static int lookup_operator(const char *name, op_kind *op)
 
 /* {"field": value} or {"field": {"$op": operand, ...}}. The path points at
  * the field. */
-static int parse_field(parse_ctx *c, const char *key, const json_t *val, node **out)
-{
+static int parse_field(parse_ctx *c, const char *key, const json_t *val, node **out) {
     field_ref fr;
     int rc = resolve_field(c, key, &fr);
     if (rc) return rc;
@@ -987,19 +946,19 @@ static int parse_field(parse_ctx *c, const char *key, const json_t *val, node **
         op_kind op;
         describe_string(shown, sizeof shown, opname, 40);
         if (opname[0] != '$') {
-            rc = fail(c, "expected an operator such as $eq or $gt, got key \"%s\" "
-                         "(to compare with an object, write {\"$eq\": {...}})",
+            rc = fail(c,
+                      "expected an operator such as $eq or $gt, got key \"%s\" "
+                      "(to compare with an object, write {\"$eq\": {...}})",
                       shown);
         } else if (!lookup_operator(opname, &op)) {
-            int logical = !strcmp(opname, "$and") || !strcmp(opname, "$or") ||
-                          !strcmp(opname, "$not");
-            const char *hint =
-                logical ? " for a field (it goes where fields go, as in "
-                          "{\"$or\": [{\"kind\": \"a\"}, {\"kind\": \"b\"}]})"
-                : !strcmp(opname, "$contains")
-                    ? " for a field ($contains searches the text and goes where "
-                      "fields go: {\"$contains\": \"...\"})"
-                    : "";
+            int logical =
+                !strcmp(opname, "$and") || !strcmp(opname, "$or") || !strcmp(opname, "$not");
+            const char *hint = logical ? " for a field (it goes where fields go, as in "
+                                         "{\"$or\": [{\"kind\": \"a\"}, {\"kind\": \"b\"}]})"
+                               : !strcmp(opname, "$contains")
+                                   ? " for a field ($contains searches the text and goes where "
+                                     "fields go: {\"$contains\": \"...\"})"
+                                   : "";
             rc = fail(c, "unknown operator %s%s", shown, hint);
         } else {
             size_t saved = path_push_key(c, opname);
@@ -1018,9 +977,8 @@ static int parse_field(parse_ctx *c, const char *key, const json_t *val, node **
 }
 
 /* $and / $or: a non-empty array of filter objects. Path points at it. */
-static int parse_list(parse_ctx *c, const char *opname, node_kind kind,
-                      const json_t *val, node **out)
-{
+static int parse_list(parse_ctx *c, const char *opname, node_kind kind, const json_t *val,
+                      node **out) {
     if (!json_is_array(val) || json_array_size(val) == 0) {
         char got[128];
         describe_json(got, sizeof got, val);
@@ -1054,8 +1012,10 @@ static int parse_list(parse_ctx *c, const char *opname, node_kind kind,
     size_t kept = 0;
     int any_true = 0;
     for (size_t i = 0; i < n; i++) {
-        if (kids[i]) kids[kept++] = kids[i];
-        else any_true = 1;
+        if (kids[i])
+            kids[kept++] = kids[i];
+        else
+            any_true = 1;
     }
     if (any_true && (kind == NODE_OR || kept == 0)) {
         for (size_t i = 0; i < kept; i++) node_free(kids[i]);
@@ -1068,8 +1028,7 @@ static int parse_list(parse_ctx *c, const char *opname, node_kind kind,
 
 /* A key of a filter object with its value: a field, $and, $or, $not or
  * $contains. The path points at the key. *out NULL means "true". */
-static int parse_clause(parse_ctx *c, const char *key, const json_t *val, node **out)
-{
+static int parse_clause(parse_ctx *c, const char *key, const json_t *val, node **out) {
     *out = NULL;
     if (!strcmp(key, "$and")) return parse_list(c, key, NODE_AND, val, out);
     if (!strcmp(key, "$or")) return parse_list(c, key, NODE_OR, val, out);
@@ -1122,15 +1081,16 @@ static int parse_clause(parse_ctx *c, const char *key, const json_t *val, node *
     if (key[0] == '$') {
         char shown[80];
         describe_string(shown, sizeof shown, key, 40);
-        return fail(c, "unknown operator %s (expected $and, $or, $not, $contains "
-                       "or a field name)", shown);
+        return fail(c,
+                    "unknown operator %s (expected $and, $or, $not, $contains "
+                    "or a field name)",
+                    shown);
     }
     return parse_field(c, key, val, out);
 }
 
 /* A filter object: its keys are and-ed. *out NULL means "true" ({}). */
-static int parse_filter_object(parse_ctx *c, const json_t *obj, node **out)
-{
+static int parse_filter_object(parse_ctx *c, const json_t *obj, node **out) {
     *out = NULL;
     size_t count = json_object_size(obj), n = 0;
     if (count == 0) return 0;
@@ -1154,15 +1114,13 @@ static int parse_filter_object(parse_ctx *c, const json_t *obj, node **out)
     return combine(c, NODE_AND, kids, n, out);
 }
 
-static int all_space(const char *s, size_t len)
-{
+static int all_space(const char *s, size_t len) {
     for (size_t i = 0; i < len; i++)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return 0;
     return 1;
 }
 
-int filter_parse(const char *json, size_t len, filter **out, char *err, size_t errcap)
-{
+int filter_parse(const char *json, size_t len, filter **out, char *err, size_t errcap) {
     parse_ctx c = {.err = err, .errcap = errcap, .path = "$", .pathlen = 1};
     if (err && errcap) err[0] = 0;
     *out = NULL;
@@ -1178,8 +1136,8 @@ int filter_parse(const char *json, size_t len, filter **out, char *err, size_t e
     int rc;
     if (!f->doc) {
         if (err && errcap)
-            snprintf(err, errcap, "malformed JSON: %s at line %d, column %d", jerr.text,
-                     jerr.line, jerr.column);
+            snprintf(err, errcap, "malformed JSON: %s at line %d, column %d", jerr.text, jerr.line,
+                     jerr.column);
         rc = REMEM_EFILTER;
     } else if (!json_is_object(f->doc)) {
         char got[128];

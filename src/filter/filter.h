@@ -91,8 +91,7 @@ typedef struct filter_record {
  * and *out, or REMEM_EFILTER with err filled and *out = NULL (REMEM_ENOMEM
  * when memory runs out). err may be NULL; it is always NUL-terminated when
  * errcap > 0. The caller owns *out and frees it with filter_free. */
-int filter_parse(const char *json, size_t len, filter **out, char *err,
-                 size_t errcap);
+int filter_parse(const char *json, size_t len, filter **out, char *err, size_t errcap);
 /* 1 if r matches f, 0 if not. f NULL matches everything. */
 int filter_match(const filter *f, const filter_record *r);
 /* 1 if evaluating f may read r->metadata (so callers can skip parsing it). */

@@ -42,17 +42,17 @@
 #include "index/flat_kernels.h"
 
 /* Below this many rows a float32 scan is as fast as anything else. */
-#define FLAT_PRESCAN_MIN_ROWS 2048
+#define FLAT_PRESCAN_MIN_ROWS  2048
 /* The pre-scan pays off when few rows can reach the result. */
 #define FLAT_PRESCAN_MAX_SHARE 16
 /* Below this dimension int8 codes save too little to matter. */
-#define FLAT_PRESCAN_MIN_DIM 32
+#define FLAT_PRESCAN_MIN_DIM   32
 /* int32 sums of (c + 128) * d stay exact up to this dimension. */
-#define FLAT_PRESCAN_MAX_DIM 65536
+#define FLAT_PRESCAN_MAX_DIM   65536
 /* Vectors with a larger norm skip the pre-scan (float dots could overflow). */
-#define FLAT_MAX_NORM 1e16
+#define FLAT_MAX_NORM          1e16
 /* Vectors whose largest component is below this are not worth a scale. */
-#define FLAT_MIN_MAXABS 1e-30
+#define FLAT_MIN_MAXABS        1e-30
 /* A query that int8 codes describe this badly (|f| / |q|: one large
  * component among many mid-sized ones) would widen every row's bounds so
  * much that most rows would need rescoring: scan in float32 instead. For
@@ -60,7 +60,7 @@
 #define FLAT_MAX_QUERY_RESIDUE 0.1
 /* Rows per kernel call: a few words of the allow bitmap, so that the
  * kernels' prefetching runs well ahead of the rows they score. */
-#define FLAT_BATCH 256
+#define FLAT_BATCH             256
 
 typedef struct flat_row_quant {
     float scale; /* s: code c means c * s; 0 for zero or tiny rows */
@@ -88,8 +88,7 @@ static int prescan_mode = FLAT_PRESCAN_AUTO;
 
 /* The best level the CPU has, or with REMEM_SIMD the best one not above the
  * requested level. */
-static void choose_kernels(void)
-{
+static void choose_kernels(void) {
     const char *want = getenv("REMEM_SIMD");
     size_t first = 0, levels = sizeof level_names / sizeof level_names[0];
     if (want)
@@ -104,8 +103,7 @@ static void choose_kernels(void)
     }
 }
 
-static const flat_kernels *kernels(void)
-{
+static const flat_kernels *kernels(void) {
     pthread_once(&kernels_once, choose_kernels);
     return __atomic_load_n(&active_kernels, __ATOMIC_ACQUIRE);
 }
@@ -114,8 +112,7 @@ const char *flat_kernel_name(void) { return kernels()->name; }
 
 int flat_kernel_available(const char *name) { return flat_kernels_for(name) != NULL; }
 
-int flat_set_kernel(const char *name)
-{
+int flat_set_kernel(const char *name) {
     kernels();
     const flat_kernels *k = flat_kernels_for(name);
     if (!k) return -1;
@@ -123,14 +120,12 @@ int flat_set_kernel(const char *name)
     return 0;
 }
 
-void flat_set_prescan(int mode)
-{
+void flat_set_prescan(int mode) {
     if (mode >= FLAT_PRESCAN_AUTO && mode <= FLAT_PRESCAN_NEVER)
         __atomic_store_n(&prescan_mode, mode, __ATOMIC_RELAXED);
 }
 
-float flat_dot(const float *a, const float *b, int dim)
-{
+float flat_dot(const float *a, const float *b, int dim) {
     return dim > 0 ? kernels()->dot(a, b, dim) : 0.0f;
 }
 
@@ -138,15 +133,13 @@ float flat_dot(const float *a, const float *b, int dim)
 /* rounding helpers                                                   */
 /* ---------------------------------------------------------------- */
 
-static float round_up_to_float(double v)
-{
+static float round_up_to_float(double v) {
     float f = (float)v;
     if ((double)f < v) f = nextafterf(f, INFINITY);
     return f;
 }
 
-static float round_down_to_float(double v)
-{
+static float round_down_to_float(double v) {
     float f = (float)v;
     if ((double)f > v) f = nextafterf(f, -INFINITY);
     return f;
@@ -155,8 +148,7 @@ static float round_down_to_float(double v)
 /* The nearest code to v in [-127, 127] (halves away from zero). Any
  * integer would keep the search exact, since the bounds are taken from the
  * codes actually chosen; the nearest one keeps them tight. */
-static int8_t clamp_code(double v)
-{
+static int8_t clamp_code(double v) {
     v = v > 127 ? 127 : v;
     v = v < -127 ? -127 : v;
     return (int8_t)(int)(v + copysign(0.5, v)); /* no branch on the sign */
@@ -190,9 +182,8 @@ _Static_assert(sizeof(quant_d) == QUANT_LANES * sizeof(double), "one lane per co
  * *e_squares. Here |x * inverse| < 127.5 (|x| <= maxabs and s = maxabs / 127
  * rounded to float, so |x / s| <= 127 (1 + 2^-23)): the conversion to int
  * is defined, and the clamp after it only keeps the promise of [-127, 127]. */
-static inline __attribute__((always_inline)) void code_lanes(const float *x, double inverse, float s, uint8_t *codes,
-                              quant_d *e_squares)
-{
+static inline __attribute__((always_inline)) void
+code_lanes(const float *x, double inverse, float s, uint8_t *codes, quant_d *e_squares) {
     quant_f xf;
     memcpy(&xf, x, sizeof xf);
     quant_d xd = __builtin_convertvector(xf, quant_d);
@@ -223,8 +214,7 @@ static inline __attribute__((always_inline)) void code_lanes(const float *x, dou
  * component. This runs once per row on every load of a namespace, so its
  * loops are written to vectorise. */
 static inline __attribute__((always_inline)) void
-quantise_row_body(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq)
-{
+quantise_row_body(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq) {
     float max_lane[QUANT_LANES] = {0};
     double sq_lane[QUANT_LANES] = {0};
     int i = 0;
@@ -280,26 +270,22 @@ typedef void (*quantise_fn)(int dim, size_t stride, const float *x, uint8_t *cod
                             flat_row_quant *rq);
 
 static void quantise_row_plain(int dim, size_t stride, const float *x, uint8_t *codes,
-                               flat_row_quant *rq)
-{
+                               flat_row_quant *rq) {
     quantise_row_body(dim, stride, x, codes, rq);
 }
 
 __attribute__((target("avx2,fma"))) static void
-quantise_row_avx2(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq)
-{
+quantise_row_avx2(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq) {
     quantise_row_body(dim, stride, x, codes, rq);
 }
 
 __attribute__((target("avx512f,avx2,fma"))) static void
-quantise_row_avx512(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq)
-{
+quantise_row_avx512(int dim, size_t stride, const float *x, uint8_t *codes, flat_row_quant *rq) {
     quantise_row_body(dim, stride, x, codes, rq);
 }
 
 /* The build for the level the search kernels run at (which the CPU has). */
-static quantise_fn quantiser(void)
-{
+static quantise_fn quantiser(void) {
     const char *level = kernels()->name;
     if (strcmp(level, "avx512") == 0) return quantise_row_avx512;
     if (strcmp(level, "avx2") == 0) return quantise_row_avx2;
@@ -308,8 +294,7 @@ static quantise_fn quantiser(void)
 
 static size_t round_up_size(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
-flat_index *flat_new(int dim)
-{
+flat_index *flat_new(int dim) {
     if (dim <= 0 || dim > (1 << 24)) return NULL;
     flat_index *ix = calloc(1, sizeof *ix);
     if (!ix) return NULL;
@@ -318,8 +303,7 @@ flat_index *flat_new(int dim)
     return ix;
 }
 
-void flat_free(flat_index *ix)
-{
+void flat_free(flat_index *ix) {
     if (!ix) return;
     free(ix->vecs);
     free(ix->codes);
@@ -337,8 +321,7 @@ size_t flat_count(const flat_index *ix) { return ix ? ix->count : 0; }
  * stream). Only the codes get them: first-touch faults of huge pages can
  * cost milliseconds each (the kernel compacts memory to find them), and the
  * float32 rows are mostly read a few at a time, where pages do not matter. */
-static void *alloc_aligned(size_t bytes, int huge_pages)
-{
+static void *alloc_aligned(size_t bytes, int huge_pages) {
     const size_t huge = (size_t)2 << 20;
     if (huge_pages && bytes >= 2 * huge) {
         size_t size = round_up_size(bytes, huge);
@@ -350,8 +333,7 @@ static void *alloc_aligned(size_t bytes, int huge_pages)
 }
 
 /* Room for at least need rows; 0, or -1 when out of memory (ix unchanged). */
-static int reserve(flat_index *ix, size_t need)
-{
+static int reserve(flat_index *ix, size_t need) {
     if (need <= ix->cap) return 0;
     size_t cap = ix->cap ? ix->cap : 64;
     while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
@@ -383,28 +365,23 @@ static int reserve(flat_index *ix, size_t need)
     return 0;
 }
 
-int flat_reserve(flat_index *ix, size_t rows)
-{
+int flat_reserve(flat_index *ix, size_t rows) {
     if (!ix) return -1;
     return reserve(ix, rows);
 }
 
-static void store_row(flat_index *ix, size_t i, const float *v)
-{
+static void store_row(flat_index *ix, size_t i, const float *v) {
     memcpy(ix->vecs + i * (size_t)ix->dim, v, (size_t)ix->dim * sizeof(float));
-    quantiser()(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride,
-                 &ix->quant[i]);
+    quantiser()(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride, &ix->quant[i]);
 }
 
-long flat_append(flat_index *ix, const float *v)
-{
+long flat_append(flat_index *ix, const float *v) {
     if (!ix || !v || ix->count > (size_t)UINT32_MAX || reserve(ix, ix->count + 1) != 0) return -1;
     store_row(ix, ix->count, v);
     return (long)ix->count++;
 }
 
-long flat_append_many(flat_index *ix, const float *vecs, size_t n)
-{
+long flat_append_many(flat_index *ix, const float *vecs, size_t n) {
     if (!ix || (!vecs && n) || ix->count + n > (size_t)UINT32_MAX + 1 ||
         reserve(ix, ix->count + n) != 0)
         return -1;
@@ -416,26 +393,23 @@ long flat_append_many(flat_index *ix, const float *vecs, size_t n)
     memcpy(dst, vecs, n * dim * sizeof(float));
     quantise_fn quantise = quantiser();
     for (size_t r = 0; r < n; r++)
-        quantise(ix->dim, ix->code_stride, dst + r * dim,
-                     ix->codes + (first + r) * ix->code_stride, &ix->quant[first + r]);
+        quantise(ix->dim, ix->code_stride, dst + r * dim, ix->codes + (first + r) * ix->code_stride,
+                 &ix->quant[first + r]);
     ix->count += n;
     return (long)first;
 }
 
-void flat_set(flat_index *ix, size_t i, const float *v)
-{
+void flat_set(flat_index *ix, size_t i, const float *v) {
     if (!ix || !v || i >= ix->count) return;
     store_row(ix, i, v);
 }
 
-const float *flat_row(const flat_index *ix, size_t i)
-{
+const float *flat_row(const flat_index *ix, size_t i) {
     if (!ix || i >= ix->count) return NULL;
     return ix->vecs + i * (size_t)ix->dim;
 }
 
-void flat_swap_remove(flat_index *ix, size_t i)
-{
+void flat_swap_remove(flat_index *ix, size_t i) {
     if (!ix || i >= ix->count) return;
     size_t last = ix->count - 1;
     if (i != last) {
@@ -454,8 +428,7 @@ void flat_swap_remove(flat_index *ix, size_t i)
 
 /* The result order: higher sim first, then lower row; NaN sims rank below
  * every number so that the order is total. */
-static int hit_better(flat_hit a, flat_hit b)
-{
+static int hit_better(flat_hit a, flat_hit b) {
     int a_nan = a.sim != a.sim, b_nan = b.sim != b.sim;
     if (a_nan || b_nan) return a_nan && b_nan ? a.row < b.row : b_nan;
     if (a.sim != b.sim) return a.sim > b.sim;
@@ -468,8 +441,7 @@ typedef struct hit_heap {
     size_t size, cap;
 } hit_heap;
 
-static void sift_down(flat_hit *h, size_t size, size_t i)
-{
+static void sift_down(flat_hit *h, size_t size, size_t i) {
     flat_hit top = h[i];
     for (;;) {
         size_t child = 2 * i + 1;
@@ -482,8 +454,7 @@ static void sift_down(flat_hit *h, size_t size, size_t i)
     h[i] = top;
 }
 
-static void heap_offer(hit_heap *hp, uint32_t row, float sim)
-{
+static void heap_offer(hit_heap *hp, uint32_t row, float sim) {
     flat_hit hit = {row, sim};
     if (hp->size < hp->cap) {
         size_t i = hp->size++;
@@ -501,8 +472,7 @@ static void heap_offer(hit_heap *hp, uint32_t row, float sim)
 }
 
 /* Sorts the heap best first in place; returns its size. */
-static size_t heap_finish(hit_heap *hp)
-{
+static size_t heap_finish(hit_heap *hp) {
     for (size_t end = hp->size; end > 1; end--) {
         flat_hit worst = hp->h[0];
         hp->h[0] = hp->h[end - 1];
@@ -519,8 +489,7 @@ static size_t heap_finish(hit_heap *hp)
 static size_t word_count(size_t count) { return (count + 63) / 64; }
 
 /* Bits of word w that name allowed rows below count. */
-static uint64_t allowed_word(const uint64_t *allow, size_t count, size_t w)
-{
+static uint64_t allowed_word(const uint64_t *allow, size_t count, size_t w) {
     uint64_t bits = allow ? allow[w] : ~(uint64_t)0;
     size_t tail = count - w * 64;
     if (tail < 64) bits &= ((uint64_t)1 << tail) - 1;
@@ -529,8 +498,7 @@ static uint64_t allowed_word(const uint64_t *allow, size_t count, size_t w)
 
 /* The next allowed rows, from word *w on, into rows (up to FLAT_BATCH);
  * returns how many, 0 at the end. Zero words cost one test each. */
-static size_t next_rows(const uint64_t *allow, size_t count, size_t *w, uint32_t *rows)
-{
+static size_t next_rows(const uint64_t *allow, size_t count, size_t *w, uint32_t *rows) {
     size_t m = 0, words = word_count(count);
     for (; *w < words && m + 64 <= FLAT_BATCH; (*w)++) {
         uint64_t bits = allowed_word(allow, count, *w);
@@ -547,8 +515,7 @@ static size_t next_rows(const uint64_t *allow, size_t count, size_t *w, uint32_t
     return m;
 }
 
-static size_t allowed_count(const uint64_t *allow, size_t count)
-{
+static size_t allowed_count(const uint64_t *allow, size_t count) {
     if (!allow) return count;
     size_t total = 0;
     for (size_t w = 0; w < word_count(count); w++)
@@ -561,8 +528,7 @@ static size_t allowed_count(const uint64_t *allow, size_t count)
 /* ---------------------------------------------------------------- */
 
 static size_t search_float(const flat_index *ix, const flat_kernels *k, const float *q,
-                           const uint64_t *allow, size_t m, flat_hit *out)
-{
+                           const uint64_t *allow, size_t m, flat_hit *out) {
     hit_heap heap = {out, 0, m};
     uint32_t rows[FLAT_BATCH];
     float sims[FLAT_BATCH];
@@ -574,9 +540,8 @@ static size_t search_float(const flat_index *ix, const flat_kernels *k, const fl
     return heap_finish(&heap);
 }
 
-size_t flat_search_reference(const flat_index *ix, const float *q,
-                             const uint64_t *allow, size_t n, flat_hit *out)
-{
+size_t flat_search_reference(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                             flat_hit *out) {
     if (!ix || !q || !out || n == 0 || ix->count == 0) return 0;
     const flat_kernels *scalar = flat_kernels_for("scalar");
     hit_heap heap = {out, 0, n};
@@ -603,8 +568,7 @@ typedef struct query_quant {
 /* Quantises q; 0, or -1 when the bounds would not hold (non-finite, zero,
  * tiny or huge query) or would be too wide to prune: then the caller scans
  * in float32. */
-static int quantise_query(const flat_index *ix, const float *q, query_quant *qq)
-{
+static int quantise_query(const flat_index *ix, const float *q, query_quant *qq) {
     int dim = ix->dim;
     double maxabs = 0, qsq = 0;
     for (int i = 0; i < dim; i++) {
@@ -649,8 +613,7 @@ typedef struct candidate_list {
     size_t size, cap;
 } candidate_list;
 
-static int candidates_push(candidate_list *cl, uint32_t row, float upper)
-{
+static int candidates_push(candidate_list *cl, uint32_t row, float upper) {
     if (cl->size == cl->cap) {
         size_t cap = cl->cap ? cl->cap * 2 : 256;
         candidate *items = realloc(cl->items, cap * sizeof *items);
@@ -666,9 +629,8 @@ static int candidates_push(candidate_list *cl, uint32_t row, float upper)
  * top m. Returns the hit count, or -1 when out of memory (out is then
  * scratch and the caller scans in float32). */
 static long search_prescan(const flat_index *ix, const flat_kernels *k, const query_quant *qq,
-                           const float *q, const uint64_t *allow, size_t m,
-                           flat_hit *out, size_t *rescored)
-{
+                           const float *q, const uint64_t *allow, size_t m, flat_hit *out,
+                           size_t *rescored) {
     candidate_list cl = {0};
     hit_heap lower = {out, 0, m}; /* the m best lower bounds, as (row, bound) */
     double lambda = -INFINITY;
@@ -712,8 +674,7 @@ static long search_prescan(const flat_index *ix, const flat_kernels *k, const qu
     return (long)heap_finish(&best);
 }
 
-static int use_prescan(const flat_index *ix, size_t allowed, size_t m)
-{
+static int use_prescan(const flat_index *ix, size_t allowed, size_t m) {
     int mode = __atomic_load_n(&prescan_mode, __ATOMIC_RELAXED);
     if (mode == FLAT_PRESCAN_NEVER || ix->dim > FLAT_PRESCAN_MAX_DIM) return 0;
     if (mode == FLAT_PRESCAN_ALWAYS) return 1;
@@ -721,10 +682,8 @@ static int use_prescan(const flat_index *ix, size_t allowed, size_t m)
            m <= allowed / FLAT_PRESCAN_MAX_SHARE;
 }
 
-size_t flat_search_traced(const flat_index *ix, const float *q,
-                          const uint64_t *allow, size_t n, flat_hit *out,
-                          flat_trace *trace)
-{
+size_t flat_search_traced(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                          flat_hit *out, flat_trace *trace) {
     flat_trace local;
     if (!trace) trace = &local;
     memset(trace, 0, sizeof *trace);
@@ -738,8 +697,7 @@ size_t flat_search_traced(const flat_index *ix, const float *q,
     if (use_prescan(ix, allowed, m)) {
         int8_t stack_codes[2048];
         query_quant qq = {0};
-        qq.codes = ix->code_stride <= sizeof stack_codes ? stack_codes
-                                                         : malloc(ix->code_stride);
+        qq.codes = ix->code_stride <= sizeof stack_codes ? stack_codes : malloc(ix->code_stride);
         long got = -1;
         if (qq.codes && quantise_query(ix, q, &qq) == 0)
             got = search_prescan(ix, k, &qq, q, allow, m, out, &trace->rescored);
@@ -753,8 +711,7 @@ size_t flat_search_traced(const flat_index *ix, const float *q,
     return search_float(ix, k, q, allow, m, out);
 }
 
-size_t flat_search(const flat_index *ix, const float *q, const uint64_t *allow,
-                   size_t n, flat_hit *out)
-{
+size_t flat_search(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                   flat_hit *out) {
     return flat_search_traced(ix, q, allow, n, out, NULL);
 }

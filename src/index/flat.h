@@ -57,11 +57,11 @@ typedef struct flat_hit {
  * rows allowed by allow (NULL: all rows; else a bitmap of flat_count() bits,
  * 64 per word). Writes up to n hits to out and returns how many. Exact: the
  * same rows and order (ties broken by lower row) as flat_search_reference. */
-size_t flat_search(const flat_index *ix, const float *q, const uint64_t *allow,
-                   size_t n, flat_hit *out);
+size_t flat_search(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                   flat_hit *out);
 /* The plain scalar scan, for tests and as the benchmark's baseline. */
-size_t flat_search_reference(const flat_index *ix, const float *q,
-                             const uint64_t *allow, size_t n, flat_hit *out);
+size_t flat_search_reference(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                             flat_hit *out);
 
 /* Inner product of two vectors with the chosen kernel. Every kernel sums in
  * the same order (16 lanes, then a fixed tree), so all levels and the
@@ -90,9 +90,8 @@ typedef struct flat_trace {
 } flat_trace;
 
 /* flat_search, also filling *trace (may be NULL). */
-size_t flat_search_traced(const flat_index *ix, const float *q,
-                          const uint64_t *allow, size_t n, flat_hit *out,
-                          flat_trace *trace);
+size_t flat_search_traced(const flat_index *ix, const float *q, const uint64_t *allow, size_t n,
+                          flat_hit *out, flat_trace *trace);
 
 /* For tests and benchmarks; not thread-safe against running searches. */
 /* 1 when this CPU can run the level ("scalar", "avx2", "avx512"). */

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* Lanes of the canonical float order. */
-#define FLAT_LANES 16
+#define FLAT_LANES      16
 /* Int8 rows are padded to a multiple of this many bytes. */
 #define FLAT_CODE_ALIGN 64
 
@@ -39,13 +39,12 @@ typedef struct flat_kernels {
     float (*dot)(const float *a, const float *b, int dim);
     /* out[j] = canonical dot of row rows[j] of base (row stride dim floats)
      * with q, for j < m. */
-    void (*dot_rows)(const float *base, int dim, const float *q,
-                     const uint32_t *rows, size_t m, float *out);
+    void (*dot_rows)(const float *base, int dim, const float *q, const uint32_t *rows, size_t m,
+                     float *out);
     /* out[j] = sum over the code stride of (code - 128) * qcodes, for row
      * rows[j] of codes (stride bytes per row, a multiple of 64); qsum is the
      * sum of qcodes (the VNNI kernel needs it to remove the bias). */
-    void (*dot_i8_rows)(const uint8_t *codes, size_t stride,
-                        const int8_t *qcodes, int32_t qsum,
+    void (*dot_i8_rows)(const uint8_t *codes, size_t stride, const int8_t *qcodes, int32_t qsum,
                         const uint32_t *rows, size_t m, int32_t *out);
 } flat_kernels;
 

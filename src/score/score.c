@@ -28,43 +28,92 @@
 
 static const profile builtin[] = {
     {.name = "default",
-     .w_relevance = 0.4, .w_lexical = 0.6, .w_recency = 0.05, .w_importance = 0.05,
+     .w_relevance = 0.4,
+     .w_lexical = 0.6,
+     .w_recency = 0.05,
+     .w_importance = 0.05,
      .w_context = 0.3,
-     .relevance_map = REL_COSINE01, .recency_mode = REC_HALFLIFE,
-     .recency_base = 0.995, .half_life_hours = 24 * 30, .normalize = 0,
-     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 10,
-     .candidates = 0, .lexical_lane = 1},
+     .relevance_map = REL_COSINE01,
+     .recency_mode = REC_HALFLIFE,
+     .recency_base = 0.995,
+     .half_life_hours = 24 * 30,
+     .normalize = 0,
+     .min_similarity = -INFINITY,
+     .min_score = -INFINITY,
+     .k = 10,
+     .candidates = 0,
+     .lexical_lane = 1},
     {.name = "generative-agents",
-     .w_relevance = 1, .w_lexical = 0, .w_recency = 1, .w_importance = 1,
-     .relevance_map = REL_COSINE01, .recency_mode = REC_POW,
-     .recency_base = 0.995, .half_life_hours = 0, .normalize = 1,
-     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 10},
+     .w_relevance = 1,
+     .w_lexical = 0,
+     .w_recency = 1,
+     .w_importance = 1,
+     .relevance_map = REL_COSINE01,
+     .recency_mode = REC_POW,
+     .recency_base = 0.995,
+     .half_life_hours = 0,
+     .normalize = 1,
+     .min_similarity = -INFINITY,
+     .min_score = -INFINITY,
+     .k = 10},
     {.name = "metaverse",
-     .w_relevance = 1.0, .w_lexical = 0, .w_recency = 0.25, .w_importance = 0.25,
-     .relevance_map = REL_INV_L2, .recency_mode = REC_POW,
-     .recency_base = 0.995, .normalize = 0,
-     .min_similarity = -INFINITY, .min_score = 0.35, .k = 10,
-     .tiers = "static,short,long", .tier_priority = 1},
+     .w_relevance = 1.0,
+     .w_lexical = 0,
+     .w_recency = 0.25,
+     .w_importance = 0.25,
+     .relevance_map = REL_INV_L2,
+     .recency_mode = REC_POW,
+     .recency_base = 0.995,
+     .normalize = 0,
+     .min_similarity = -INFINITY,
+     .min_score = 0.35,
+     .k = 10,
+     .tiers = "static,short,long",
+     .tier_priority = 1},
     {.name = "stream",
-     .w_relevance = 0.4, .w_lexical = 0, .w_recency = 0.3, .w_importance = 0.3,
-     .relevance_map = REL_COSINE01, .recency_mode = REC_HALFLIFE,
-     .recency_base = 0.995, .half_life_hours = 24 * 7, .normalize = 0,
-     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 5},
+     .w_relevance = 0.4,
+     .w_lexical = 0,
+     .w_recency = 0.3,
+     .w_importance = 0.3,
+     .relevance_map = REL_COSINE01,
+     .recency_mode = REC_HALFLIFE,
+     .recency_base = 0.995,
+     .half_life_hours = 24 * 7,
+     .normalize = 0,
+     .min_similarity = -INFINITY,
+     .min_score = -INFINITY,
+     .k = 5},
     {.name = "replay",
-     .w_relevance = 1, .w_lexical = 0, .w_recency = 0, .w_importance = 0,
-     .relevance_map = REL_COSINE01, .recency_mode = REC_POW, .recency_base = 0.995,
-     .min_similarity = -INFINITY, .min_score = -INFINITY, .k = 3,
-     .candidates_per_k = 2, .filter = "{\"reward\":{\"$gte\":0.05}}"},
+     .w_relevance = 1,
+     .w_lexical = 0,
+     .w_recency = 0,
+     .w_importance = 0,
+     .relevance_map = REL_COSINE01,
+     .recency_mode = REC_POW,
+     .recency_base = 0.995,
+     .min_similarity = -INFINITY,
+     .min_score = -INFINITY,
+     .k = 3,
+     .candidates_per_k = 2,
+     .filter = "{\"reward\":{\"$gte\":0.05}}"},
     {.name = "episodes",
-     .w_relevance = 1, .w_lexical = 0, .w_recency = 0, .w_importance = 0,
-     .relevance_map = REL_COSINE01, .recency_mode = REC_POW, .recency_base = 0.995,
-     .min_similarity = 0.7, .min_score = -INFINITY, .k = 5,
-     .boost_kind = "feedback", .boost = 1.5},
+     .w_relevance = 1,
+     .w_lexical = 0,
+     .w_recency = 0,
+     .w_importance = 0,
+     .relevance_map = REL_COSINE01,
+     .recency_mode = REC_POW,
+     .recency_base = 0.995,
+     .min_similarity = 0.7,
+     .min_score = -INFINITY,
+     .k = 5,
+     .boost_kind = "feedback",
+     .boost = 1.5},
 };
 #define N_BUILTIN (sizeof builtin / sizeof builtin[0])
 
-static const char *const names[] = {"default", "generative-agents", "metaverse",
-                                    "stream", "replay", "episodes", NULL};
+static const char *const names[] = {"default", "generative-agents", "metaverse", "stream",
+                                    "replay",  "episodes",          NULL};
 
 const char *const *profile_names(void) { return names; }
 
@@ -115,8 +164,8 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(w, "importance", json_real(p->w_importance));
     json_object_set_new(w, "context", json_real(p->w_context));
     json_object_set_new(o, "weights", w);
-    json_object_set_new(o, "relevance", json_string(p->relevance_map == REL_INV_L2
-                                                        ? "1/(1+L2)" : "max(0,cosine)"));
+    json_object_set_new(o, "relevance",
+                        json_string(p->relevance_map == REL_INV_L2 ? "1/(1+L2)" : "max(0,cosine)"));
     if (p->recency_mode == REC_POW) {
         json_object_set_new(o, "recency", json_string("base^hours_since_access"));
         json_object_set_new(o, "recency_base", json_real(p->recency_base));
@@ -127,7 +176,8 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(o, "normalize", json_boolean(p->normalize));
     json_object_set_new(o, "min_similarity",
                         isinf(p->min_similarity) ? json_null() : json_real(p->min_similarity));
-    json_object_set_new(o, "min_score", isinf(p->min_score) ? json_null() : json_real(p->min_score));
+    json_object_set_new(o, "min_score",
+                        isinf(p->min_score) ? json_null() : json_real(p->min_score));
     json_object_set_new(o, "k", json_integer(p->k));
     if (p->candidates_per_k)
         json_object_set_new(o, "candidates_per_k", json_integer(p->candidates_per_k));
@@ -205,8 +255,8 @@ void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         double lex = tmp ? tmp[i * 4 + 1] : c[i].lexical;
         double rec = tmp ? tmp[i * 4 + 2] : c[i].recency;
         double imp = tmp ? tmp[i * 4 + 3] : c[i].importance;
-        double s = p->w_relevance * rel + p->w_lexical * lex + p->w_recency * rec +
-                   p->w_importance * imp;
+        double s =
+            p->w_relevance * rel + p->w_lexical * lex + p->w_recency * rec + p->w_importance * imp;
         if (c[i].boosted && p->boost > 0) s *= p->boost;
         c[i].score = s;
     }

@@ -18,23 +18,23 @@ enum rec_mode { REC_POW = 0, REC_HALFLIFE = 1 };
 typedef struct profile {
     char name[32];
     double w_relevance, w_lexical, w_recency, w_importance;
-    double w_context;      /* temporal context: see recall.c */
-    int relevance_map;     /* enum rel_map */
-    int recency_mode;      /* enum rec_mode */
-    double recency_base;   /* REC_POW: base^hours */
-    double half_life_hours;/* REC_HALFLIFE */
-    int normalize;         /* min-max each component over the candidates */
-    double min_similarity; /* on the raw cosine; -inf: none */
-    double min_score;      /* on the final score; -inf: none */
+    double w_context;       /* temporal context: see recall.c */
+    int relevance_map;      /* enum rel_map */
+    int recency_mode;       /* enum rec_mode */
+    double recency_base;    /* REC_POW: base^hours */
+    double half_life_hours; /* REC_HALFLIFE */
+    int normalize;          /* min-max each component over the candidates */
+    double min_similarity;  /* on the raw cosine; -inf: none */
+    double min_score;       /* on the final score; -inf: none */
     int k;
-    int candidates;        /* per lane; 0: derived from k */
-    int candidates_per_k;  /* if > 0, candidates = k * this */
-    char tiers[64];        /* comma list, priority order; "" = all but archived */
-    int tier_priority;     /* 1: sort by tier rank first */
-    char filter[128];      /* a filter ANDed with the query's, or "" */
-    char boost_kind[32];   /* kind whose score is multiplied by boost */
+    int candidates;       /* per lane; 0: derived from k */
+    int candidates_per_k; /* if > 0, candidates = k * this */
+    char tiers[64];       /* comma list, priority order; "" = all but archived */
+    int tier_priority;    /* 1: sort by tier rank first */
+    char filter[128];     /* a filter ANDed with the query's, or "" */
+    char boost_kind[32];  /* kind whose score is multiplied by boost */
     double boost;
-    int lexical_lane;      /* 1: FTS5 candidates too */
+    int lexical_lane; /* 1: FTS5 candidates too */
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */
@@ -49,8 +49,8 @@ char *profile_to_json(const profile *p);
 /* One candidate's inputs and outputs. */
 typedef struct candidate {
     /* inputs */
-    double sim;          /* cosine similarity; NaN when not computed */
-    double bm25;         /* > 0 when matched lexically, else 0 */
+    double sim;  /* cosine similarity; NaN when not computed */
+    double bm25; /* > 0 when matched lexically, else 0 */
     double importance;
     int64_t last_access; /* accessed_at or created_at, ms */
     int boosted;         /* kind == profile boost_kind */

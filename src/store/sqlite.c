@@ -28,9 +28,24 @@
 #include "util/util.h"
 
 enum {
-    ST_INSERT, ST_REPLACE, ST_FIND_NS, ST_FIND_ANY, ST_GET, ST_DUP, ST_BUMPDUP,
-    ST_DELETE, ST_TOUCH, ST_SETVEC, ST_HIST_ADD, ST_NS_INFO, ST_NS_SET,
-    ST_FTS, ST_HIST_MAX, ST_HIST_SINCE, ST_DATA_VERSION, ST_COUNT
+    ST_INSERT,
+    ST_REPLACE,
+    ST_FIND_NS,
+    ST_FIND_ANY,
+    ST_GET,
+    ST_DUP,
+    ST_BUMPDUP,
+    ST_DELETE,
+    ST_TOUCH,
+    ST_SETVEC,
+    ST_HIST_ADD,
+    ST_NS_INFO,
+    ST_NS_SET,
+    ST_FTS,
+    ST_HIST_MAX,
+    ST_HIST_SINCE,
+    ST_DATA_VERSION,
+    ST_COUNT
 };
 
 struct store {
@@ -41,23 +56,21 @@ struct store {
     int data_version;
 };
 
-#define ROW_COLS                                                               \
-    "rowid, ns, id, kind, tier, text, importance, created_at, updated_at, "    \
-    "accessed_at, access_count, expires_at, invalidated_at, superseded_by, "   \
+#define ROW_COLS                                                             \
+    "rowid, ns, id, kind, tier, text, importance, created_at, updated_at, "  \
+    "accessed_at, access_count, expires_at, invalidated_at, superseded_by, " \
     "duplicate_count, metadata, links, model, embedding"
 
 static const char *const sql_text[ST_COUNT] = {
-    [ST_INSERT] =
-        "INSERT INTO memories(ns, id, kind, tier, text, norm, norm_hash, "
-        "importance, created_at, updated_at, accessed_at, access_count, "
-        "expires_at, invalidated_at, superseded_by, duplicate_count, metadata, "
-        "links, model, embedding) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_REPLACE] =
-        "UPDATE memories SET ns=?1, id=?2, kind=?3, tier=?4, text=?5, norm=?6, "
-        "norm_hash=?7, importance=?8, created_at=?9, updated_at=?10, "
-        "accessed_at=?11, access_count=?12, expires_at=?13, invalidated_at=?14, "
-        "superseded_by=?15, duplicate_count=?16, metadata=?17, links=?18, "
-        "model=?19, embedding=?20 WHERE rowid=?21",
+    [ST_INSERT] = "INSERT INTO memories(ns, id, kind, tier, text, norm, norm_hash, "
+                  "importance, created_at, updated_at, accessed_at, access_count, "
+                  "expires_at, invalidated_at, superseded_by, duplicate_count, metadata, "
+                  "links, model, embedding) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_REPLACE] = "UPDATE memories SET ns=?1, id=?2, kind=?3, tier=?4, text=?5, norm=?6, "
+                   "norm_hash=?7, importance=?8, created_at=?9, updated_at=?10, "
+                   "accessed_at=?11, access_count=?12, expires_at=?13, invalidated_at=?14, "
+                   "superseded_by=?15, duplicate_count=?16, metadata=?17, links=?18, "
+                   "model=?19, embedding=?20 WHERE rowid=?21",
     [ST_FIND_NS] = "SELECT " ROW_COLS " FROM memories WHERE ns=? AND id=?",
     [ST_FIND_ANY] = "SELECT " ROW_COLS " FROM memories WHERE id=? LIMIT 2",
     [ST_GET] = "SELECT " ROW_COLS " FROM memories WHERE rowid=?",
@@ -146,9 +159,12 @@ static int fail(store *s, int rc, const char *fmt, ...) {
 static int sqlfail(store *s, const char *what) {
     int code = sqlite3_errcode(s->db);
     int rc = REMEM_ESTORE;
-    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) rc = REMEM_EBUSY;
-    else if (code == SQLITE_NOMEM) rc = REMEM_ENOMEM;
-    else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) rc = REMEM_ECORRUPT;
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+        rc = REMEM_EBUSY;
+    else if (code == SQLITE_NOMEM)
+        rc = REMEM_ENOMEM;
+    else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+        rc = REMEM_ECORRUPT;
     else if (code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN)
         rc = REMEM_EIO;
     return fail(s, rc, "%s: %s", what, sqlite3_errmsg(s->db));
@@ -173,9 +189,8 @@ static int exec(store *s, const char *sql) {
 static int schema_version(store *s, int *v) {
     *v = 0;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT value FROM remem_meta WHERE key='schema_version'",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM remem_meta WHERE key='schema_version'", -1,
+                           &st, NULL) != SQLITE_OK)
         return sqlfail(s, "reading the schema version");
     if (sqlite3_step(st) == SQLITE_ROW) *v = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
@@ -191,7 +206,8 @@ static int migrate(store *s) {
     if (v > N_MIGRATIONS)
         return fail(s, REMEM_ECORRUPT,
                     "%s has schema version %d; this remem knows up to %d "
-                    "(a newer remem wrote it)", s->path, v, N_MIGRATIONS);
+                    "(a newer remem wrote it)",
+                    s->path, v, N_MIGRATIONS);
     if (v == N_MIGRATIONS) return REMEM_OK;
     if ((rc = exec(s, "BEGIN IMMEDIATE"))) return rc;
     /* Another process may have migrated while we waited for the lock. */
@@ -199,8 +215,7 @@ static int migrate(store *s) {
     for (; v < N_MIGRATIONS; v++) {
         if ((rc = exec(s, migrations[v]))) goto out;
         char sql[128];
-        snprintf(sql, sizeof sql,
-                 "INSERT OR REPLACE INTO remem_meta VALUES('schema_version','%d')",
+        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO remem_meta VALUES('schema_version','%d')",
                  v + 1);
         if ((rc = exec(s, sql))) goto out;
     }
@@ -210,14 +225,12 @@ out:
     return rc;
 }
 
-int store_open(const char *path, int durability, int busy_timeout_ms,
-               int read_only, store **out) {
+int store_open(const char *path, int durability, int busy_timeout_ms, int read_only, store **out) {
     store *s = calloc(1, sizeof *s);
     *out = s;
     if (!s) return REMEM_ENOMEM;
     snprintf(s->path, sizeof s->path, "%s", path);
-    int flags = read_only ? SQLITE_OPEN_READONLY
-                          : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     flags |= SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
         int rc = s->db ? sqlfail(s, path) : REMEM_ENOMEM;
@@ -230,8 +243,7 @@ int store_open(const char *path, int durability, int busy_timeout_ms,
     if (!read_only) {
         if ((rc = exec(s, "PRAGMA journal_mode=WAL"))) return rc;
     }
-    if ((rc = exec(s, durability ? "PRAGMA synchronous=FULL"
-                                 : "PRAGMA synchronous=NORMAL")))
+    if ((rc = exec(s, durability ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")))
         return rc;
     if ((rc = exec(s, "PRAGMA foreign_keys=ON"))) return rc;
     /* Deleted content is overwritten, so a purged memory's text does not
@@ -242,8 +254,8 @@ int store_open(const char *path, int durability, int busy_timeout_ms,
     /* A file that is not a database shows up here, on the first read. */
     if (!read_only && (rc = migrate(s))) return rc;
     for (int i = 0; i < ST_COUNT; i++) {
-        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT,
-                               &s->st[i], NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL) != SQLITE_OK)
             return sqlfail(s, "preparing statements");
     }
     store_changed(s);
@@ -264,8 +276,7 @@ int store_commit(store *s) {
     return rc;
 }
 void store_rollback(store *s) {
-    if (!sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* Every recall asks this first, so the pragma is a statement prepared once
@@ -337,8 +348,7 @@ static int read_row(sqlite3_stmt *st, int with_vec, store_row *r) {
 }
 
 /* Step a one-row lookup into out; ENOTFOUND when there is no row. */
-static int lookup(store *s, sqlite3_stmt *st, int with_vec, store_row *out,
-                  const char *what) {
+static int lookup(store *s, sqlite3_stmt *st, int with_vec, store_row *out, const char *what) {
     int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
         sqlite3_reset(st);
@@ -357,12 +367,10 @@ static int lookup(store *s, sqlite3_stmt *st, int with_vec, store_row *out,
     return REMEM_OK;
 }
 
-int store_find(store *s, const char *ns, const char *id, int with_vec,
-               store_row *out) {
+int store_find(store *s, const char *ns, const char *id, int with_vec, store_row *out) {
     memset(out, 0, sizeof *out);
     char what[300];
-    snprintf(what, sizeof what, "no memory %s%s%.200s", ns ? ns : "",
-             ns ? "/" : "", id);
+    snprintf(what, sizeof what, "no memory %s%s%.200s", ns ? ns : "", ns ? "/" : "", id);
     if (ns) {
         sqlite3_stmt *st = s->st[ST_FIND_NS];
         sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
@@ -376,8 +384,7 @@ int store_find(store *s, const char *ns, const char *id, int with_vec,
     int rc = lookup(s, st, with_vec, out, what);
     if (rc == REMEM_OK && sqlite3_step(st) == SQLITE_ROW) {
         store_row_clear(out);
-        rc = fail(s, REMEM_EAMBIGUOUS,
-                  "id %.200s exists in several namespaces; name one", id);
+        rc = fail(s, REMEM_EAMBIGUOUS, "id %.200s exists in several namespaces; name one", id);
     }
     sqlite3_reset(st);
     return rc;
@@ -391,27 +398,26 @@ int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out) {
     return rc;
 }
 
-int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm,
-                   int64_t *rowid) {
+int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm, int64_t *rowid) {
     sqlite3_stmt *st = s->st[ST_DUP];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (int64_t)h);
     sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK
-                                                      : sqlfail(s, "duplicate lookup");
+    int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "duplicate lookup");
     sqlite3_reset(st);
     return out;
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
-    if (t) sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(st, i);
+    if (t)
+        sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
 }
 
-static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *norm,
-                        uint64_t h) {
+static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *norm, uint64_t h) {
     sqlite3_bind_text(st, 1, m->ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, m->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, m->kind, -1, SQLITE_STATIC);
@@ -432,8 +438,7 @@ static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *nor
     bind_text_or_null(st, 18, m->links);
     bind_text_or_null(st, 19, m->vector ? m->model : NULL);
     if (m->vector)
-        sqlite3_bind_blob(st, 20, m->vector, m->dim * (int)sizeof(float),
-                          SQLITE_STATIC);
+        sqlite3_bind_blob(st, 20, m->vector, m->dim * (int)sizeof(float), SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 20);
 }
@@ -446,8 +451,7 @@ static int step_done(store *s, sqlite3_stmt *st, const char *what) {
     return out;
 }
 
-int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h,
-                 int64_t *rowid) {
+int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h, int64_t *rowid) {
     sqlite3_stmt *st = s->st[ST_INSERT];
     bind_memory(st, m, norm, h);
     int rc = step_done(s, st, "inserting a memory");
@@ -455,8 +459,7 @@ int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h,
     return rc;
 }
 
-int store_replace(store *s, int64_t rowid, const remem_memory *m,
-                  const char *norm, uint64_t h) {
+int store_replace(store *s, int64_t rowid, const remem_memory *m, const char *norm, uint64_t h) {
     sqlite3_stmt *st = s->st[ST_REPLACE];
     bind_memory(st, m, norm, h);
     sqlite3_bind_int64(st, 21, rowid);
@@ -487,8 +490,7 @@ int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now) {
     return REMEM_OK;
 }
 
-int store_set_vector(store *s, int64_t rowid, const char *model,
-                     const float *vec, int dim) {
+int store_set_vector(store *s, int64_t rowid, const char *model, const float *vec, int dim) {
     sqlite3_stmt *st = s->st[ST_SETVEC];
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
     sqlite3_bind_blob(st, 2, vec, dim * (int)sizeof(float), SQLITE_STATIC);
@@ -498,8 +500,8 @@ int store_set_vector(store *s, int64_t rowid, const char *model,
 
 /* ---- namespaces ---- */
 
-int store_ns_info(store *s, const char *ns, char *model, size_t model_cap,
-                  int *dim, int64_t *version, int64_t *rows) {
+int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *dim,
+                  int64_t *version, int64_t *rows) {
     sqlite3_stmt *st = s->st[ST_NS_INFO];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
@@ -532,9 +534,8 @@ int store_ns_set_model(store *s, const char *ns, const char *model, int dim) {
 
 /* ---- history ---- */
 
-int store_history_add(store *s, const char *ns, const char *id, int64_t at,
-                      const char *op, const char *actor, const char *before,
-                      const char *after) {
+int store_history_add(store *s, const char *ns, const char *id, int64_t at, const char *op,
+                      const char *actor, const char *before, const char *after) {
     sqlite3_stmt *st = s->st[ST_HIST_ADD];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
@@ -556,8 +557,8 @@ int store_history_max(store *s, const char *ns, int64_t *seq) {
     return rc;
 }
 
-int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn,
-                        void *ctx, int64_t *max_seq) {
+int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn, void *ctx,
+                        int64_t *max_seq) {
     sqlite3_stmt *st = s->st[ST_HIST_SINCE];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after);
@@ -590,12 +591,13 @@ int store_scrub_deleted(store *s) {
 
 int store_history_scrub(store *s, const char *ns, const char *id) {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "UPDATE history SET"
-                           " before = CASE WHEN json_valid(before) THEN json_remove(before,'$.text') END,"
-                           " after = CASE WHEN json_valid(after) THEN json_remove(after,'$.text') END"
-                           " WHERE ns=? AND id=?",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            s->db,
+            "UPDATE history SET"
+            " before = CASE WHEN json_valid(before) THEN json_remove(before,'$.text') END,"
+            " after = CASE WHEN json_valid(after) THEN json_remove(after,'$.text') END"
+            " WHERE ns=? AND id=?",
+            -1, &st, NULL) != SQLITE_OK)
         return sqlfail(s, "scrubbing history");
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
@@ -613,11 +615,10 @@ static json_t *json_or_null(const unsigned char *t) {
 int store_history_json(store *s, const char *ns, const char *id, char **json) {
     *json = NULL;
     sqlite3_stmt *st;
-    const char *sql =
-        ns ? "SELECT seq, ns, at, op, actor, before, after FROM history "
-             "WHERE ns=?1 AND id=?2 ORDER BY seq"
-           : "SELECT seq, ns, at, op, actor, before, after FROM history "
-             "WHERE id=?2 ORDER BY seq";
+    const char *sql = ns ? "SELECT seq, ns, at, op, actor, before, after FROM history "
+                           "WHERE ns=?1 AND id=?2 ORDER BY seq"
+                         : "SELECT seq, ns, at, op, actor, before, after FROM history "
+                           "WHERE id=?2 ORDER BY seq";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
         return sqlfail(s, "reading history");
     if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
@@ -628,7 +629,8 @@ int store_history_json(store *s, const char *ns, const char *id, char **json) {
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *rns = (const char *)sqlite3_column_text(st, 1);
         if (!ns) {
-            if (!first_ns[0]) snprintf(first_ns, sizeof first_ns, "%s", rns);
+            if (!first_ns[0])
+                snprintf(first_ns, sizeof first_ns, "%s", rns);
             else if (strcmp(first_ns, rns) != 0) {
                 rc = fail(s, REMEM_EAMBIGUOUS,
                           "id %.200s has history in several namespaces; name one", id);
@@ -651,8 +653,7 @@ int store_history_json(store *s, const char *ns, const char *id, char **json) {
     }
     sqlite3_finalize(st);
     if (!rc && json_array_size(arr) == 0)
-        rc = fail(s, REMEM_ENOTFOUND, "no history for %s%s%.200s", ns ? ns : "",
-                  ns ? "/" : "", id);
+        rc = fail(s, REMEM_ENOTFOUND, "no history for %s%s%.200s", ns ? ns : "", ns ? "/" : "", id);
     if (!rc) {
         *json = json_dumps(arr, JSON_COMPACT);
         if (!*json) rc = fail(s, REMEM_ENOMEM, "out of memory");
@@ -698,8 +699,7 @@ static int borrow_row(sqlite3_stmt *st, int with_vec, store_row *r) {
     return 0;
 }
 
-int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
-               void *ctx) {
+int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
     sqlite3_stmt *st;
     /* For one namespace, its rowids come from the (ns, ...) index into a
      * list SQLite keeps sorted, then each row is read by rowid: in rowid
@@ -727,8 +727,8 @@ int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
     return rc;
 }
 
-int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match,
-              store_fts_fn fn, void *ctx) {
+int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match, store_fts_fn fn,
+              void *ctx) {
     /* The full-text index alone, without joining the memories table: the
      * caller keeps only rows of its namespaces (it knows them from its
      * caches), and not reading the table's pages for every match is most of
@@ -774,20 +774,18 @@ int store_namespaces_json(store *s, char **json) {
 }
 
 /* Run a "SELECT key, count(*) ... GROUP BY key" into obj. */
-static int group_counts(store *s, const char *col, const char *ns, int64_t now,
-                        json_t *obj) {
+static int group_counts(store *s, const char *col, const char *ns, int64_t now, json_t *obj) {
     char sql[256];
     (void)now;
-    snprintf(sql, sizeof sql,
-             "SELECT %s, count(*) FROM memories %s GROUP BY 1 ORDER BY 1", col,
+    snprintf(sql, sizeof sql, "SELECT %s, count(*) FROM memories %s GROUP BY 1 ORDER BY 1", col,
              ns ? "WHERE ns=?1" : "");
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "statistics");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return sqlfail(s, "statistics");
     if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     while (sqlite3_step(st) == SQLITE_ROW) {
         const unsigned char *k = sqlite3_column_text(st, 0);
-        json_object_set_new(obj, k ? (const char *)k : "", json_integer(sqlite3_column_int64(st, 1)));
+        json_object_set_new(obj, k ? (const char *)k : "",
+                            json_integer(sqlite3_column_int64(st, 1)));
     }
     sqlite3_finalize(st);
     return REMEM_OK;
@@ -804,7 +802,8 @@ int store_stats_json(store *s, const char *ns, int64_t now, char **json) {
              " coalesce(sum(expires_at > 0 AND expires_at <= ?2),0),"
              " coalesce(sum(duplicate_count),0), coalesce(avg(importance),0),"
              " coalesce(min(created_at),0), coalesce(max(created_at),0)"
-             " FROM memories %s", ns ? "WHERE ns=?1" : "");
+             " FROM memories %s",
+             ns ? "WHERE ns=?1" : "");
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
         json_decref(o);
         return sqlfail(s, "statistics");
@@ -835,8 +834,7 @@ int store_stats_json(store *s, const char *ns, int64_t now, char **json) {
     json_object_set_new(o, "by_model", models);
     if (!ns) {
         json_t *per = json_object();
-        if (sqlite3_prepare_v2(s->db,
-                               "SELECT ns, rows FROM namespaces WHERE rows>0 ORDER BY ns",
+        if (sqlite3_prepare_v2(s->db, "SELECT ns, rows FROM namespaces WHERE rows>0 ORDER BY ns",
                                -1, &st, NULL) == SQLITE_OK) {
             while (sqlite3_step(st) == SQLITE_ROW)
                 json_object_set_new(per, (const char *)sqlite3_column_text(st, 0),
@@ -845,9 +843,9 @@ int store_stats_json(store *s, const char *ns, int64_t now, char **json) {
         }
         json_object_set_new(o, "by_namespace", per);
         json_object_set_new(o, "path", json_string(s->path));
-        if (sqlite3_prepare_v2(s->db,
-                               "SELECT page_count*page_size FROM pragma_page_count, pragma_page_size",
-                               -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(
+                s->db, "SELECT page_count*page_size FROM pragma_page_count, pragma_page_size", -1,
+                &st, NULL) == SQLITE_OK) {
             if (sqlite3_step(st) == SQLITE_ROW)
                 json_object_set_new(o, "file_bytes", json_integer(sqlite3_column_int64(st, 0)));
             sqlite3_finalize(st);
@@ -873,8 +871,8 @@ int store_clear(store *s, const char *ns, int64_t *deleted) {
     if (!rc && deleted) *deleted = sqlite3_changes64(s->db);
     if (!rc) {
         /* An empty namespace may take vectors of another model again. */
-        if (sqlite3_prepare_v2(s->db, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=?",
-                               -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(s->db, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=?", -1,
+                               &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
             if (sqlite3_step(st) != SQLITE_DONE) rc = sqlfail(s, "clearing a namespace");
             sqlite3_finalize(st);

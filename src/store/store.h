@@ -33,8 +33,7 @@ typedef struct store_row {
 } store_row;
 void store_row_clear(store_row *r);
 
-int store_open(const char *path, int durability, int busy_timeout_ms,
-               int read_only, store **out);
+int store_open(const char *path, int durability, int busy_timeout_ms, int read_only, store **out);
 void store_close(store *s);
 const char *store_errmsg(const store *s);
 /* Path of the file, or ":memory:". */
@@ -51,40 +50,34 @@ int store_changed(store *s);
 
 /* Namespace information. ENOTFOUND when the namespace has never been
  * written. model may be NULL; it receives "" when no vector is stored. */
-int store_ns_info(store *s, const char *ns, char *model, size_t model_cap,
-                  int *dim, int64_t *version, int64_t *rows);
+int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *dim,
+                  int64_t *version, int64_t *rows);
 /* Record the model of the namespace's vectors (creating the namespace). */
 int store_ns_set_model(store *s, const char *ns, const char *model, int dim);
 
 /* Look up by key. ns NULL: any namespace (REMEM_EAMBIGUOUS if several).
  * with_vec loads the vector. */
-int store_find(store *s, const char *ns, const char *id, int with_vec,
-               store_row *out);
+int store_find(store *s, const char *ns, const char *id, int with_vec, store_row *out);
 int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out);
 /* The row of ns whose normalised text is norm (hash h), or 0 in *rowid. */
-int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm,
-                   int64_t *rowid);
+int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm, int64_t *rowid);
 
 /* Insert a new row (all fields of m must be final; vector may be NULL).
  * norm/h: the normalised text and its hash. */
-int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h,
-                 int64_t *rowid);
+int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h, int64_t *rowid);
 /* Replace every field of an existing row (the key stays). */
-int store_replace(store *s, int64_t rowid, const remem_memory *m,
-                  const char *norm, uint64_t h);
+int store_replace(store *s, int64_t rowid, const remem_memory *m, const char *norm, uint64_t h);
 int store_bump_duplicate(store *s, int64_t rowid, int64_t now);
 int store_delete(store *s, int64_t rowid);
 /* accessed_at = now, access_count += 1 for each rowid (no version bump:
  * reading is not a change). */
 int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now);
 /* Set the vector and model of a row (reindex). */
-int store_set_vector(store *s, int64_t rowid, const char *model,
-                     const float *vec, int dim);
+int store_set_vector(store *s, int64_t rowid, const char *model, const float *vec, int dim);
 
 /* History. before/after are JSON texts or NULL. */
-int store_history_add(store *s, const char *ns, const char *id, int64_t at,
-                      const char *op, const char *actor, const char *before,
-                      const char *after);
+int store_history_add(store *s, const char *ns, const char *id, int64_t at, const char *op,
+                      const char *actor, const char *before, const char *after);
 /* After a purge has committed: rewrite the full-text index so no segment
  * still holds the deleted words, and checkpoint the WAL so no old page
  * image holds them either (pages freed by deletes are zeroed: the store
@@ -96,8 +89,8 @@ int store_history_max(store *s, const char *ns, int64_t *seq);
  * first; *max_seq gets the newest seq seen (after if none). fn returns
  * non-zero to stop (that value is returned). */
 typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
-int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn,
-                        void *ctx, int64_t *max_seq);
+int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn, void *ctx,
+                        int64_t *max_seq);
 /* Remove the text from every history row of (ns, id) (a purge). */
 int store_history_scrub(store *s, const char *ns, const char *id);
 /* The history of (ns, id) as a JSON array text (malloc'd). ns NULL: the
@@ -110,16 +103,15 @@ int store_history_json(store *s, const char *ns, const char *id, char **json);
  * vector may not be aligned for float: memcpy it). fn returns non-zero to
  * stop; that value is returned. */
 typedef int (*store_row_fn)(void *ctx, const store_row *r);
-int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn,
-               void *ctx);
+int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx);
 
 /* Full-text candidates matching the FTS5 query text, best BM25 first
  * (score > 0, higher is better). The store may return rows of other
  * namespaces than ns too (the SQLite store does: the caller filters); fn
  * returns non-zero to stop early. */
 typedef int (*store_fts_fn)(void *ctx, int64_t rowid, double score);
-int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match,
-              store_fts_fn fn, void *ctx);
+int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match, store_fts_fn fn,
+              void *ctx);
 
 /* Namespaces as a JSON array [{"ns","count","model","dim"}] (malloc'd). */
 int store_namespaces_json(store *s, char **json);

@@ -50,8 +50,7 @@ int util_parse_time(const char *s, int64_t *ms) {
         }
     }
     int Y, M, D, h = 0, mi = 0, sec = 0, frac_ms = 0;
-    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' ||
-        digits(&p, 2, &D))
+    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' || digits(&p, 2, &D))
         return -1;
     if (M < 1 || M > 12 || D < 1 || D > 31) return -1;
     int64_t off_min = 0;
@@ -103,8 +102,8 @@ void util_format_time(int64_t ms, char *buf, size_t cap) {
     int frac = (int)(ms - (int64_t)t * 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
-    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -64,10 +64,9 @@ void embed_server_vector(const char *text, int dim, float *out) {
     }
 }
 
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status,
-                                 const char *body) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, const char *body) {
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!r) return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "application/json");
     enum MHD_Result ok = MHD_queue_response(conn, status, r);
@@ -77,8 +76,8 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status,
 
 static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status,
                                   const char *message) {
-    json_t *root = json_pack("{s:{s:s,s:s}}", "error", "message", message, "type",
-                             "invalid_request_error");
+    json_t *root =
+        json_pack("{s:{s:s,s:s}}", "error", "message", message, "type", "invalid_request_error");
     char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
     enum MHD_Result ok = send_json(conn, status, body ? body : "{}");
     free(body);
@@ -100,11 +99,11 @@ static void wait_delay(embed_server *s, int ms) {
 
 /* Answers a well-formed request: the vectors for inputs, in reverse index
  * order, shaped by mode. */
-static enum MHD_Result send_embeddings(embed_server *s, struct MHD_Connection *conn,
-                                       json_t *inputs, const char *model,
-                                       embed_server_mode mode) {
+static enum MHD_Result send_embeddings(embed_server *s, struct MHD_Connection *conn, json_t *inputs,
+                                       const char *model, embed_server_mode mode) {
     if (mode == EMBED_SERVER_MALFORMED)
-        return send_json(conn, 200, "{\"object\":\"list\",\"data\":[{\"index\":0,\"embedding\":[0.1,");
+        return send_json(conn, 200,
+                         "{\"object\":\"list\",\"data\":[{\"index\":0,\"embedding\":[0.1,");
     if (mode == EMBED_SERVER_NO_DATA) return send_json(conn, 200, "{\"object\":\"list\"}");
     int dim = s->dim + (mode == EMBED_SERVER_WRONG_DIM);
     size_t n = json_array_size(inputs);
@@ -117,12 +116,12 @@ static enum MHD_Result send_embeddings(embed_server *s, struct MHD_Connection *c
         embed_server_vector(json_string_value(json_array_get(inputs, k)), dim, v);
         json_t *vec = json_array();
         for (int j = 0; j < dim; j++) json_array_append_new(vec, json_real(v[j]));
-        json_array_append_new(data, json_pack("{s:s,s:I,s:o}", "object", "embedding",
-                                              "index", (json_int_t)k, "embedding", vec));
+        json_array_append_new(data, json_pack("{s:s,s:I,s:o}", "object", "embedding", "index",
+                                              (json_int_t)k, "embedding", vec));
     }
-    json_t *root = json_pack("{s:s,s:o,s:s,s:{s:I,s:I}}", "object", "list", "data", data,
-                             "model", model, "usage", "prompt_tokens", (json_int_t)n,
-                             "total_tokens", (json_int_t)n);
+    json_t *root =
+        json_pack("{s:s,s:o,s:s,s:{s:I,s:I}}", "object", "list", "data", data, "model", model,
+                  "usage", "prompt_tokens", (json_int_t)n, "total_tokens", (json_int_t)n);
     data = NULL; /* owned by root now */
     char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
     if (body) ok = send_json(conn, 200, body);
@@ -134,10 +133,10 @@ done:
     return ok;
 }
 
-static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn,
-                                      const char *url, const char *method,
-                                      const char *version, const char *upload_data,
-                                      size_t *upload_size, void **con_cls) {
+static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_size,
+                                      void **con_cls) {
     (void)version;
     embed_server *s = cls;
     upload *up = *con_cls;
@@ -193,10 +192,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn,
     int valid = json_is_array(inputs) && json_array_size(inputs) > 0 && model;
     size_t i;
     json_t *x;
-    json_array_foreach(inputs, i, x) valid = valid && json_is_string(x) && json_string_length(x) > 0;
+    json_array_foreach(inputs, i, x) valid =
+        valid && json_is_string(x) && json_string_length(x) > 0;
     if (!valid) {
         json_decref(root);
-        return send_error(conn, 400, "expected {\"model\": string, \"input\": [non-empty strings]}");
+        return send_error(conn, 400,
+                          "expected {\"model\": string, \"input\": [non-empty strings]}");
     }
     pthread_mutex_lock(&s->lock);
     snprintf(s->last_model, sizeof s->last_model, "%s", model);
@@ -230,10 +231,10 @@ embed_server *embed_server_start(int dim) {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = 0;
-    s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
-        handle_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
+    s->daemon =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
+                         NULL, handle_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                         MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
     const union MHD_DaemonInfo *info =
         s->daemon ? MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
     if (!info || !info->port) {
@@ -256,13 +257,9 @@ void embed_server_stop(embed_server *s) {
     free(s);
 }
 
-int embed_server_port(const embed_server *s) {
-    return s->port;
-}
+int embed_server_port(const embed_server *s) { return s->port; }
 
-const char *embed_server_url(const embed_server *s) {
-    return s->url;
-}
+const char *embed_server_url(const embed_server *s) { return s->url; }
 
 void embed_server_fail_next(embed_server *s, int n, int status) {
     embed_server_fail_after(s, 0, n, status);
@@ -295,17 +292,11 @@ static int read_counter(embed_server *s, const int *field) {
     return v;
 }
 
-int embed_server_requests(embed_server *s) {
-    return read_counter(s, &s->requests);
-}
+int embed_server_requests(embed_server *s) { return read_counter(s, &s->requests); }
 
-int embed_server_texts(embed_server *s) {
-    return read_counter(s, &s->texts);
-}
+int embed_server_texts(embed_server *s) { return read_counter(s, &s->texts); }
 
-int embed_server_max_batch(embed_server *s) {
-    return read_counter(s, &s->max_batch);
-}
+int embed_server_max_batch(embed_server *s) { return read_counter(s, &s->max_batch); }
 
 void embed_server_last_auth(embed_server *s, char *buf, size_t cap) {
     pthread_mutex_lock(&s->lock);

@@ -41,12 +41,12 @@
 struct bert_layer {
     /* Weights are stored transposed, [in, out] (PyTorch's are [out, in]):
      * OpenBLAS packs them faster so, 13% on a single sentence. */
-    float *wqkv, *bqkv;     /* [H, 3H], [3H]: query, key, value side by side */
-    float *wo, *bo;         /* [H, H], [H] */
-    float *ln1_g, *ln1_b;   /* attention output LayerNorm */
-    float *w1, *b1;         /* [H, F], [F] (F: intermediate size) */
-    float *w2, *b2;         /* [F, H], [H] */
-    float *ln2_g, *ln2_b;   /* output LayerNorm */
+    float *wqkv, *bqkv;   /* [H, 3H], [3H]: query, key, value side by side */
+    float *wo, *bo;       /* [H, H], [H] */
+    float *ln1_g, *ln1_b; /* attention output LayerNorm */
+    float *w1, *b1;       /* [H, F], [F] (F: intermediate size) */
+    float *w2, *b2;       /* [F, H], [H] */
+    float *ln2_g, *ln2_b; /* output LayerNorm */
 };
 
 /* Working memory of one group: kept in the model between calls (fresh
@@ -91,8 +91,8 @@ struct bert_model {
     float *word, *pos, *type, *emb_g, *emb_b;
     struct bert_layer *layer;
     int threads, blas_threads;
-    pthread_mutex_t lock;    /* guards work */
-    scratch *work;           /* one per group, kept between calls */
+    pthread_mutex_t lock; /* guards work */
+    scratch *work;        /* one per group, kept between calls */
 };
 
 /* Errors go to the caller's buffer: util_errf. */
@@ -101,16 +101,16 @@ struct bert_model {
 /* ------------------------------------------------------------------ */
 /* config.json                                                         */
 /* ------------------------------------------------------------------ */
-static int get_int(json_t *root, const char *key, int lo, int hi, int *out,
-                   char *err, size_t errcap) {
+static int get_int(json_t *root, const char *key, int lo, int hi, int *out, char *err,
+                   size_t errcap) {
     json_t *v = json_object_get(root, key);
     if (!json_is_integer(v))
         return set_err(err, errcap, REMEM_ECORRUPT, "config.json: %s missing or not an integer",
                        key);
     json_int_t x = json_integer_value(v);
     if (x < lo || x > hi)
-        return set_err(err, errcap, REMEM_ECORRUPT, "config.json: %s = %lld, outside [%d, %d]",
-                       key, (long long)x, lo, hi);
+        return set_err(err, errcap, REMEM_ECORRUPT, "config.json: %s = %lld, outside [%d, %d]", key,
+                       (long long)x, lo, hi);
     *out = (int)x;
     return 0;
 }
@@ -125,8 +125,7 @@ static int config_from_json(json_t *root, bert_config *c, char *err, size_t errc
         (rc = get_int(root, "num_hidden_layers", 1, 128, &c->layers, err, errcap)) ||
         (rc = get_int(root, "num_attention_heads", 1, 256, &c->heads, err, errcap)) ||
         (rc = get_int(root, "intermediate_size", 1, 65536, &c->intermediate, err, errcap)) ||
-        (rc = get_int(root, "max_position_embeddings", 2, 8192, &c->max_positions, err,
-                      errcap)))
+        (rc = get_int(root, "max_position_embeddings", 2, 8192, &c->max_positions, err, errcap)))
         return rc;
     c->type_vocab = 2;
     if (json_object_get(root, "type_vocab_size") &&
@@ -154,8 +153,7 @@ static int config_from_json(json_t *root, bert_config *c, char *err, size_t errc
     return 0;
 }
 
-int bert_config_parse(const char *json, size_t len, bert_config *c, char *err,
-                      size_t errcap) {
+int bert_config_parse(const char *json, size_t len, bert_config *c, char *err, size_t errcap) {
     json_error_t jerr;
     json_t *root = json_loadb(json, len, 0, &jerr);
     if (!root)
@@ -170,8 +168,7 @@ int bert_config_load(const char *path, bert_config *c, char *err, size_t errcap)
     json_error_t jerr;
     json_t *root = json_load_file(path, 0, &jerr);
     if (!root)
-        return set_err(err, errcap, REMEM_ECORRUPT, "%s: %s (line %d)", path, jerr.text,
-                       jerr.line);
+        return set_err(err, errcap, REMEM_ECORRUPT, "%s: %s (line %d)", path, jerr.text, jerr.line);
     int rc = config_from_json(root, c, err, errcap);
     json_decref(root);
     return rc;
@@ -224,7 +221,11 @@ static int load_layer(loader *L, const bert_config *c, int i, struct bert_layer 
         if ((rc = load(L, n, H, 0, y->bqkv + k * H))) return rc;
     }
     /* d1 != 0: a matrix, stored transposed. */
-    struct { const char *name; int64_t d0, d1; float *dst; } parts[] = {
+    struct {
+        const char *name;
+        int64_t d0, d1;
+        float *dst;
+    } parts[] = {
         {"attention.output.dense.weight", H, H, y->wo},
         {"attention.output.dense.bias", H, 0, y->bo},
         {"attention.output.LayerNorm.weight", H, 0, y->ln1_g},
@@ -267,13 +268,13 @@ void bert_set_blas_threads(bert_model *m, int threads) {
     m->blas_threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
 }
 
-int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *err,
-              size_t errcap) {
+int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *err, size_t errcap) {
     *out = NULL;
     const size_t H = (size_t)c->hidden, F = (size_t)c->intermediate;
     size_t per_layer = 4 * H * H + 3 * H + H + 4 * H + 2 * F * H + F + H;
-    size_t total = ((size_t)c->vocab_size + (size_t)c->max_positions + (size_t)c->type_vocab + 2) * H +
-                   (size_t)c->layers * per_layer;
+    size_t total =
+        ((size_t)c->vocab_size + (size_t)c->max_positions + (size_t)c->type_vocab + 2) * H +
+        (size_t)c->layers * per_layer;
     bert_model *m = calloc(1, sizeof *m);
     if (m) {
         pthread_mutex_init(&m->lock, NULL);
@@ -283,8 +284,7 @@ int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *e
     }
     if (!m || !m->arena || !m->layer || !m->work) {
         bert_free(m);
-        return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory for %zu weights",
-                       total);
+        return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory for %zu weights", total);
     }
     m->c = *c;
     m->threads = m->blas_threads = 1;
@@ -339,11 +339,9 @@ int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *e
 /* Element-wise kernels                                                 */
 /* ------------------------------------------------------------------ */
 /* Not under ThreadSanitizer: the clones' resolver runs before it starts. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_THREAD__)
-#define VECTOR_CLONES                                                          \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
-                   optimize("O3")))
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define VECTOR_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
 #else
 #define VECTOR_CLONES
 #endif
@@ -383,9 +381,10 @@ static void gelu_bias(float *x, const float *bias, size_t rows, size_t cols) {
             float z = v * 0.707106781f;
             float a = z < 0 ? -z : z;
             float t = 1.0f / (1.0f + 0.3275911f * a);
-            float poly = t * (0.254829592f +
-                              t * (-0.284496736f + t * (1.421413741f +
-                                                        t * (-1.453152027f + t * 1.061405429f))));
+            float poly =
+                t *
+                (0.254829592f +
+                 t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
             float erf_a = 1.0f - poly * exp_nonpositive(-a * a);
             float erf_z = z < 0 ? -erf_a : erf_a;
             row[i] = 0.5f * v * (1.0f + erf_z);
@@ -456,16 +455,15 @@ static void add_layernorm(float *x, const float *add, const float *bias, const f
 /* The encoder                                                          */
 /* ------------------------------------------------------------------ */
 /* out[T, n_out] = x[T, n_in] * w, w stored [n_in, n_out]; beta as cblas. */
-static void linear(const float *x, const float *w, float *out, size_t T, size_t n_in,
-                   size_t n_out, float beta) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)n_out, (int)n_in, 1.0f,
-                x, (int)n_in, w, (int)n_out, beta, out, (int)n_out);
+static void linear(const float *x, const float *w, float *out, size_t T, size_t n_in, size_t n_out,
+                   float beta) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)n_out, (int)n_in, 1.0f, x,
+                (int)n_in, w, (int)n_out, beta, out, (int)n_out);
 }
 
 /* Self-attention of one sequence (rows [0, len) of qkv) into ctx.
  * scores has room for len * len + len floats. */
-static void attend(const bert_config *c, const float *qkv, float *ctx, float *scores,
-                   size_t len) {
+static void attend(const bert_config *c, const float *qkv, float *ctx, float *scores, size_t len) {
     const size_t H = (size_t)c->hidden, d = H / (size_t)c->heads, ld = 3 * H;
     const float scale = 1.0f / sqrtf((float)d);
     float *inv_sum = scores + len * len;
@@ -537,8 +535,8 @@ static int encode_group(const bert_model *m, scratch *work, const bert_seq *seqs
 #define PIECE_TOKENS 256
 
 typedef struct piece {
-    size_t first, n;  /* sequences [first, first + n) */
-    size_t row;       /* their first token among all the batch's */
+    size_t first, n; /* sequences [first, first + n) */
+    size_t row;      /* their first token among all the batch's */
 } piece;
 
 typedef struct worker {
@@ -559,8 +557,7 @@ static void *worker_main(void *arg) {
         size_t k = atomic_fetch_add(w->next, 1);
         if (k >= w->npieces) break;
         const piece *p = &w->pieces[k];
-        int rc = encode_group(w->m, w->work, w->seqs + p->first, p->n,
-                              w->pooled + p->first * w->H,
+        int rc = encode_group(w->m, w->work, w->seqs + p->first, p->n, w->pooled + p->first * w->H,
                               w->hidden ? w->hidden + p->row * w->H : NULL);
         if (rc && !w->rc) w->rc = rc;
     }
@@ -574,8 +571,8 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
     size_t T = 0;
     for (size_t s = 0; s < n; s++) {
         if (seqs[s].len < 1 || seqs[s].len > c->max_positions)
-            return set_err(err, errcap, REMEM_EINVAL, "bert: sequence %zu has %d tokens (1..%d)",
-                           s, seqs[s].len, c->max_positions);
+            return set_err(err, errcap, REMEM_EINVAL, "bert: sequence %zu has %d tokens (1..%d)", s,
+                           seqs[s].len, c->max_positions);
         for (int p = 0; p < seqs[s].len; p++)
             if (seqs[s].ids[p] < 0 || seqs[s].ids[p] >= c->vocab_size)
                 return set_err(err, errcap, REMEM_EINVAL,
@@ -593,7 +590,8 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
     for (size_t s = 0; s < n;) {
         piece p = {s, 0, row};
         size_t tokens = 0;
-        while (s < n && (p.n == 0 || m->threads == 1 || tokens + (size_t)seqs[s].len <= PIECE_TOKENS)) {
+        while (s < n &&
+               (p.n == 0 || m->threads == 1 || tokens + (size_t)seqs[s].len <= PIECE_TOKENS)) {
             tokens += (size_t)seqs[s].len;
             p.n++;
             s++;
@@ -614,8 +612,8 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
     atomic_init(&next, 0);
     worker w[64];
     for (size_t k = 0; k < threads; k++)
-        w[k] = (worker){m, cached ? &m->work[k] : &own[k], seqs, pieces, npieces, &next,
-                        pooled, hidden, H, 0};
+        w[k] = (worker){
+            m, cached ? &m->work[k] : &own[k], seqs, pieces, npieces, &next, pooled, hidden, H, 0};
     pthread_t tid[64];
     int started[64] = {0};
     for (size_t k = 1; k < threads; k++)
@@ -626,7 +624,8 @@ int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, fl
         if (started[k]) pthread_join(tid[k], NULL);
         if (!rc) rc = w[k].rc;
     }
-    if (cached) pthread_mutex_unlock(&m->lock);
+    if (cached)
+        pthread_mutex_unlock(&m->lock);
     else
         for (size_t k = 0; k < threads; k++) scratch_free(&own[k]);
     free(pieces);
@@ -655,9 +654,9 @@ static void blas_setup_once(void) {
     /* Only the kernels that lack AVX2 are replaced, only when the user has
      * not chosen, and only through OpenBLAS's own dynamic-arch entry
      * points (present in its DYNAMIC_ARCH builds, such as Debian's). */
-    static const char *const slow[] = {"prescott", "core2",    "penryn", "dunnington",
-                                       "nehalem",  "atom",     "katmai", "coppermine",
-                                       "northwood", "banias",  "unknown"};
+    static const char *const slow[] = {"prescott",  "core2",  "penryn", "dunnington",
+                                       "nehalem",   "atom",   "katmai", "coppermine",
+                                       "northwood", "banias", "unknown"};
     int is_slow = 0;
     for (size_t i = 0; i < sizeof slow / sizeof *slow; i++)
         if (blas_core && strcasecmp(blas_core, slow[i]) == 0) is_slow = 1;

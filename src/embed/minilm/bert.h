@@ -23,16 +23,14 @@ typedef struct bert_config {
 /* Read config.json (a Hugging Face BertModel config). Checks the sizes and
  * that the model is one this encoder computes (gelu, absolute positions). */
 int bert_config_load(const char *path, bert_config *c, char *err, size_t errcap);
-int bert_config_parse(const char *json, size_t len, bert_config *c, char *err,
-                      size_t errcap);
+int bert_config_parse(const char *json, size_t len, bert_config *c, char *err, size_t errcap);
 
 typedef struct bert_model bert_model;
 
 /* Copy the weights out of st (converted to float32; st may be closed after).
  * Every tensor must be present with the shape the config implies; names may
  * carry a "bert." prefix. */
-int bert_load(const bert_config *c, const st_file *st, bert_model **out,
-              char *err, size_t errcap);
+int bert_load(const bert_config *c, const st_file *st, bert_model **out, char *err, size_t errcap);
 void bert_free(bert_model *m);
 const bert_config *bert_model_config(const bert_model *m);
 
@@ -55,8 +53,8 @@ typedef struct bert_seq {
  * mean last hidden state (not normalised). hidden (may be NULL) receives
  * every token's last hidden state, sequences one after another
  * (sum of lens * hidden floats). Ids must be < vocab_size. */
-int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled,
-                float *hidden, char *err, size_t errcap);
+int bert_encode(bert_model *m, const bert_seq *seqs, size_t n, float *pooled, float *hidden,
+                char *err, size_t errcap);
 
 /* The number of floating-point operations bert_encode does for sequences of
  * these lengths (the matrix products; for GFLOP/s figures). */

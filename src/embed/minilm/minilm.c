@@ -36,17 +36,14 @@
 const minilm_file minilm_files[MINILM_NFILES] = {
     {"model.safetensors", 90868376,
      "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"},
-    {"vocab.txt", 231508,
-     "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"},
-    {"config.json", 612,
-     "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"},
+    {"vocab.txt", 231508, "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"},
+    {"config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"},
 };
 
 /* Errors go to the caller's buffer: util_errf. */
 #define set_err util_errf
 
-int minilm_resolve_dir(const char *dir, char *out, size_t cap, char *err,
-                       size_t errcap) {
+int minilm_resolve_dir(const char *dir, char *out, size_t cap, char *err, size_t errcap) {
     int n;
     if (dir && *dir) {
         n = snprintf(out, cap, "%s", dir);
@@ -65,12 +62,11 @@ int minilm_resolve_dir(const char *dir, char *out, size_t cap, char *err,
     return 0;
 }
 
-int minilm_sha256_file(const char *path, char hex[65], int64_t *size,
-                       char *err, size_t errcap) {
+int minilm_sha256_file(const char *path, char hex[65], int64_t *size, char *err, size_t errcap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO,
-                       "%s: %s", path, strerror(errno));
+        return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO, "%s: %s", path,
+                       strerror(errno));
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int rc = 0;
     int64_t total = 0;
@@ -118,8 +114,7 @@ static const char *marker_sha(json_t *marker, const char *dir, const char *name)
     char path[4096];
     struct stat st;
     json_t *f = json_object_get(json_object_get(marker, "files"), name);
-    if (!f || join_path(path, sizeof path, dir, name) || stat(path, &st) != 0)
-        return NULL;
+    if (!f || join_path(path, sizeof path, dir, name) || stat(path, &st) != 0) return NULL;
     if (json_integer_value(json_object_get(f, "size")) != (json_int_t)st.st_size ||
         json_integer_value(json_object_get(f, "mtime_ns")) != (json_int_t)mtime_ns(&st))
         return NULL;
@@ -133,18 +128,15 @@ static json_t *marker_load(const char *dir) {
     return json_load_file(path, 0, NULL);
 }
 
-int minilm_marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why,
-                       size_t whycap) {
+int minilm_marker_shas(const char *dir, char shas[MINILM_NFILES][65], char *why, size_t whycap) {
     json_t *marker = marker_load(dir);
     if (!marker)
-        return set_err(why, whycap, 0, "%s has not been verified (no %s)", dir,
-                       MINILM_MARKER);
+        return set_err(why, whycap, 0, "%s has not been verified (no %s)", dir, MINILM_MARKER);
     int ok = 1;
     for (int i = 0; i < MINILM_NFILES && ok; i++) {
         const char *sha = marker_sha(marker, dir, minilm_files[i].name);
         if (!sha)
-            ok = set_err(why, whycap, 0,
-                         "%s/%s is missing or changed since it was verified", dir,
+            ok = set_err(why, whycap, 0, "%s/%s is missing or changed since it was verified", dir,
                          minilm_files[i].name);
         else if (shas)
             memcpy(shas[i], sha, 65);
@@ -157,8 +149,7 @@ int minilm_marker_ok(const char *dir, char *why, size_t whycap) {
     return minilm_marker_shas(dir, NULL, why, whycap);
 }
 
-static int hash_files(const char *dir, char shas[MINILM_NFILES][65], char *err,
-                      size_t errcap) {
+static int hash_files(const char *dir, char shas[MINILM_NFILES][65], char *err, size_t errcap) {
     for (int i = 0; i < MINILM_NFILES; i++) {
         char path[4096];
         if (join_path(path, sizeof path, dir, minilm_files[i].name))
@@ -169,12 +160,13 @@ static int hash_files(const char *dir, char shas[MINILM_NFILES][65], char *err,
     return 0;
 }
 
-int minilm_marker_write(const char *dir, const char (*known)[65], char *err,
-                        size_t errcap) {
+int minilm_marker_write(const char *dir, const char (*known)[65], char *err, size_t errcap) {
     char shas[MINILM_NFILES][65];
     int rc = 0;
-    if (known) memcpy(shas, known, sizeof shas);
-    else if ((rc = hash_files(dir, shas, err, errcap))) return rc;
+    if (known)
+        memcpy(shas, known, sizeof shas);
+    else if ((rc = hash_files(dir, shas, err, errcap)))
+        return rc;
     json_t *files = json_object();
     json_t *marker = json_pack("{s:s, s:o}", "model", MINILM_NAME, "files", files);
     char path[4096], tmp[4200];
@@ -187,9 +179,8 @@ int minilm_marker_write(const char *dir, const char (*known)[65], char *err,
             goto out;
         }
         json_object_set_new(files, minilm_files[i].name,
-                            json_pack("{s:I, s:I, s:s}", "size", (json_int_t)st.st_size,
-                                      "mtime_ns", (json_int_t)mtime_ns(&st), "sha256",
-                                      shas[i]));
+                            json_pack("{s:I, s:I, s:s}", "size", (json_int_t)st.st_size, "mtime_ns",
+                                      (json_int_t)mtime_ns(&st), "sha256", shas[i]));
     }
     /* A temporary name and a rename: a reader never sees half a marker. */
     join_path(path, sizeof path, dir, MINILM_MARKER);
@@ -209,8 +200,7 @@ static int all_official(const char shas[MINILM_NFILES][65]) {
     return 1;
 }
 
-int minilm_verify_dir(const char *dir, const char *const *expected, char *err,
-                      size_t errcap) {
+int minilm_verify_dir(const char *dir, const char *const *expected, char *err, size_t errcap) {
     char shas[MINILM_NFILES][65];
     int rc = hash_files(dir, shas, err, errcap);
     if (rc) return rc;
@@ -220,7 +210,7 @@ int minilm_verify_dir(const char *dir, const char *const *expected, char *err,
             return set_err(err, errcap, REMEM_ECORRUPT, "%s/%s: sha256 %s, expected %s", dir,
                            minilm_files[i].name, shas[i], want);
     }
-    return minilm_marker_write(dir, (const char (*)[65])shas, err, errcap);
+    return minilm_marker_write(dir, (const char(*)[65])shas, err, errcap);
 }
 
 int minilm_is_test_model(const char *dir) {
@@ -245,8 +235,8 @@ static void model_id_for(const char shas[MINILM_NFILES][65], char *out, size_t c
     unsigned mdlen = 0;
     snprintf(joined, sizeof joined, "w:%s v:%s c:%s", shas[0], shas[1], shas[2]);
     EVP_Digest(joined, strlen(joined), md, &mdlen, EVP_sha256(), NULL);
-    snprintf(out, cap, "minilm:sha256:%02x%02x%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2],
-             md[3], md[4], md[5], md[6], md[7]);
+    snprintf(out, cap, "minilm:sha256:%02x%02x%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3],
+             md[4], md[5], md[6], md[7]);
 }
 
 static int files_present(const char *dir, char *why, size_t whycap) {
@@ -281,7 +271,7 @@ int embed_minilm_available(const char *model_dir, char *why, size_t whycap) {
 /* Texts are encoded in slices of about this many tokens: large enough for
  * the matrix products to run near peak, small enough to bound the scratch
  * memory (about 30 MB for the real model). */
-#define SLICE_TOKENS 2048
+#define SLICE_TOKENS      2048
 
 typedef struct minilm {
     wp_vocab *vocab;
@@ -308,8 +298,8 @@ static void l2_normalise(float *v, size_t dim) {
     for (size_t i = 0; i < dim; i++) v[i] *= inv;
 }
 
-static int minilm_embed(embedder *e, const char *const *texts, size_t n, float *out,
-                        char *err, size_t errcap) {
+static int minilm_embed(embedder *e, const char *const *texts, size_t n, float *out, char *err,
+                        size_t errcap) {
     minilm *m = e->state;
     const size_t dim = (size_t)e->dim, cap = (size_t)m->max_tokens;
     size_t slice_texts = SLICE_TOKENS / 8; /* texts per slice, at most */
@@ -353,8 +343,7 @@ static int thread_count(void) {
 }
 
 /* Which files dir holds: shas of each and whether they may be used. */
-static int check_folder(const char *dir, char shas[MINILM_NFILES][65], char *err,
-                        size_t errcap) {
+static int check_folder(const char *dir, char shas[MINILM_NFILES][65], char *err, size_t errcap) {
     char why[512];
     if (!files_present(dir, why, sizeof why))
         return set_err(err, errcap, REMEM_ENOTFOUND, "minilm: %s", why);
@@ -364,7 +353,7 @@ static int check_folder(const char *dir, char shas[MINILM_NFILES][65], char *err
     int rc = hash_files(dir, shas, err, errcap);
     if (rc) return rc;
     if (all_official(shas)) {
-        minilm_marker_write(dir, (const char (*)[65])shas, why, sizeof why);
+        minilm_marker_write(dir, (const char(*)[65])shas, why, sizeof why);
         return 0; /* a read-only folder is fine: verified all the same */
     }
     if (minilm_is_test_model(dir)) return 0;
@@ -375,8 +364,7 @@ static int check_folder(const char *dir, char shas[MINILM_NFILES][65], char *err
                    dir, MINILM_NAME, shas[0], MINILM_TEST_DECL);
 }
 
-int embed_minilm_create(const embed_config *cfg, embedder **out, char *err,
-                        size_t errcap) {
+int embed_minilm_create(const embed_config *cfg, embedder **out, char *err, size_t errcap) {
     char dir[4096], path[4200], shas[MINILM_NFILES][65];
     *out = NULL;
     int rc = minilm_resolve_dir(cfg ? cfg->model_dir : NULL, dir, sizeof dir, err, errcap);
@@ -413,7 +401,7 @@ int embed_minilm_create(const embed_config *cfg, embedder **out, char *err,
     bert_set_threads(m->bert, thread_count());
     m->max_tokens = c.max_positions < MINILM_MAX_TOKENS ? c.max_positions : MINILM_MAX_TOKENS;
     e->dim = c.hidden;
-    model_id_for((const char (*)[65])shas, e->model_id, sizeof e->model_id);
+    model_id_for((const char(*)[65])shas, e->model_id, sizeof e->model_id);
     *out = e;
     return 0;
 fail:
@@ -428,8 +416,8 @@ int minilm_view(embedder *e, minilm_model_view *out) {
     return 0;
 }
 
-int minilm_pooled(const minilm_model_view *v, const char *text, float *pooled,
-                  float *hidden, char *err, size_t errcap) {
+int minilm_pooled(const minilm_model_view *v, const char *text, float *pooled, float *hidden,
+                  char *err, size_t errcap) {
     int32_t *ids = malloc((size_t)v->max_tokens * sizeof *ids);
     if (!ids) return set_err(err, errcap, REMEM_ENOMEM, "minilm: out of memory");
     int n = wp_tokenize(v->vocab, text, strlen(text), ids, v->max_tokens);
@@ -476,7 +464,7 @@ int minilm_info(const char *dir_in, int verify, void **out, char *err, size_t er
         }
         rehashed = 1;
         if (all_official(hashed)) {
-            verified = minilm_marker_write(dir, (const char (*)[65])hashed, why, sizeof why) == 0;
+            verified = minilm_marker_write(dir, (const char(*)[65])hashed, why, sizeof why) == 0;
         } else if (have_marker && memcmp(marker, hashed, sizeof marker) == 0) {
             verified = 1; /* still what was checked at pull (other weights) */
         } else {
@@ -488,14 +476,15 @@ int minilm_info(const char *dir_in, int verify, void **out, char *err, size_t er
             verified = 0;
         }
     }
-    const char (*shas)[65] = rehashed ? (const char (*)[65])hashed
-                             : have_marker ? (const char (*)[65])marker : NULL;
+    const char(*shas)[65] = rehashed      ? (const char(*)[65])hashed
+                            : have_marker ? (const char(*)[65])marker
+                                          : NULL;
     for (int i = 0; i < MINILM_NFILES; i++) {
         char path[4200];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, minilm_files[i].name);
-        json_t *f = json_pack("{s:s, s:b}", "name", minilm_files[i].name, "present",
-                              stat(path, &st) == 0);
+        json_t *f =
+            json_pack("{s:s, s:b}", "name", minilm_files[i].name, "present", stat(path, &st) == 0);
         if (stat(path, &st) == 0) json_object_set_new(f, "size", json_integer(st.st_size));
         if (shas) {
             json_object_set_new(f, "sha256", json_string(shas[i]));

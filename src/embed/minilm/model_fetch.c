@@ -29,7 +29,7 @@
 #include "remem.h"
 #include "util/util.h"
 
-#define PART_PREFIX ".remem-part-"
+#define PART_PREFIX    ".remem-part-"
 /* No file of the model comes near this; a server that sends more is wrong. */
 #define MAX_FILE_BYTES ((int64_t)1 << 31)
 
@@ -86,8 +86,7 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg) {
     return len;
 }
 
-static int on_progress(void *arg, curl_off_t total, curl_off_t done, curl_off_t ut,
-                       curl_off_t un) {
+static int on_progress(void *arg, curl_off_t total, curl_off_t done, curl_off_t ut, curl_off_t un) {
     (void)ut;
     (void)un;
     transfer *t = arg;
@@ -99,8 +98,7 @@ static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 /* Fetch url into path (created), its sha256 into hex. */
 static int fetch(const char *url, const char *path, const char *name, int64_t max_bytes,
-                 char hex[65], minilm_progress_fn progress, void *ctx, char *err,
-                 size_t errcap) {
+                 char hex[65], minilm_progress_fn progress, void *ctx, char *err, size_t errcap) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, curl_init_once);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -134,8 +132,9 @@ static int fetch(const char *url, const char *path, const char *name, int64_t ma
     CURLcode cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
         rc = set_err(err, errcap, REMEM_EIO, "pull: %s: %s", url,
-                     t.too_big ? "larger than the expected file" : curl_err[0] ? curl_err
-                                                                          : curl_easy_strerror(cc));
+                     t.too_big     ? "larger than the expected file"
+                     : curl_err[0] ? curl_err
+                                   : curl_easy_strerror(cc));
         goto out;
     }
     if (fflush(t.out) != 0 || fsync(fileno(t.out)) != 0) {
@@ -173,8 +172,7 @@ int minilm_pull(const char *dir_in, const char *base_url, const char *const *exp
     size_t blen = strlen(base_url);
     while (blen > 0 && base_url[blen - 1] == '/') blen--;
     if (mkdir_p(dir) != 0)
-        return set_err(err, errcap, REMEM_EIO, "pull: cannot create %s: %s", dir,
-                       strerror(errno));
+        return set_err(err, errcap, REMEM_EIO, "pull: cannot create %s: %s", dir, strerror(errno));
     remove_stale_parts(dir);
     int have_marker = minilm_marker_shas(dir, installed, NULL, 0);
 
@@ -182,8 +180,8 @@ int minilm_pull(const char *dir_in, const char *base_url, const char *const *exp
         const char *name = minilm_files[i].name;
         const char *want = expected && expected[i] ? expected[i] : minilm_files[i].sha256;
         if (strlen(want) != 64) {
-            rc = set_err(err, errcap, REMEM_EINVAL,
-                         "pull: the sha256 for %s must be 64 hex digits", name);
+            rc = set_err(err, errcap, REMEM_EINVAL, "pull: the sha256 for %s must be 64 hex digits",
+                         name);
             break;
         }
         if (have_marker && strcasecmp(installed[i], want) == 0) { /* already there */
@@ -200,8 +198,8 @@ int minilm_pull(const char *dir_in, const char *base_url, const char *const *exp
         rc = fetch(url, part[i], name, max, shas[i], progress, ctx, err, errcap);
         if (!rc && strcasecmp(shas[i], want) != 0)
             rc = set_err(err, errcap, REMEM_ECORRUPT,
-                         "pull: %s from %s has sha256 %s, expected %s; nothing was installed",
-                         name, url, shas[i], want);
+                         "pull: %s from %s has sha256 %s, expected %s; nothing was installed", name,
+                         url, shas[i], want);
     }
     if (!rc) {
         char path[4400];
@@ -211,13 +209,13 @@ int minilm_pull(const char *dir_in, const char *base_url, const char *const *exp
             if (!fetched[i]) continue;
             snprintf(path, sizeof path, "%s/%s", dir, minilm_files[i].name);
             if (rename(part[i], path) != 0)
-                rc = set_err(err, errcap, REMEM_EIO, "pull: cannot move %s into place: %s",
-                             path, strerror(errno));
+                rc = set_err(err, errcap, REMEM_EIO, "pull: cannot move %s into place: %s", path,
+                             strerror(errno));
             else
                 fetched[i] = 0;
         }
         fsync_dir(dir);
-        if (!rc) rc = minilm_marker_write(dir, (const char (*)[65])shas, err, errcap);
+        if (!rc) rc = minilm_marker_write(dir, (const char(*)[65])shas, err, errcap);
     }
     for (int i = 0; i < MINILM_NFILES; i++)
         if (fetched[i]) unlink(part[i]);

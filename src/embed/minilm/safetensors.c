@@ -26,9 +26,9 @@
 #define ST_MAX_HEADER (100u << 20)
 
 struct st_file {
-    void *map;        /* the mapping (NULL for a caller's buffer) */
+    void *map; /* the mapping (NULL for a caller's buffer) */
     size_t map_len;
-    json_t *header;   /* owns the tensor names */
+    json_t *header; /* owns the tensor names */
     st_tensor *t;
     size_t n;
 };
@@ -38,10 +38,10 @@ static const struct {
     st_dtype type;
     size_t size;
 } dtypes[] = {
-    {"F32", ST_F32, 4},   {"F16", ST_F16, 2},     {"BF16", ST_BF16, 2},
-    {"F64", ST_F64, 8},   {"I64", ST_I64, 8},     {"I32", ST_I32, 4},
-    {"I16", ST_I16, 2},   {"I8", ST_I8, 1},       {"U8", ST_U8, 1},
-    {"U16", ST_U16, 2},   {"U32", ST_U32, 4},     {"U64", ST_U64, 8},
+    {"F32", ST_F32, 4},   {"F16", ST_F16, 2},         {"BF16", ST_BF16, 2},
+    {"F64", ST_F64, 8},   {"I64", ST_I64, 8},         {"I32", ST_I32, 4},
+    {"I16", ST_I16, 2},   {"I8", ST_I8, 1},           {"U8", ST_U8, 1},
+    {"U16", ST_U16, 2},   {"U32", ST_U32, 4},         {"U64", ST_U64, 8},
     {"BOOL", ST_BOOL, 1}, {"F8_E4M3", ST_F8_E4M3, 1}, {"F8_E5M2", ST_F8_E5M2, 1},
 };
 
@@ -68,8 +68,8 @@ static int by_offset(const void *a, const void *b) {
 }
 
 /* Fill t from one header entry; data is the start of the data section. */
-static int parse_tensor(const char *name, json_t *e, const unsigned char *data,
-                        size_t data_len, st_tensor *t, char *err, size_t errcap) {
+static int parse_tensor(const char *name, json_t *e, const unsigned char *data, size_t data_len,
+                        st_tensor *t, char *err, size_t errcap) {
     if (!json_is_object(e))
         return set_err(err, errcap, REMEM_ECORRUPT,
                        "safetensors: tensor %s: header entry is not an object", name);
@@ -103,8 +103,8 @@ static int parse_tensor(const char *name, json_t *e, const unsigned char *data,
                            "safetensors: tensor %s: shape[%d] is not a size", name, d);
         t->shape[d] = json_integer_value(v);
         if (t->shape[d] && count > SIZE_MAX / (size_t)t->shape[d])
-            return set_err(err, errcap, REMEM_ECORRUPT,
-                           "safetensors: tensor %s: shape too large", name);
+            return set_err(err, errcap, REMEM_ECORRUPT, "safetensors: tensor %s: shape too large",
+                           name);
         count *= (size_t)t->shape[d];
     }
     if (count > SIZE_MAX / elsize)
@@ -113,8 +113,8 @@ static int parse_tensor(const char *name, json_t *e, const unsigned char *data,
     json_t *b = json_array_get(offs, 0), *e2 = json_array_get(offs, 1);
     if (!json_is_integer(b) || !json_is_integer(e2) || json_integer_value(b) < 0 ||
         json_integer_value(e2) < json_integer_value(b))
-        return set_err(err, errcap, REMEM_ECORRUPT,
-                       "safetensors: tensor %s: bad data_offsets", name);
+        return set_err(err, errcap, REMEM_ECORRUPT, "safetensors: tensor %s: bad data_offsets",
+                       name);
     uint64_t begin = (uint64_t)json_integer_value(b), end = (uint64_t)json_integer_value(e2);
     if (end > data_len)
         return set_err(err, errcap, REMEM_ECORRUPT,
@@ -123,15 +123,14 @@ static int parse_tensor(const char *name, json_t *e, const unsigned char *data,
                        name, (unsigned long long)end, data_len);
     if (end - begin != count * elsize)
         return set_err(err, errcap, REMEM_ECORRUPT,
-                       "safetensors: tensor %s: %llu bytes for %zu %s values (%zu bytes)",
-                       name, (unsigned long long)(end - begin), count, dt, count * elsize);
+                       "safetensors: tensor %s: %llu bytes for %zu %s values (%zu bytes)", name,
+                       (unsigned long long)(end - begin), count, dt, count * elsize);
     t->data = data + begin;
     t->nbytes = count * elsize;
     return 0;
 }
 
-static int parse(st_file *f, const unsigned char *buf, size_t len, char *err,
-                 size_t errcap) {
+static int parse(st_file *f, const unsigned char *buf, size_t len, char *err, size_t errcap) {
     if (len < 8)
         return set_err(err, errcap, REMEM_ECORRUPT,
                        "safetensors: file of %zu bytes is too short for a header", len);
@@ -143,8 +142,8 @@ static int parse(st_file *f, const unsigned char *buf, size_t len, char *err,
                        "(file truncated or not safetensors)",
                        (unsigned long long)hlen, len - 8);
     if (hlen > ST_MAX_HEADER || hlen < 2)
-        return set_err(err, errcap, REMEM_ECORRUPT,
-                       "safetensors: implausible header length %llu", (unsigned long long)hlen);
+        return set_err(err, errcap, REMEM_ECORRUPT, "safetensors: implausible header length %llu",
+                       (unsigned long long)hlen);
     json_error_t jerr;
     f->header = json_loadb((const char *)buf + 8, (size_t)hlen, JSON_REJECT_DUPLICATES, &jerr);
     if (!f->header)
@@ -180,17 +179,15 @@ static int parse(st_file *f, const unsigned char *buf, size_t len, char *err,
     for (size_t i = 0; i < f->n && !rc; i++) {
         if (!sorted[i].nbytes) continue;
         if (prev && sorted[i].data < prev->data + prev->nbytes)
-            rc = set_err(err, errcap, REMEM_ECORRUPT,
-                         "safetensors: tensors %s and %s overlap", prev->name,
-                         sorted[i].name);
+            rc = set_err(err, errcap, REMEM_ECORRUPT, "safetensors: tensors %s and %s overlap",
+                         prev->name, sorted[i].name);
         prev = &sorted[i];
     }
     free(sorted);
     return rc;
 }
 
-int st_open_buffer(const void *data, size_t len, st_file **out, char *err,
-                   size_t errcap) {
+int st_open_buffer(const void *data, size_t len, st_file **out, char *err, size_t errcap) {
     *out = NULL;
     st_file *f = calloc(1, sizeof *f);
     if (!f) return set_err(err, errcap, REMEM_ENOMEM, "safetensors: out of memory");
@@ -207,8 +204,8 @@ int st_open(const char *path, st_file **out, char *err, size_t errcap) {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO, "%s: %s",
-                       path, strerror(errno));
+        return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO, "%s: %s", path,
+                       strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -285,8 +282,8 @@ static void shape_str(char *buf, size_t cap, int ndim, const int64_t *shape) {
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
-int st_read_f32(const st_tensor *t, int ndim, const int64_t *shape, float *dst,
-                char *err, size_t errcap) {
+int st_read_f32(const st_tensor *t, int ndim, const int64_t *shape, float *dst, char *err,
+                size_t errcap) {
     int same = t->ndim == ndim;
     for (int d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
     if (!same) {
@@ -299,9 +296,7 @@ int st_read_f32(const st_tensor *t, int ndim, const int64_t *shape, float *dst,
     size_t n = t->nbytes;
     const unsigned char *p = t->data;
     switch (t->dtype) {
-    case ST_F32:
-        memcpy(dst, p, n);
-        break;
+    case ST_F32: memcpy(dst, p, n); break;
     case ST_F16:
     case ST_BF16:
         for (size_t i = 0; i < n / 2; i++) {
@@ -311,8 +306,8 @@ int st_read_f32(const st_tensor *t, int ndim, const int64_t *shape, float *dst,
         break;
     default:
         return set_err(err, errcap, REMEM_EUNSUPPORTED,
-                       "safetensors: tensor %s is %s; only F32, F16 and BF16 are read",
-                       t->name, st_dtype_name(t->dtype));
+                       "safetensors: tensor %s is %s; only F32, F16 and BF16 are read", t->name,
+                       st_dtype_name(t->dtype));
     }
     return 0;
 }

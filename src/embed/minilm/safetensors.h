@@ -19,12 +19,25 @@
 #define ST_MAX_DIMS 8
 
 typedef enum st_dtype {
-    ST_F32, ST_F16, ST_BF16, ST_F64, ST_I64, ST_I32, ST_I16, ST_I8, ST_U8,
-    ST_U16, ST_U32, ST_U64, ST_BOOL, ST_F8_E4M3, ST_F8_E5M2
+    ST_F32,
+    ST_F16,
+    ST_BF16,
+    ST_F64,
+    ST_I64,
+    ST_I32,
+    ST_I16,
+    ST_I8,
+    ST_U8,
+    ST_U16,
+    ST_U32,
+    ST_U64,
+    ST_BOOL,
+    ST_F8_E4M3,
+    ST_F8_E5M2
 } st_dtype;
 
 typedef struct st_tensor {
-    const char *name;   /* valid until st_close */
+    const char *name; /* valid until st_close */
     st_dtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
@@ -38,8 +51,7 @@ typedef struct st_file st_file;
  * (with what is wrong and where) or REMEM_ENOMEM. */
 int st_open(const char *path, st_file **out, char *err, size_t errcap);
 /* The same over a buffer the caller keeps alive until st_close. */
-int st_open_buffer(const void *data, size_t len, st_file **out, char *err,
-                   size_t errcap);
+int st_open_buffer(const void *data, size_t len, st_file **out, char *err, size_t errcap);
 void st_close(st_file *f);
 
 size_t st_count(const st_file *f);
@@ -51,8 +63,8 @@ const char *st_dtype_name(st_dtype t);
 /* Convert tensor t to float32 into dst (product of its shape floats) after
  * checking that its shape is exactly shape[0..ndim). REMEM_ECORRUPT names the
  * tensor and both shapes; REMEM_EUNSUPPORTED names an unreadable dtype. */
-int st_read_f32(const st_tensor *t, int ndim, const int64_t *shape, float *dst,
-                char *err, size_t errcap);
+int st_read_f32(const st_tensor *t, int ndim, const int64_t *shape, float *dst, char *err,
+                size_t errcap);
 
 /* Half-precision conversions (exposed for the tests). */
 float st_f16_to_f32(uint16_t h);

@@ -28,12 +28,12 @@
 /* Vocabulary: tokens in one buffer, an open-addressing hash to ids.    */
 /* ------------------------------------------------------------------ */
 struct wp_vocab {
-    char *text;          /* every token, NUL-terminated, back to back */
-    uint32_t *offset;    /* offset of token id in text */
-    uint32_t *len;       /* its byte length */
-    size_t n;            /* ids */
-    int32_t *slots;      /* hash table of ids, -1 empty */
-    size_t mask;         /* slots - 1 (a power of two) */
+    char *text;       /* every token, NUL-terminated, back to back */
+    uint32_t *offset; /* offset of token id in text */
+    uint32_t *len;    /* its byte length */
+    size_t n;         /* ids */
+    int32_t *slots;   /* hash table of ids, -1 empty */
+    size_t mask;      /* slots - 1 (a power of two) */
     int32_t pad, unk, cls, sep;
     int32_t literal[5]; /* ids of LITERALS, -1 when not in the vocabulary */
 };
@@ -58,8 +58,7 @@ int32_t wp_vocab_find(const wp_vocab *v, const char *tok, size_t len) {
     for (;;) {
         int32_t id = v->slots[i];
         if (id < 0) return -1;
-        if (v->len[id] == len && memcmp(v->text + v->offset[id], tok, len) == 0)
-            return id;
+        if (v->len[id] == len && memcmp(v->text + v->offset[id], tok, len) == 0) return id;
         i = (i + 1) & v->mask;
     }
 }
@@ -89,8 +88,7 @@ void wp_vocab_free(wp_vocab *v) {
     free(v);
 }
 
-int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err,
-                  size_t errcap) {
+int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err, size_t errcap) {
     *out = NULL;
     if (len == 0) return set_err(err, errcap, REMEM_ECORRUPT, "vocab: empty");
     if (len >= UINT32_MAX)
@@ -98,8 +96,7 @@ int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err,
     size_t lines = 0;
     for (size_t i = 0; i < len; i++) {
         if (!data[i])
-            return set_err(err, errcap, REMEM_ECORRUPT, "vocab: NUL byte on line %zu",
-                           lines + 1);
+            return set_err(err, errcap, REMEM_ECORRUPT, "vocab: NUL byte on line %zu", lines + 1);
         lines += data[i] == '\n';
     }
     if (data[len - 1] != '\n') lines++;
@@ -128,8 +125,8 @@ int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err,
         size_t end = start;
         while (end < len && v->text[end] != '\n') end++;
         size_t stop = end; /* trailing white space is not part of a token */
-        while (stop > start && (v->text[stop - 1] == '\r' || v->text[stop - 1] == ' ' ||
-                                v->text[stop - 1] == '\t'))
+        while (stop > start &&
+               (v->text[stop - 1] == '\r' || v->text[stop - 1] == ' ' || v->text[stop - 1] == '\t'))
             stop--;
         v->text[stop] = 0;
         v->offset[id] = (uint32_t)start;
@@ -138,14 +135,15 @@ int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err,
         vocab_insert(v, (int32_t)id);
         start = end + 1;
     }
-    struct { const char *name; int32_t *id; } specials[] = {
-        {"[PAD]", &v->pad}, {"[UNK]", &v->unk}, {"[CLS]", &v->cls}, {"[SEP]", &v->sep}};
+    struct {
+        const char *name;
+        int32_t *id;
+    } specials[] = {{"[PAD]", &v->pad}, {"[UNK]", &v->unk}, {"[CLS]", &v->cls}, {"[SEP]", &v->sep}};
     for (size_t i = 0; i < sizeof specials / sizeof *specials; i++) {
         *specials[i].id = wp_vocab_find(v, specials[i].name, strlen(specials[i].name));
         if (*specials[i].id < 0) {
             wp_vocab_free(v);
-            return set_err(err, errcap, REMEM_ECORRUPT, "vocab: no %s token",
-                           specials[i].name);
+            return set_err(err, errcap, REMEM_ECORRUPT, "vocab: no %s token", specials[i].name);
         }
     }
     for (int i = 0; i < 5; i++) v->literal[i] = wp_vocab_find(v, LITERALS[i], strlen(LITERALS[i]));
@@ -157,8 +155,8 @@ int wp_vocab_load_file(const char *path, wp_vocab **out, char *err, size_t errca
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO,
-                       "%s: %s", path, strerror(errno));
+        return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO, "%s: %s", path,
+                       strerror(errno));
     size_t cap = 1 << 18, len = 0;
     char *buf = malloc(cap);
     int rc = 0;
@@ -171,12 +169,18 @@ int wp_vocab_load_file(const char *path, wp_vocab **out, char *err, size_t errca
             break;
         }
         char *bigger = realloc(buf, cap * 2);
-        if (!bigger) { free(buf); buf = NULL; break; }
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
         buf = bigger;
         cap *= 2;
     }
-    if (!buf) rc = set_err(err, errcap, REMEM_ENOMEM, "vocab: out of memory");
-    else if (!rc && ferror(f)) rc = set_err(err, errcap, REMEM_EIO, "%s: read error", path);
+    if (!buf)
+        rc = set_err(err, errcap, REMEM_ENOMEM, "vocab: out of memory");
+    else if (!rc && ferror(f))
+        rc = set_err(err, errcap, REMEM_EIO, "%s: read error", path);
     fclose(f);
     if (!rc) {
         rc = wp_vocab_load(buf, len, out, err, errcap);
@@ -208,11 +212,11 @@ const char *wp_vocab_token(const wp_vocab *v, int32_t id) {
 static int is_control(int32_t c) {
     if (c == '\t' || c == '\n' || c == '\r') return 0;
     switch (utf8proc_category(c)) {
-    case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CO:
-    case UTF8PROC_CATEGORY_CS:
-        return 1;
-    default:
-        return 0;
+    case UTF8PROC_CATEGORY_CC:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CS: return 1;
+    default: return 0;
     }
 }
 
@@ -232,12 +236,14 @@ static int is_punct(int32_t c) {
         (c >= 123 && c <= 126))
         return 1;
     switch (utf8proc_category(c)) {
-    case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
-    case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-        return 1;
-    default:
-        return 0;
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO: return 1;
+    default: return 0;
     }
 }
 
@@ -327,9 +333,12 @@ static int chunk_done(tok_state *t, const int32_t *cp, size_t n) {
     for (size_t i = 0; i < n; i++) {
         int32_t dec[8];
         int boundclass = 0;
-        utf8proc_ssize_t k = utf8proc_decompose_char(cp[i], dec, 8, UTF8PROC_DECOMPOSE,
-                                                     &boundclass);
-        if (k < 0 || k > 8) { dec[0] = cp[i]; k = 1; }
+        utf8proc_ssize_t k =
+            utf8proc_decompose_char(cp[i], dec, 8, UTF8PROC_DECOMPOSE, &boundclass);
+        if (k < 0 || k > 8) {
+            dec[0] = cp[i];
+            k = 1;
+        }
         if (cp_reserve(&t->norm, (size_t)k)) return REMEM_ENOMEM;
         for (utf8proc_ssize_t j = 0; j < k; j++) t->norm.cp[t->norm.n++] = dec[j];
     }
@@ -375,8 +384,7 @@ static int literal_at(const wp_vocab *v, const char *text, size_t len) {
     return -1;
 }
 
-int wp_tokenize(const wp_vocab *v, const char *text, size_t len, int32_t *ids,
-                int max_tokens) {
+int wp_tokenize(const wp_vocab *v, const char *text, size_t len, int32_t *ids, int max_tokens) {
     if (max_tokens < 2 || (!text && len)) return REMEM_EINVAL;
     tok_state t = {.v = v, .ids = ids, .n = 0, .limit = max_tokens - 1};
     cpbuf chunk = {0};

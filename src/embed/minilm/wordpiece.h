@@ -28,8 +28,7 @@ typedef struct wp_vocab wp_vocab;
  * It must hold [PAD], [UNK], [CLS] and [SEP]. Returns 0, REMEM_ENOTFOUND /
  * REMEM_EIO (file), REMEM_ECORRUPT (content) or REMEM_ENOMEM, with err set. */
 int wp_vocab_load_file(const char *path, wp_vocab **out, char *err, size_t errcap);
-int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err,
-                  size_t errcap);
+int wp_vocab_load(const char *data, size_t len, wp_vocab **out, char *err, size_t errcap);
 void wp_vocab_free(wp_vocab *v);
 
 /* Number of ids (lines). */
@@ -45,7 +44,6 @@ int32_t wp_vocab_pad_id(const wp_vocab *v);
 /* Tokenize len bytes of text into ids: [CLS] pieces [SEP], at most
  * max_tokens ids (max_tokens >= 2; longer texts are cut, keeping [SEP]).
  * Returns the number of ids (>= 2) or REMEM_ENOMEM / REMEM_EINVAL. */
-int wp_tokenize(const wp_vocab *v, const char *text, size_t len, int32_t *ids,
-                int max_tokens);
+int wp_tokenize(const wp_vocab *v, const char *text, size_t len, int32_t *ids, int max_tokens);
 
 #endif
