@@ -371,7 +371,9 @@ static int chunk_done(tok_state *t, const int32_t *cp, size_t n) {
         wordpiece_word(t, s + i, 1);
         word = i + 1;
     }
-    wordpiece_word(t, s + word, m - word);
+    /* Guarded: a chunk that normalises to nothing may have left s NULL,
+     * and NULL + 0 is undefined behaviour (the fuzzers found it). */
+    if (word < m) wordpiece_word(t, s + word, m - word);
     return 0;
 }
 
