@@ -268,7 +268,7 @@ static void test_server_down(void) {
     char url[64], want[160], err[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     snprintf(want, sizeof want,
-             "http embedder: cannot connect to %s/embeddings (Connection refused) after 4 tries",
+             "http embedder: POST %s/embeddings: connection refused after 4 tries",
              url);
     /* The probe fails, so creation does. */
     embedder *e = (embedder *)&holder;
