@@ -272,14 +272,15 @@ static void test_download_to_sink(void) {
     CHECK_HAS(err, "answered HTTP 404: ");
     CHECK_HAS(err, "injected failure 404");
 
-    /* One byte more than the cap: refused from Content-Length, not retried. */
+    /* One byte more than the cap: refused, not retried. */
     int before = embed_server_requests(s);
     rq.max_bytes = N - 1;
     CHECK_INT(net_perform(c, &rq, &resp, err, sizeof err), REMEM_EIO);
     snprintf(want, sizeof want, "pull: GET %s: larger than the expected file", url);
     CHECK_STR(err, want);
     CHECK_INT(embed_server_requests(s), before + 1);
-    CHECK_INT(sink.len, 0);
+    CHECK(sink.len <= N - 1); /* what came before the cap; the caller discards it */
+    sink.len = 0;
 
     /* The sink's own error ends the request with its message, no retry. */
     rq.max_bytes = N;
@@ -310,7 +311,7 @@ static void test_oversized_answer_in_memory(void) {
     CHECK_INT(resp.tries, 1); /* not retried: it would not get smaller */
     CHECK_INT(embed_server_requests(s), 1);
     CHECK_INT(resp.body.len, 0);
-    /* The same through a GET whose length is known up front. */
+    /* The same through a GET. */
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/blob/101", embed_server_port(s));
     rq.body = NULL;
     CHECK_INT(net_perform(c, &rq, &resp, err, sizeof err), REMEM_EIO);

@@ -200,7 +200,9 @@ static int set_options(CURL *curl, const net_request *rq, try_state *t, char *cu
         curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (rq->stall_ms + 999) / 1000);
     }
-    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)t->cap);
+    /* No CURLOPT_MAXFILESIZE: curl applies it to any Content-Length, that of
+     * a redirect or an error page too, which would hide the real answer. The
+     * cap is counted in on_body, on 2xx bodies only. */
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threads */
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, t);
@@ -303,7 +305,7 @@ static int try_once(net_client *c, const net_request *rq, net_response *resp, tr
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
     if (cc == CURLE_OK) return REMEM_OK;
     if (t->sink_rc) return t->sink_rc;
-    if (t->too_big || cc == CURLE_FILESIZE_EXCEEDED) {
+    if (t->too_big) {
         describe_too_big(rq, t, err, errcap);
         return REMEM_EIO;
     }

@@ -14,8 +14,7 @@
  *     that clients failed together do not come back together; anything else
  *     (other 4xx, a bad URL, TLS verification, the size cap, the sink's own
  *     error) fails at once, since trying again would not change it;
- *   - a cap on the answer's size, checked against Content-Length before a
- *     byte arrives and counted as bytes arrive;
+ *   - a cap on the size of a 2xx answer, counted as the bytes arrive;
  *   - a bearer key ("Authorization: Bearer KEY");
  *   - one message style that names who asked, the method, the URL and the
  *     cause: "http embedder: POST http://127.0.0.1:9/v1/embeddings:
@@ -25,7 +24,8 @@
  * The answer goes into resp->body (a strbuf) or, when rq->write is set, to
  * that sink piece by piece. Only a 2xx answer (or a file:// read) reaches
  * the sink; an error status's body is kept in resp->body (its first 64 KiB)
- * for the message and for callers that parse error bodies.
+ * for the message and for callers that parse error bodies. After a failure
+ * a sink may hold part of an answer (up to the cap): the caller discards it.
  *
  * A net_client is one libcurl handle, reused from request to request so
  * that connections are kept alive; it is not thread-safe (one per thread or
