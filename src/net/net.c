@@ -325,7 +325,8 @@ int net_perform(net_client *c, const net_request *rq, net_response *resp, char *
     for (int retry = 0;; retry++) {
         try_state t = {.rq = rq, .curl = c->curl, .resp = resp, .err = err, .errcap = errcap};
         t.cap = rq->max_bytes > 0 ? rq->max_bytes : NET_DEFAULT_MAX_BYTES;
-        resp->body.len = 0;
+        resp->body.len = 0; /* each try starts with an empty body */
+        resp->body.oom = 0;
         if (resp->body.data) resp->body.data[0] = '\0';
         resp->tries++;
         int rc = try_once(c, rq, resp, &t, err, errcap);

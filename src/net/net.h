@@ -92,7 +92,8 @@ typedef struct net_request {
 typedef struct net_response {
     long status; /* the last try's HTTP status; 0 when none came (or file://) */
     int tries;   /* tries made */
-    strbuf body; /* the 2xx answer (without a sink) or the error answer's start */
+    strbuf body; /* the 2xx answer (without a sink) or the error answer's start;
+                    data NULL when it was empty */
 } net_response;
 
 /* A client, or NULL (out of memory, or libcurl would not initialise; err
