@@ -268,8 +268,7 @@ static void test_server_down(void) {
     char url[64], want[160], err[512];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     snprintf(want, sizeof want,
-             "http embedder: cannot connect to %s/embeddings (Connection refused) after 4 tries",
-             url);
+             "http embedder: POST %s/embeddings: connection refused after 4 tries", url);
     /* The probe fails, so creation does. */
     embedder *e = (embedder *)&holder;
     CHECK_INT(make_http(NULL, (http_options){.url = url, .retries = 3}, &e, err, sizeof err),
@@ -479,6 +478,64 @@ out:
     embed_server_stop(s);
 }
 
+/* The parser alone (embed_http_parse), on answers the stand-in server does
+ * not make: each bad one is refused with its reason and writes nothing. */
+static void test_parser_alone(void) {
+    struct {
+        const char *body;
+        size_t n;
+        int dim, rc;
+        const char *says;
+    } cases[] = {
+        {"{\"data\":[{\"index\":1,\"embedding\":[0,2]},{\"index\":0,\"embedding\":[3,4]}]}", 2, 0,
+         REMEM_OK, NULL},
+        {"{\"data\":[{\"embedding\":[3,4]}]}", 1, 2, REMEM_OK, NULL},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1e39,1]}]}", 1, 0, REMEM_EEMBED,
+         "element 0 is not a finite number"},
+        {"{\"data\":[{\"index\":0,\"embedding\":[\"0.1\",1]}]}", 1, 0, REMEM_EEMBED,
+         "element 0 is not a finite number"},
+        {"{\"data\":[{\"index\":0,\"embedding\":[NaN]}]}", 1, 0, REMEM_EEMBED, "malformed JSON"},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1,2,3]}]}", 1, 2, REMEM_EDIM,
+         "dimension 3, expected 2"},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1]},{\"index\":0,\"embedding\":[1]}]}", 2, 0,
+         REMEM_EEMBED, "repeated"},
+        {"{\"data\":[{\"index\":\"0\",\"embedding\":[1]}]}", 1, 0, REMEM_EEMBED, "index"},
+        {"{\"data\":[{\"index\":0,\"embedding\":{\"0\":1}}]}", 1, 0, REMEM_EEMBED,
+         "no \"embedding\" array"},
+        {"{\"error\":{\"message\":\"model not found\"}}", 1, 0, REMEM_EEMBED,
+         "no \"data\" array: model not found"},
+        {"[[[[[[[[[[]]]]]]]]]]", 1, 0, REMEM_EEMBED, "no \"data\" array"},
+        {"", 1, 0, REMEM_EEMBED, "malformed JSON from src"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        float out[4] = {9, 9, 9, 9};
+        size_t rows[2] = {1, 0};
+        char err[256] = "";
+        int dim = cases[i].dim;
+        int rc = embed_http_parse(cases[i].body, strlen(cases[i].body), "src", cases[i].n, &dim,
+                                  out, rows, err, sizeof err);
+        CHECK_INT(rc, cases[i].rc);
+        if (cases[i].says) {
+            CHECK_HAS(err, cases[i].says);
+            for (int j = 0; j < 4; j++) CHECK(out[j] == 9);
+        }
+    }
+    /* The first case, placed by index then rows, and normalised: data[0]
+     * (index 1) goes to rows[1] = row 0. */
+    float out[4];
+    size_t rows[2] = {1, 0};
+    int dim = 0;
+    char err[256];
+    CHECK_INT(embed_http_parse(cases[0].body, strlen(cases[0].body), "src", 2, &dim, out, rows, err,
+                               sizeof err),
+              REMEM_OK);
+    CHECK_INT(dim, 2);
+    CHECK_NEAR(out[0], 0, 1e-7);
+    CHECK_NEAR(out[1], 1, 1e-7);
+    CHECK_NEAR(out[2], 0.6, 1e-6);
+    CHECK_NEAR(out[3], 0.8, 1e-6);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     /* Loopback only: a proxy from the environment must not get in between. */
@@ -499,5 +556,6 @@ int main(int argc, char **argv) {
     RUN(test_default_backoff);
     RUN(test_bad_config);
     RUN(test_two_threads);
+    RUN(test_parser_alone);
     return TEST_EXIT();
 }

@@ -48,6 +48,24 @@ int embed_hash_create(const embed_config *cfg, embedder **out, char *err, size_t
  * then fails if the server cannot be reached. */
 int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t errcap);
 
+/* The largest dimension the http embedder accepts. */
+#define EMBED_HTTP_MAX_DIM (1 << 16)
+
+/* The http embedder's answer parser, pure (no network, no state), so that
+ * it can be tested and fuzzed alone (fuzz/fuzz_embed_http.c). body[0..len)
+ * is an answer to a request for n texts; source names the server in
+ * messages. *dim 0: learn the dimension from the answer (at most
+ * EMBED_HTTP_MAX_DIM), else every embedding must have *dim elements. When
+ * out is not NULL, the embedding with "index" i (the position when the
+ * answer has no "index") is L2-normalised into row rows[i] of out (row i
+ * when rows is NULL; *dim floats per row). Nothing is written to out unless
+ * the whole answer is good. Returns REMEM_OK, REMEM_EEMBED (malformed JSON,
+ * no "data" array, the wrong count, a missing, repeated or out-of-range
+ * index, an element that is not a finite number), REMEM_EDIM or
+ * REMEM_ENOMEM, with the message in err. */
+int embed_http_parse(const char *body, size_t len, const char *source, size_t n, int *dim,
+                     float *out, const size_t *rows, char *err, size_t errcap);
+
 /* The hash embedder's word analysis (src/embed/hash.c), for tests and for
  * callers who want the same terms: words are runs of Unicode letters, marks
  * and digits (invalid UTF-8 bytes count as letters), lowercased, with English

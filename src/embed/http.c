@@ -16,34 +16,31 @@
  * fails if the server is down. Every later response must have that length,
  * else REMEM_EDIM.
  *
- * Failures: each request has a time limit (cfg->timeout_ms, connecting
- * included). Connection errors, timeouts, HTTP 429 and 5xx are retried
- * cfg->retries times, waiting 200 ms, 400 ms, 800 ms ... (at most 5 s)
- * between tries; any other 4xx, and a malformed answer, fail at once (trying
- * again would not change them). Messages name the URL and the cause ("cannot
- * connect to http://127.0.0.1:9/v1/embeddings (Connection refused) after 4
- * tries", the HTTP status with the start of the error body, the JSON error).
- * A call is all or nothing: if any batch fails, the call fails and the
- * caller must not use out.
+ * The transport is src/net/ (timeouts, retries of what may pass with
+ * backoff, the bearer key, the size cap, the messages: "http embedder: POST
+ * http://127.0.0.1:9/v1/embeddings: connection refused after 4 tries");
+ * this file adds the wire format and the parser, embed_http_parse, a pure
+ * function (the fuzz target fuzz/fuzz_embed_http.c calls it without a
+ * network). A malformed answer fails at once (trying again would not
+ * change it). A call is all or nothing: if any batch fails, the call fails
+ * and the caller must not use out.
  *
  * Thread safety: the embedder's state is read-only after creation; each call
- * makes its own curl handle (reused across its batches, so connections are
+ * makes its own net client (reused across its batches, so the connection is
  * kept alive).
  */
 #include "embed/embed.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <utf8proc.h>
 
+#include "net/net.h"
 #include "remem.h"
 
 enum {
@@ -51,9 +48,7 @@ enum {
     DEFAULT_RETRIES = 3,
     DEFAULT_BATCH = 64,
     DEFAULT_BACKOFF_MS = 200,
-    MAX_BACKOFF_MS = 5000,
-    MAX_DIM = 1 << 16,
-    ERROR_BODY_SHOWN = 200,           /* bytes of an error body in messages */
+    MAX_DIM = EMBED_HTTP_MAX_DIM,
     MAX_RESPONSE = 256 * 1024 * 1024, /* a bigger answer is refused */
     /* "http:" + the name must fit embedder.model_id, never truncated (two
      * models must never share an id) */
@@ -63,144 +58,12 @@ enum {
 typedef struct http_state {
     char *endpoint; /* {url}/embeddings */
     char *model;
-    char *auth_header; /* "Authorization: Bearer ..." or NULL */
+    char *api_key; /* or NULL */
     long timeout_ms;
     int retries;
     int batch;
     int backoff_ms;
 } http_state;
-
-/* The response body as curl delivers it, with a size cap. */
-typedef struct body_buf {
-    char *data;
-    size_t len, cap;
-    int too_big;
-} body_buf;
-
-static size_t collect_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
-    body_buf *b = userdata;
-    size_t n = size * nmemb;
-    if (b->len + n > MAX_RESPONSE) {
-        b->too_big = 1;
-        return 0; /* curl stops with CURLE_WRITE_ERROR */
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *data = realloc(b->data, cap);
-        if (!data) return 0;
-        b->data = data;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, ptr, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return n;
-}
-
-static const char *tries_word(int tries) { return tries == 1 ? "try" : "tries"; }
-
-/* The start of an error body, on one line, for a message. */
-static void excerpt(const body_buf *b, char *out, size_t cap) {
-    size_t n = b->len < ERROR_BODY_SHOWN ? b->len : ERROR_BODY_SHOWN;
-    if (n >= cap) n = cap - 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)b->data[i];
-        out[i] = (char)(c < 0x20 || c == 0x7f ? ' ' : c);
-    }
-    out[n] = '\0';
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-/* Curl failures worth another try: the server may be restarting, busy or
- * briefly unreachable. Bad URLs, TLS verification and our own size cap are
- * not. */
-static int curl_retryable(CURLcode cc) {
-    switch (cc) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM: return 1;
-    default: return 0;
-    }
-}
-
-/* Writes the message for a failed transfer (cc != CURLE_OK). */
-static void describe_curl_failure(const http_state *st, CURL *curl, CURLcode cc,
-                                  const char *curl_msg, int tries, char *err, size_t errcap) {
-    long os_errno = 0;
-    curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
-    const char *cause = curl_msg[0] ? curl_msg : curl_easy_strerror(cc);
-    if (cc == CURLE_COULDNT_CONNECT) {
-        snprintf(err, errcap, "http embedder: cannot connect to %s (%s) after %d %s", st->endpoint,
-                 os_errno ? strerror((int)os_errno) : cause, tries, tries_word(tries));
-    } else if (cc == CURLE_OPERATION_TIMEDOUT) {
-        snprintf(err, errcap, "http embedder: %s timed out (no answer within %ld ms) after %d %s",
-                 st->endpoint, st->timeout_ms, tries, tries_word(tries));
-    } else {
-        snprintf(err, errcap, "http embedder: request to %s failed (%s) after %d %s", st->endpoint,
-                 cause, tries, tries_word(tries));
-    }
-}
-
-/* Sends body to the endpoint, retrying as the file's opening comment says.
- * On success (HTTP 2xx) resp holds the answer. */
-static int post_with_retries(const http_state *st, CURL *curl, const char *body, body_buf *resp,
-                             char *err, size_t errcap) {
-    char curl_msg[CURL_ERROR_SIZE];
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, resp);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_msg);
-    long backoff = st->backoff_ms;
-    for (int tries = 1;; tries++) {
-        resp->len = 0;
-        resp->too_big = 0;
-        curl_msg[0] = '\0';
-        CURLcode cc = curl_easy_perform(curl);
-        int last = tries > st->retries;
-        if (cc != CURLE_OK) {
-            if (resp->too_big) {
-                snprintf(err, errcap, "http embedder: answer from %s is larger than %d MiB",
-                         st->endpoint, MAX_RESPONSE >> 20);
-                return REMEM_EEMBED;
-            }
-            if (last || !curl_retryable(cc)) {
-                describe_curl_failure(st, curl, cc, curl_msg, tries, err, errcap);
-                return REMEM_EEMBED;
-            }
-        } else {
-            long status = 0;
-            curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-            if (status >= 200 && status < 300) return REMEM_OK;
-            int retryable = status == 429 || status >= 500;
-            if (last || !retryable) {
-                char shown[ERROR_BODY_SHOWN + 1];
-                excerpt(resp, shown, sizeof shown);
-                if (retryable)
-                    snprintf(err, errcap, "http embedder: %s answered HTTP %ld after %d %s: %s",
-                             st->endpoint, status, tries, tries_word(tries), shown);
-                else
-                    snprintf(err, errcap, "http embedder: %s answered HTTP %ld: %s", st->endpoint,
-                             status, shown);
-                return REMEM_EEMBED;
-            }
-        }
-        sleep_ms(backoff);
-        backoff = backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS : backoff * 2;
-    }
-}
 
 /* JSON strings must be UTF-8; a text that is not (remem accepts any bytes)
  * is sent with U+FFFD in place of each invalid byte. */
@@ -249,33 +112,30 @@ done:
     return out;
 }
 
-/* Checks a response for n texts and, when out is not NULL, writes the
- * normalised vector of the text at index i of the request into row rows[i]
- * of out (*dim floats per row). *dim 0: learn it from the answer. Two
- * passes, so that nothing is written from an answer that turns out to be
- * bad further down. */
-static int parse_response(const http_state *st, const body_buf *resp, size_t n, int *dim,
-                          float *out, const size_t *rows, char *err, size_t errcap) {
+/* Two passes, so that nothing is written from an answer that turns out to
+ * be bad further down. The contract is in embed.h. */
+int embed_http_parse(const char *body, size_t len, const char *source, size_t n, int *dim,
+                     float *out, const size_t *rows, char *err, size_t errcap) {
     json_error_t jerr;
-    json_t *root = json_loadb(resp->data ? resp->data : "", resp->len, 0, &jerr);
+    json_t *root = json_loadb(body ? body : "", body ? len : 0, 0, &jerr);
     int rc = REMEM_EEMBED;
     char *seen = NULL;
     if (!root) {
         snprintf(err, errcap, "http embedder: malformed JSON from %s: %s (line %d, column %d)",
-                 st->endpoint, jerr.text, jerr.line, jerr.column);
+                 source, jerr.text, jerr.line, jerr.column);
         return REMEM_EEMBED;
     }
     json_t *data = json_is_object(root) ? json_object_get(root, "data") : NULL;
     if (!json_is_array(data)) {
         json_t *msg = json_object_get(json_object_get(root, "error"), "message");
-        snprintf(err, errcap, "http embedder: answer from %s has no \"data\" array%s%s",
-                 st->endpoint, json_is_string(msg) ? ": " : "",
+        snprintf(err, errcap, "http embedder: answer from %s has no \"data\" array%s%s", source,
+                 json_is_string(msg) ? ": " : "",
                  json_is_string(msg) ? json_string_value(msg) : "");
         goto done;
     }
     if (json_array_size(data) != n) {
-        snprintf(err, errcap, "http embedder: %s returned %zu embeddings for %zu texts",
-                 st->endpoint, json_array_size(data), n);
+        snprintf(err, errcap, "http embedder: %s returned %zu embeddings for %zu texts", source,
+                 json_array_size(data), n);
         goto done;
     }
     seen = calloc(n ? n : 1, 1);
@@ -299,14 +159,14 @@ static int parse_response(const http_state *st, const body_buf *resp, size_t n, 
                     snprintf(err, errcap,
                              "http embedder: %s returned a missing, repeated or "
                              "out-of-range \"index\" in data[%zu]",
-                             st->endpoint, i);
+                             source, i);
                     goto done;
                 }
                 seen[at] = 1;
                 if (!json_is_array(vec) || json_array_size(vec) == 0) {
                     snprintf(err, errcap,
                              "http embedder: data[%zu] from %s has no \"embedding\" array", i,
-                             st->endpoint);
+                             source);
                     goto done;
                 }
                 size_t got = json_array_size(vec);
@@ -315,7 +175,7 @@ static int parse_response(const http_state *st, const body_buf *resp, size_t n, 
                         snprintf(err, errcap,
                                  "http embedder: %s returned a %zu-dimensional embedding "
                                  "(at most %d supported)",
-                                 st->endpoint, got, MAX_DIM);
+                                 source, got, MAX_DIM);
                         rc = REMEM_EDIM;
                         goto done;
                     }
@@ -324,7 +184,7 @@ static int parse_response(const http_state *st, const body_buf *resp, size_t n, 
                     snprintf(err, errcap,
                              "http embedder: %s returned an embedding of dimension %zu, "
                              "expected %d",
-                             st->endpoint, got, *dim);
+                             source, got, *dim);
                     rc = REMEM_EDIM;
                     goto done;
                 }
@@ -336,12 +196,12 @@ static int parse_response(const http_state *st, const body_buf *resp, size_t n, 
                         snprintf(err, errcap,
                                  "http embedder: data[%zu] from %s: element %zu is not a "
                                  "finite number",
-                                 i, st->endpoint, j);
+                                 i, source, j);
                         goto done;
                     }
                 }
             } else {
-                float *row = out + rows[at] * (size_t)*dim;
+                float *row = out + (rows ? rows[at] : (size_t)at) * (size_t)*dim;
                 double sum = 0;
                 for (int j = 0; j < *dim; j++) {
                     row[j] = (float)json_number_value(json_array_get(vec, (size_t)j));
@@ -361,47 +221,20 @@ done:
     return rc;
 }
 
-/* A curl handle set up for the endpoint; headers returns the list to free
- * with curl_slist_free_all after curl_easy_cleanup. */
-static CURL *open_connection(const http_state *st, struct curl_slist **headers) {
-    CURL *curl = curl_easy_init();
-    struct curl_slist *h = NULL, *next;
-    if (!curl) return NULL;
-    const char *lines[] = {"Content-Type: application/json", "Accept: application/json",
-                           "Expect:", st->auth_header};
-    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
-        if (!lines[i]) continue;
-        if (!(next = curl_slist_append(h, lines[i]))) {
-            curl_slist_free_all(h);
-            curl_easy_cleanup(curl);
-            return NULL;
-        }
-        h = next;
-    }
-    curl_easy_setopt(curl, CURLOPT_URL, st->endpoint);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, st->timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, st->timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threads */
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "remem");
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    *headers = h;
-    return curl;
-}
-
 /* Embeds texts[0..n) in batches into out (n * *dim floats). Empty texts
  * are not sent (several servers refuse them): they get the all-zero row,
  * as a text with no features does. out NULL: only learn *dim (the probe). */
 static int embed_all(const http_state *st, const char *const *texts, size_t n, int *dim, float *out,
                      char *err, size_t errcap) {
-    struct curl_slist *headers = NULL;
-    CURL *curl = open_connection(st, &headers);
+    net_client *client = net_client_new(err, errcap);
     size_t *rows = malloc((n ? n : 1) * sizeof *rows), nrows = 0;
-    body_buf resp = {0};
+    net_response resp = {0};
     int rc = REMEM_OK;
-    if (!curl || !rows) {
+    if (!client) {
+        free(rows);
+        return REMEM_EEMBED; /* err says why */
+    }
+    if (!rows) {
         snprintf(err, errcap, "http embedder: out of memory setting up the request");
         rc = REMEM_ENOMEM;
         goto done;
@@ -420,16 +253,31 @@ static int embed_all(const http_state *st, const char *const *texts, size_t n, i
             rc = REMEM_ENOMEM;
             break;
         }
-        rc = post_with_retries(st, curl, body, &resp, err, errcap);
+        net_request rq = {
+            .what = "http embedder",
+            .url = st->endpoint,
+            .body = body,
+            .body_len = strlen(body),
+            .accept = "application/json",
+            .bearer = st->api_key,
+            .timeout_ms = st->timeout_ms,
+            .retries = st->retries,
+            .backoff_ms = st->backoff_ms,
+            .max_bytes = MAX_RESPONSE,
+            .cap_name = "256 MiB",
+        };
+        rc = net_perform(client, &rq, &resp, err, errcap);
         free(body);
         if (rc == REMEM_OK)
-            rc = parse_response(st, &resp, count, dim, out, rows + start, err, errcap);
+            rc = embed_http_parse(resp.body.data, resp.body.len, st->endpoint, count, dim, out,
+                                  rows + start, err, errcap);
+        else if (rc != REMEM_ENOMEM)
+            rc = REMEM_EEMBED;
     }
 done:
     free(rows);
-    free(resp.data);
-    if (curl) curl_easy_cleanup(curl);
-    curl_slist_free_all(headers);
+    net_response_free(&resp);
+    net_client_free(client);
     return rc;
 }
 
@@ -453,7 +301,7 @@ static void free_state(http_state *st) {
     if (!st) return;
     free(st->endpoint);
     free(st->model);
-    free(st->auth_header);
+    free(st->api_key);
     free(st);
 }
 
@@ -461,7 +309,6 @@ static void http_destroy(embedder *e) {
     if (!e) return;
     free_state(e->state);
     free(e);
-    curl_global_cleanup();
 }
 
 static char *format_alloc(const char *fmt, ...) {
@@ -501,10 +348,6 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
                  MAX_DIM);
         return REMEM_EINVAL;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        snprintf(err, errcap, "http embedder: libcurl initialisation failed");
-        return REMEM_EEMBED;
-    }
     embedder *e = calloc(1, sizeof *e);
     http_state *st = calloc(1, sizeof *st);
     if (!e || !st) goto oom;
@@ -514,8 +357,8 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
     st->model = strdup(cfg->model);
     if (!st->endpoint || !st->model) goto oom;
     if (cfg->api_key && cfg->api_key[0]) {
-        st->auth_header = format_alloc("Authorization: Bearer %s", cfg->api_key);
-        if (!st->auth_header) goto oom;
+        st->api_key = strdup(cfg->api_key);
+        if (!st->api_key) goto oom;
     }
     st->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     st->retries = cfg->retries < 0 ? 0 : cfg->retries ? cfg->retries : DEFAULT_RETRIES;
@@ -541,7 +384,6 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
 oom:
     free_state(st);
     free(e);
-    curl_global_cleanup();
     snprintf(err, errcap, "http embedder: out of memory");
     return REMEM_ENOMEM;
 }

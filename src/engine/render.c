@@ -74,34 +74,10 @@ json_t *eng_memory_json(const remem_memory *m, int with_vec) {
  * jansson would refuse its value: a non-finite number, a string that is not
  * UTF-8); tests/test_render.c holds the two side by side. */
 
-typedef struct out {
-    char *data;
-    size_t len, cap;
-    int oom;
-} out;
+/* The text goes into util's strbuf: sb_append is inline, so an append is
+ * a compare and a copy, as fast as a buffer of render's own was. */
 
-static int out_reserve(out *o, size_t extra) {
-    if (o->oom) return -1;
-    if (o->len + extra + 1 <= o->cap) return 0;
-    size_t cap = o->cap ? o->cap : 1024;
-    while (cap < o->len + extra + 1) cap *= 2;
-    char *d = realloc(o->data, cap);
-    if (!d) {
-        o->oom = 1;
-        return -1;
-    }
-    o->data = d;
-    o->cap = cap;
-    return 0;
-}
-
-static void put(out *o, const char *s, size_t n) {
-    if (out_reserve(o, n)) return;
-    memcpy(o->data + o->len, s, n);
-    o->len += n;
-}
-
-#define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
+#define PUT_LIT(o, lit) sb_append((o), (lit), sizeof(lit) - 1)
 
 /* jansson's UTF-8 check: no overlong forms, no surrogates, nothing above
  * U+10FFFF. */
@@ -134,15 +110,15 @@ static int utf8_valid(const unsigned char *s, size_t n) {
     return 1;
 }
 
-static void put_string(out *o, const char *s, size_t n) {
+static void put_string(strbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789ABCDEF";
-    if (out_reserve(o, n + 2)) return;
-    o->data[o->len++] = '"';
+    if (sb_reserve(o, n + 2)) return;
+    sb_append(o, "\"", 1);
     size_t run = 0; /* start of the bytes not yet copied */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\') continue;
-        put(o, s + run, i - run);
+        sb_append(o, s + run, i - run);
         run = i + 1;
         char esc[6] = {'\\', 0};
         switch (c) {
@@ -157,25 +133,25 @@ static void put_string(out *o, const char *s, size_t n) {
             memcpy(esc, "\\u00", 4);
             esc[4] = hex[c >> 4];
             esc[5] = hex[c & 15];
-            put(o, esc, 6);
+            sb_append(o, esc, 6);
             continue;
         }
-        put(o, esc, 2);
+        sb_append(o, esc, 2);
     }
-    put(o, s + run, n - run);
-    put(o, "\"", 1);
+    sb_append(o, s + run, n - run);
+    sb_append(o, "\"", 1);
 }
 
 /* `"key":` after the first key of an object. */
-static void put_key(out *o, int *first, const char *key) {
-    if (!*first) put(o, ",", 1);
+static void put_key(strbuf *o, int *first, const char *key) {
+    if (!*first) sb_append(o, ",", 1);
     *first = 0;
-    put(o, "\"", 1);
-    put(o, key, strlen(key));
-    put(o, "\":", 2);
+    sb_append(o, "\"", 1);
+    sb_append(o, key, strlen(key));
+    sb_append(o, "\":", 2);
 }
 
-static void put_str_field(out *o, int *first, const char *key, const char *v) {
+static void put_str_field(strbuf *o, int *first, const char *key, const char *v) {
     if (!v) {
         put_key(o, first, key);
         PUT_LIT(o, "null");
@@ -187,13 +163,13 @@ static void put_str_field(out *o, int *first, const char *key, const char *v) {
     put_string(o, v, n);
 }
 
-static void put_int(out *o, long long v) {
+static void put_int(strbuf *o, long long v) {
     char buf[24], *p = buf + sizeof buf;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
     do *--p = (char)('0' + u % 10);
     while (u /= 10);
     if (v < 0) *--p = '-';
-    put(o, p, (size_t)(buf + sizeof buf - p));
+    sb_append(o, p, (size_t)(buf + sizeof buf - p));
 }
 
 /* jansson's real: "%.7g", then ".0" when that has neither '.' nor 'e',
@@ -306,16 +282,16 @@ static size_t real_text(double v, char *buf) {
 }
 
 /* A real field; left out when not finite (jansson has no such value). */
-static void put_real_field(out *o, int *first, const char *key, double v) {
+static void put_real_field(strbuf *o, int *first, const char *key, double v) {
     if (!isfinite(v)) return;
     char buf[40];
     size_t n = real_text(v, buf);
     if (!n) return;
     put_key(o, first, key);
-    put(o, buf, n);
+    sb_append(o, buf, n);
 }
 
-static void put_int_field(out *o, int *first, const char *key, long long v) {
+static void put_int_field(strbuf *o, int *first, const char *key, long long v) {
     put_key(o, first, key);
     put_int(o, v);
 }
@@ -364,7 +340,7 @@ static void format_time(int64_t ms, char *buf, size_t cap) {
     memcpy(buf + 23, "Z", 2);
 }
 
-static void put_time_field(out *o, int *first, const char *key, int64_t ms, int zero_is_null) {
+static void put_time_field(strbuf *o, int *first, const char *key, int64_t ms, int zero_is_null) {
     put_key(o, first, key);
     if (zero_is_null && ms == 0) {
         PUT_LIT(o, "null");
@@ -378,7 +354,7 @@ static void put_time_field(out *o, int *first, const char *key, int64_t ms, int 
 /* A JSON value stored as text, as set_json_text makes it: the empty object
  * and list (what most memories hold) directly, anything else through
  * jansson so that its spacing and numbers come out the same. */
-static void put_json_text_field(out *o, int *first, const char *key, const char *text) {
+static void put_json_text_field(strbuf *o, int *first, const char *key, const char *text) {
     if (!text) {
         put_key(o, first, key);
         PUT_LIT(o, "null");
@@ -386,7 +362,7 @@ static void put_json_text_field(out *o, int *first, const char *key, const char 
     }
     if (strcmp(text, "{}") == 0 || strcmp(text, "[]") == 0) {
         put_key(o, first, key);
-        put(o, text, 2);
+        sb_append(o, text, 2);
         return;
     }
     json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
@@ -401,12 +377,12 @@ static void put_json_text_field(out *o, int *first, const char *key, const char 
         return;
     }
     put_key(o, first, key);
-    put(o, s, strlen(s));
+    sb_append(o, s, strlen(s));
     free(s);
 }
 
 /* The members of eng_memory_json(m, 0), in its order, without the braces. */
-static void put_memory_members(out *o, int *first, const remem_memory *m) {
+static void put_memory_members(strbuf *o, int *first, const remem_memory *m) {
     put_str_field(o, first, "id", m->id);
     put_str_field(o, first, "ns", m->ns);
     put_str_field(o, first, "kind", m->kind);
@@ -426,14 +402,14 @@ static void put_memory_members(out *o, int *first, const remem_memory *m) {
     put_str_field(o, first, "model", m->model);
 }
 
-static void put_hit(out *o, const remem_hit *h) {
+static void put_hit(strbuf *o, const remem_hit *h) {
     int first = 1;
-    put(o, "{", 1);
+    sb_append(o, "{", 1);
     put_memory_members(o, &first, &h->mem);
     put_real_field(o, &first, "score", h->score);
     put_key(o, &first, "components");
     int cf = 1;
-    put(o, "{", 1);
+    sb_append(o, "{", 1);
     put_real_field(o, &cf, "relevance", h->relevance);
     if (isnan(h->similarity)) {
         put_key(o, &cf, "similarity");
@@ -455,48 +431,48 @@ static void put_hit(out *o, const remem_hit *h) {
         PUT_LIT(o, "[\"lexical\"]");
     else
         PUT_LIT(o, "[]");
-    put(o, "}}", 2);
+    sb_append(o, "}}", 2);
 }
 
-static char *out_take(out *o) {
-    if (o->oom || !o->data) {
-        free(o->data);
-        return NULL;
-    }
-    o->data[o->len] = '\0';
-    return o->data;
+/* A fresh buffer with room for a memory or two: starting at strbuf's 64
+ * bytes would cost four reallocations per memory. */
+static void out_init(strbuf *o, size_t expect) {
+    sb_init(o);
+    sb_reserve(o, expect);
 }
 
 char *remem_memory_to_json(const remem_memory *m) {
-    out o = {0};
+    strbuf o;
+    out_init(&o, 1024);
     int first = 1;
-    put(&o, "{", 1);
+    sb_append(&o, "{", 1);
     put_memory_members(&o, &first, m);
-    put(&o, "}", 1);
-    return out_take(&o);
+    sb_append(&o, "}", 1);
+    return sb_take(&o);
 }
 
 char *remem_hit_to_json(const remem_hit *h) {
-    out o = {0};
+    strbuf o;
+    out_init(&o, 1024);
     put_hit(&o, h);
-    return out_take(&o);
+    return sb_take(&o);
 }
 
 char *remem_result_to_json(const remem_result *r) {
-    out o = {0};
-    out_reserve(&o, 1024 + r->n * 1024);
+    strbuf o;
+    out_init(&o, 1024 + r->n * 1024);
     int first = 1;
-    put(&o, "{", 1);
+    sb_append(&o, "{", 1);
     put_str_field(&o, &first, "profile", r->profile ? r->profile : "");
     put_time_field(&o, &first, "now", r->now, 0);
     put_int_field(&o, &first, "candidates", (long long)r->candidates);
     put_real_field(&o, &first, "took_ms", r->took_ms);
     put_key(&o, &first, "hits");
-    put(&o, "[", 1);
+    sb_append(&o, "[", 1);
     for (size_t i = 0; i < r->n; i++) {
-        if (i) put(&o, ",", 1);
+        if (i) sb_append(&o, ",", 1);
         put_hit(&o, &r->hits[i]);
     }
-    put(&o, "]}", 2);
-    return out_take(&o);
+    sb_append(&o, "]}", 2);
+    return sb_take(&o);
 }

@@ -198,9 +198,13 @@ void sb_free(strbuf *b) {
     sb_init(b);
 }
 
-static int sb_grow(strbuf *b, size_t extra) {
+int sb_reserve(strbuf *b, size_t extra) {
     if (b->oom) return -1;
     if (b->len + extra + 1 <= b->cap) return 0;
+    if (extra > SIZE_MAX / 2 - b->len) { /* doubling below would overflow */
+        b->oom = 1;
+        return -1;
+    }
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1) cap *= 2;
     char *d = realloc(b->data, cap);
@@ -213,13 +217,6 @@ static int sb_grow(strbuf *b, size_t extra) {
     return 0;
 }
 
-void sb_append(strbuf *b, const char *s, size_t n) {
-    if (sb_grow(b, n)) return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
 void sb_puts(strbuf *b, const char *s) { sb_append(b, s, strlen(s)); }
 
 void sb_printf(strbuf *b, const char *fmt, ...) {
@@ -227,7 +224,7 @@ void sb_printf(strbuf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || sb_grow(b, (size_t)n)) return;
+    if (n < 0 || sb_reserve(b, (size_t)n)) return;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);

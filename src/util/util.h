@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Times: int64 milliseconds since the epoch, UTC. */
 int64_t util_now_ms(void);
@@ -34,7 +35,10 @@ int util_errf(char *err, size_t cap, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* A growable buffer; data is always NUL-terminated. On out-of-memory the
- * buffer sets oom and further appends do nothing. */
+ * buffer sets oom and sb_take returns NULL (appends after that may or may
+ * not land; the result is dropped either way). A zeroed strbuf is empty.
+ * The one buffer of the library: the renderer (src/engine/render.c), the
+ * net client's answers, the embedders' requests all write into it. */
 typedef struct strbuf {
     char *data;
     size_t len, cap;
@@ -42,10 +46,22 @@ typedef struct strbuf {
 } strbuf;
 void sb_init(strbuf *b);
 void sb_free(strbuf *b);
-void sb_append(strbuf *b, const char *s, size_t n);
+/* Room for extra more bytes and the NUL, so that a caller may write up to
+ * extra bytes at data + len itself (then add them to len and write the NUL,
+ * or append again). 0, or -1 with oom set. */
+int sb_reserve(strbuf *b, size_t extra);
+/* Inline: appends are the renderer's inner loop (a call per key and per
+ * number), and the common case is a compare and a copy. */
+static inline void sb_append(strbuf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap && sb_reserve(b, n)) return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
 void sb_puts(strbuf *b, const char *s);
 void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Hand over the data (malloc'd; the caller frees) and reset b. */
+/* Hand over the data (malloc'd; the caller frees; "" when nothing was
+ * appended; NULL after out-of-memory) and reset b. */
 char *sb_take(strbuf *b);
 
 #endif

@@ -133,6 +133,27 @@ done:
     return ok;
 }
 
+void embed_server_blob(size_t n, unsigned char *out) {
+    for (size_t i = 0; i < n; i++) out[i] = (unsigned char)(i * 7 + 3 + (i >> 8));
+}
+
+/* GET /v1/blob/N: N bytes of embed_server_blob, for downloads. */
+static enum MHD_Result send_blob(struct MHD_Connection *conn, unsigned long n) {
+    if (n > MAX_REQUEST) return send_error(conn, 400, "blob too large");
+    unsigned char *data = malloc(n ? n : 1);
+    if (!data) return MHD_NO;
+    embed_server_blob(n, data);
+    struct MHD_Response *r = MHD_create_response_from_buffer(n, data, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+    enum MHD_Result ok = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
                                       const char *method, const char *version,
                                       const char *upload_data, size_t *upload_size,
@@ -181,6 +202,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         snprintf(msg, sizeof msg, "injected failure %d", status);
         return send_error(conn, (unsigned)status, msg);
     }
+    unsigned long blob;
+    char tail;
+    if (strcmp(method, "GET") == 0 && sscanf(url, "/v1/blob/%lu%c", &blob, &tail) == 1)
+        return send_blob(conn, blob);
     if (strcmp(url, "/v1/embeddings") != 0) return send_error(conn, 404, "no such path");
     if (strcmp(method, "POST") != 0) return send_error(conn, 405, "POST only");
     if (up->too_big) return send_error(conn, 413, "request too large");

@@ -7,7 +7,9 @@
  * normalisation shows) listed in reverse order (so placement by "index"
  * shows), counts what it receives, and misbehaves on request: fail the next
  * N requests with a status, answer slowly, answer malformed JSON, drop
- * "data", answer too few embeddings, or the wrong dimension.
+ * "data", answer too few embeddings, or the wrong dimension. GET
+ * /v1/blob/N answers N bytes of embed_server_blob, for download tests of
+ * the net client (tests/test_net.c); failures and delays apply to it too.
  *
  * All functions are thread-safe with respect to the server's threads.
  */
@@ -55,6 +57,9 @@ int embed_server_max_batch(embed_server *s);
  * value, copied into buf. */
 void embed_server_last_auth(embed_server *s, char *buf, size_t cap);
 void embed_server_last_model(embed_server *s, char *buf, size_t cap);
+
+/* The n bytes GET /v1/blob/N answers. */
+void embed_server_blob(size_t n, unsigned char *out);
 
 /* The vector the server answers for text (dim floats, not normalised). */
 void embed_server_vector(const char *text, int dim, float *out);

@@ -193,7 +193,18 @@ static int load(loader *L, const char *name, int64_t d0, int64_t d1, float *dst)
         return set_err(L->err, L->errcap, REMEM_ECORRUPT,
                        "model.safetensors: no tensor %s (is this a BERT model?)", full);
     int64_t shape[2] = {d0, d1};
-    return st_read_f32(t, d1 ? 2 : 1, shape, dst, L->err, L->errcap);
+    int rc = st_read_f32(t, d1 ? 2 : 1, shape, dst, L->err, L->errcap);
+    if (rc) return rc;
+    /* A NaN or infinite weight would only poison every embedding (and turn
+     * into undefined float-to-int conversions inside exp): refuse the file. */
+    size_t n = (size_t)d0 * (size_t)(d1 ? d1 : 1);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(dst[i]))
+            return set_err(L->err, L->errcap, REMEM_ECORRUPT,
+                           "model.safetensors: tensor %s holds a non-finite weight (%s) at "
+                           "element %zu",
+                           full, isnan(dst[i]) ? "NaN" : "infinity", i);
+    return 0;
 }
 
 /* Read the [out, in] matrix "<prefix><name>" into columns [0, out) of dst,
@@ -356,7 +367,11 @@ static inline float bits_to_float(uint32_t u) {
  * |r| <= ln2/2, e^r by its Taylor series to r^7 (relative error < 1e-8),
  * 2^n put straight into the exponent bits. */
 static inline float exp_nonpositive(float x) {
-    x = x < -87.0f ? -87.0f : x;
+    /* Clamped to [-87, 0], NaN included (it fails both tests): the weights
+     * are finite, but finite weights can still overflow to inf - inf, and a
+     * NaN or positive n below would be an undefined conversion to int. */
+    x = x > 0.0f ? 0.0f : x;
+    x = x >= -87.0f ? x : -87.0f;
     float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest */
     float r = x - n * 0.693145752f - n * 1.42860677e-6f;
     float p = 1.0f / 5040;

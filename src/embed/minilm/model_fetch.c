@@ -10,13 +10,17 @@
  * marker is written. Any failure removes the temporaries and leaves the
  * folder as it was. Temporaries left by a killed process are removed by the
  * next pull.
+ *
+ * The transfer is src/net/'s: a GET streamed into the temporary file (the
+ * sink below), redirects followed (the hub sends to its CDN), a size cap, a
+ * stall limit instead of a total one (the weights take minutes on a slow
+ * line), and retries of what may pass, each restarting the file and the
+ * checksum from zero.
  */
-#include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +30,17 @@
 #include <unistd.h>
 
 #include "embed/minilm/minilm.h"
+#include "net/net.h"
 #include "remem.h"
 #include "util/util.h"
 
 #define PART_PREFIX    ".remem-part-"
 /* No file of the model comes near this; a server that sends more is wrong. */
 #define MAX_FILE_BYTES ((int64_t)1 << 31)
+/* A download that moves no byte for this long is given up (and retried). */
+#define STALL_MS       60000
+#define RETRIES        2
+#define BACKOFF_MS     500
 
 /* Errors go to the caller's buffer: util_errf. */
 #define set_err util_errf
@@ -62,81 +71,76 @@ static void remove_stale_parts(const char *dir) {
     closedir(d);
 }
 
+/* The sink: the temporary file and its running checksum. */
 typedef struct transfer {
     FILE *out;
+    const char *path;
     EVP_MD_CTX *sha;
-    int64_t bytes;
-    int64_t max_bytes; /* more than this cannot be the expected file */
-    int too_big;
     const char *name;
     minilm_progress_fn progress;
     void *ctx;
 } transfer;
 
-static size_t on_data(char *data, size_t size, size_t n, void *arg) {
+static int on_data(void *arg, const void *data, size_t len, char *err, size_t errcap) {
     transfer *t = arg;
-    size_t len = size * n;
-    if (t->bytes + (int64_t)len > t->max_bytes) {
-        t->too_big = 1;
-        return 0; /* makes curl stop with a write error */
-    }
-    if (fwrite(data, 1, len, t->out) != len) return 0;
+    if (fwrite(data, 1, len, t->out) != len)
+        return set_err(err, errcap, REMEM_EIO, "%s: %s", t->path, strerror(errno));
     EVP_DigestUpdate(t->sha, data, len);
-    t->bytes += (int64_t)len;
-    return len;
-}
-
-static int on_progress(void *arg, curl_off_t total, curl_off_t done, curl_off_t ut, curl_off_t un) {
-    (void)ut;
-    (void)un;
-    transfer *t = arg;
-    if (t->progress) t->progress(t->ctx, t->name, (int64_t)done, (int64_t)total);
     return 0;
 }
 
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+/* A retry starts the file and the checksum over. */
+static int on_restart(void *arg, char *err, size_t errcap) {
+    transfer *t = arg;
+    if (fflush(t->out) != 0 || ftruncate(fileno(t->out), 0) != 0 || fseek(t->out, 0, SEEK_SET))
+        return set_err(err, errcap, REMEM_EIO, "%s: %s", t->path, strerror(errno));
+    if (!EVP_DigestInit_ex(t->sha, EVP_sha256(), NULL))
+        return set_err(err, errcap, REMEM_ENOMEM, "pull: out of memory");
+    return 0;
+}
+
+static void on_progress(void *arg, int64_t done, int64_t total) {
+    transfer *t = arg;
+    if (t->progress) t->progress(t->ctx, t->name, done, total);
+}
 
 /* Fetch url into path (created), its sha256 into hex. */
 static int fetch(const char *url, const char *path, const char *name, int64_t max_bytes,
                  char hex[65], minilm_progress_fn progress, void *ctx, char *err, size_t errcap) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, curl_init_once);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return set_err(err, errcap, REMEM_EIO, "%s: %s", path, strerror(errno));
-    transfer t = {fdopen(fd, "wb"), EVP_MD_CTX_new(), 0, max_bytes, 0, name, progress, ctx};
-    CURL *curl = curl_easy_init();
+    transfer t = {fdopen(fd, "wb"), path, EVP_MD_CTX_new(), name, progress, ctx};
+    net_client *client = NULL;
+    net_response resp = {0};
     int rc = 0;
-    if (!t.out || !t.sha || !curl || !EVP_DigestInit_ex(t.sha, EVP_sha256(), NULL)) {
+    if (!t.out || !t.sha || !EVP_DigestInit_ex(t.sha, EVP_sha256(), NULL)) {
         if (!t.out) close(fd);
         rc = set_err(err, errcap, REMEM_ENOMEM, "pull: out of memory");
         goto out;
     }
-    char curl_err[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
-    curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L); /* the hub redirects to its CDN */
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https,file");
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L); /* stalled for a minute: give up */
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "remem/" REMEM_VERSION);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    CURLcode cc = curl_easy_perform(curl);
-    if (cc != CURLE_OK) {
-        rc = set_err(err, errcap, REMEM_EIO, "pull: %s: %s", url,
-                     t.too_big     ? "larger than the expected file"
-                     : curl_err[0] ? curl_err
-                                   : curl_easy_strerror(cc));
+    if (!(client = net_client_new(err, errcap))) {
+        rc = REMEM_EIO;
         goto out;
     }
+    net_request rq = {
+        .what = "pull",
+        .url = url,
+        .timeout_ms = -1, /* no total limit: the stall limit instead */
+        .connect_timeout_ms = 30000,
+        .stall_ms = STALL_MS,
+        .retries = RETRIES,
+        .backoff_ms = BACKOFF_MS,
+        .max_bytes = max_bytes,
+        .cap_name = "the expected file",
+        .follow_redirects = 1,
+        .allow_file = 1,
+        .write = on_data,
+        .restart = on_restart,
+        .sink = &t,
+        .progress = on_progress,
+        .progress_ctx = &t,
+    };
+    if ((rc = net_perform(client, &rq, &resp, err, errcap))) goto out;
     if (fflush(t.out) != 0 || fsync(fileno(t.out)) != 0) {
         rc = set_err(err, errcap, REMEM_EIO, "%s: %s", path, strerror(errno));
         goto out;
@@ -149,7 +153,8 @@ out:
     if (t.out && fclose(t.out) != 0 && !rc)
         rc = set_err(err, errcap, REMEM_EIO, "%s: %s", path, strerror(errno));
     EVP_MD_CTX_free(t.sha);
-    curl_easy_cleanup(curl);
+    net_response_free(&resp);
+    net_client_free(client);
     return rc;
 }
 

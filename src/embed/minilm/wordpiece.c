@@ -157,40 +157,34 @@ int wp_vocab_load_file(const char *path, wp_vocab **out, char *err, size_t errca
     if (!f)
         return set_err(err, errcap, errno == ENOENT ? REMEM_ENOTFOUND : REMEM_EIO, "%s: %s", path,
                        strerror(errno));
-    size_t cap = 1 << 18, len = 0;
-    char *buf = malloc(cap);
+    strbuf buf;
+    sb_init(&buf);
     int rc = 0;
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        if (cap >= (size_t)1 << 30) {
+    for (;;) { /* read in 256 KiB steps into util's growable buffer */
+        if (buf.len > (size_t)1 << 30) {
             rc = set_err(err, errcap, REMEM_ECORRUPT, "%s: larger than 1 GiB", path);
             break;
         }
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
+        if (sb_reserve(&buf, (size_t)1 << 18)) {
+            rc = set_err(err, errcap, REMEM_ENOMEM, "vocab: out of memory");
             break;
         }
-        buf = bigger;
-        cap *= 2;
+        size_t got = fread(buf.data + buf.len, 1, buf.cap - buf.len - 1, f);
+        buf.len += got;
+        buf.data[buf.len] = '\0';
+        if (got == 0) break;
     }
-    if (!buf)
-        rc = set_err(err, errcap, REMEM_ENOMEM, "vocab: out of memory");
-    else if (!rc && ferror(f))
-        rc = set_err(err, errcap, REMEM_EIO, "%s: read error", path);
+    if (!rc && ferror(f)) rc = set_err(err, errcap, REMEM_EIO, "%s: read error", path);
     fclose(f);
     if (!rc) {
-        rc = wp_vocab_load(buf, len, out, err, errcap);
+        rc = wp_vocab_load(buf.data, buf.len, out, err, errcap);
         if (rc && err && errcap) { /* name the file */
             char detail[256];
             snprintf(detail, sizeof detail, "%s", err);
             snprintf(err, errcap, "%s: %s", path, detail);
         }
     }
-    free(buf);
+    sb_free(&buf);
     return rc;
 }
 
@@ -371,7 +365,9 @@ static int chunk_done(tok_state *t, const int32_t *cp, size_t n) {
         wordpiece_word(t, s + i, 1);
         word = i + 1;
     }
-    wordpiece_word(t, s + word, m - word);
+    /* Guarded: a chunk that normalises to nothing may have left s NULL,
+     * and NULL + 0 is undefined behaviour (the fuzzers found it). */
+    if (word < m) wordpiece_word(t, s + word, m - word);
     return 0;
 }
 

@@ -1,0 +1,352 @@
+/*
+ * net.c: the HTTP client of net.h over one libcurl easy handle.
+ *
+ * Each net_perform resets the handle (curl_easy_reset keeps live
+ * connections, so a client used for many batches keeps its connection) and
+ * sets every option again, so no request inherits another's settings. A
+ * try's body is routed by its status, read on the first byte: a 2xx answer
+ * (or a file:// read, which has no status) goes to the sink or to
+ * resp->body under the cap; an error answer's start goes to resp->body for
+ * the message, never into a caller's file. The retry loop is the policy of
+ * net.h; the messages are built in one place, describe(), so every caller
+ * speaks alike.
+ */
+#include "net/net.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "remem.h"
+
+struct net_client {
+    CURL *curl;
+};
+
+static CURLcode global_rc = CURLE_FAILED_INIT;
+static void global_init(void) { global_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+net_client *net_client_new(char *err, size_t errcap) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, global_init);
+    if (global_rc != CURLE_OK) {
+        util_errf(err, errcap, REMEM_EIO, "net: libcurl would not initialise (%s)",
+                  curl_easy_strerror(global_rc));
+        return NULL;
+    }
+    net_client *c = calloc(1, sizeof *c);
+    if (c) c->curl = curl_easy_init();
+    if (!c || !c->curl) {
+        free(c);
+        util_errf(err, errcap, REMEM_ENOMEM, "net: out of memory creating a client");
+        return NULL;
+    }
+    return c;
+}
+
+void net_client_free(net_client *c) {
+    if (!c) return;
+    curl_easy_cleanup(c->curl);
+    free(c);
+}
+
+void net_response_free(net_response *r) {
+    if (r) sb_free(&r->body);
+}
+
+long net_backoff_ms(long backoff_ms, int retry) {
+    long wait = backoff_ms > 0 ? backoff_ms : NET_DEFAULT_BACKOFF_MS;
+    for (int i = 1; i < retry && wait < NET_MAX_BACKOFF_MS; i++) wait *= 2;
+    return wait > NET_MAX_BACKOFF_MS ? NET_MAX_BACKOFF_MS : wait;
+}
+
+/* The wait, stretched by 0-25% at random: never shorter than the backoff
+ * promised, but spread so that clients failed together come back apart. */
+static void sleep_backoff(long ms) {
+    ms += (long)arc4random_uniform((uint32_t)(ms / 4 + 1));
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* One try's bookkeeping, shared with the body callback. */
+typedef struct try_state {
+    const net_request *rq;
+    CURL *curl;
+    net_response *resp;
+    int64_t cap, bytes;
+    int routed, to_sink; /* the status has been read; 2xx or a file */
+    int too_big, reached_sink, sink_rc;
+    char *err;
+    size_t errcap;
+} try_state;
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *arg) {
+    try_state *t = arg;
+    size_t n = size * nmemb;
+    if (!t->routed) {
+        long status = 0;
+        curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+        t->to_sink = status == 0 || (status >= 200 && status < 300);
+        t->routed = 1;
+    }
+    if (!t->to_sink) { /* an error answer: keep its start for the message */
+        strbuf *b = &t->resp->body;
+        size_t room = b->len < NET_ERROR_BODY_KEPT ? NET_ERROR_BODY_KEPT - b->len : 0;
+        sb_append(b, p, n < room ? n : room);
+        return n;
+    }
+    if ((int64_t)n > t->cap - t->bytes) {
+        t->too_big = 1;
+        return 0; /* curl stops with CURLE_WRITE_ERROR */
+    }
+    t->bytes += (int64_t)n;
+    if (t->rq->write) {
+        t->reached_sink = 1;
+        t->sink_rc = t->rq->write(t->rq->sink, p, n, t->err, t->errcap);
+        return t->sink_rc ? 0 : n;
+    }
+    sb_append(&t->resp->body, p, n);
+    if (t->resp->body.oom) {
+        t->sink_rc = util_errf(t->err, t->errcap, REMEM_ENOMEM, "%s: out of memory for the answer",
+                               t->rq->what);
+        return 0;
+    }
+    return n;
+}
+
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+    (void)ultotal;
+    (void)ulnow;
+    const net_request *rq = arg;
+    rq->progress(rq->progress_ctx, (int64_t)dlnow, (int64_t)dltotal);
+    return 0;
+}
+
+/* Curl failures worth another try: the server may be restarting, busy or
+ * briefly unreachable. Bad URLs, TLS verification and the size cap are
+ * not. */
+static int curl_retryable(CURLcode cc) {
+    switch (cc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: return 1;
+    default: return 0;
+    }
+}
+
+static const char *tries_word(int tries) { return tries == 1 ? "try" : "tries"; }
+
+/* Sets the options of rq on a reset handle; headers receives the list to
+ * free after the transfer. 0 or REMEM_ENOMEM. */
+static int set_options(CURL *curl, const net_request *rq, try_state *t, char *curl_msg,
+                       struct curl_slist **headers) {
+    struct curl_slist *h = NULL, *next;
+    char line[4096 + 32];
+    const char *lines[4] = {NULL, NULL, "Expect:", NULL};
+    char ctype[256], accept[256];
+    if (rq->body) {
+        snprintf(ctype, sizeof ctype, "Content-Type: %s",
+                 rq->content_type ? rq->content_type : "application/json");
+        lines[0] = ctype;
+    }
+    if (rq->accept) {
+        snprintf(accept, sizeof accept, "Accept: %s", rq->accept);
+        lines[1] = accept;
+    }
+    if (rq->bearer && rq->bearer[0]) {
+        snprintf(line, sizeof line, "Authorization: Bearer %s", rq->bearer);
+        lines[3] = line;
+    }
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        if (!lines[i]) continue;
+        if (!(next = curl_slist_append(h, lines[i]))) {
+            curl_slist_free_all(h);
+            return REMEM_ENOMEM;
+        }
+        h = next;
+    }
+    *headers = h;
+    long timeout = rq->timeout_ms == 0 ? NET_DEFAULT_TIMEOUT_MS : rq->timeout_ms;
+    long connect = rq->connect_timeout_ms ? rq->connect_timeout_ms
+                   : timeout > 0          ? timeout
+                                          : NET_DEFAULT_TIMEOUT_MS;
+    curl_easy_setopt(curl, CURLOPT_URL, rq->url);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+    if (rq->body) {
+        curl_easy_setopt(curl, CURLOPT_POST, 1L);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, rq->body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+    } else {
+        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    }
+    if (timeout > 0) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect);
+    if (rq->stall_ms > 0) {
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (rq->stall_ms + 999) / 1000);
+    }
+    /* No CURLOPT_MAXFILESIZE: curl applies it to any Content-Length, that of
+     * a redirect or an error page too, which would hide the real answer. The
+     * cap is counted in on_body, on 2xx bodies only. */
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threads */
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_msg);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "remem/" REMEM_VERSION);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR,
+                     rq->allow_file ? "http,https,file" : "http,https");
+    if (rq->follow_redirects) {
+        curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
+        curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    }
+    if (rq->progress) {
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, rq);
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }
+    return REMEM_OK;
+}
+
+/* "connection refused": strerror's text with a lowercase first letter, to
+ * sit inside a sentence. */
+static void os_cause(long os_errno, char *out, size_t cap) {
+    snprintf(out, cap, "%s", os_errno ? strerror((int)os_errno) : "cannot connect");
+    if (out[0] >= 'A' && out[0] <= 'Z' && !(out[1] >= 'A' && out[1] <= 'Z')) out[0] += 'a' - 'A';
+}
+
+/* The message for a try that failed without an answer (cc != CURLE_OK). */
+static void describe_transfer(const net_request *rq, CURL *curl, CURLcode cc, const char *curl_msg,
+                              int tries, double seconds, char *err, size_t errcap) {
+    const char *method = rq->body ? "POST" : "GET";
+    long timeout = rq->timeout_ms == 0 ? NET_DEFAULT_TIMEOUT_MS : rq->timeout_ms;
+    char cause[256];
+    if (cc == CURLE_COULDNT_CONNECT) {
+        long os_errno = 0;
+        curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
+        os_cause(os_errno, cause, sizeof cause);
+    } else if (cc == CURLE_OPERATION_TIMEDOUT && rq->stall_ms > 0 &&
+               (timeout <= 0 || seconds * 1000 < (double)timeout * 0.9)) {
+        snprintf(cause, sizeof cause, "stalled (nothing received for %ld s)",
+                 (rq->stall_ms + 999) / 1000);
+    } else if (cc == CURLE_OPERATION_TIMEDOUT) {
+        snprintf(cause, sizeof cause, "timed out (no answer within %ld ms)", timeout);
+    } else {
+        snprintf(cause, sizeof cause, "%s", curl_msg[0] ? curl_msg : curl_easy_strerror(cc));
+    }
+    util_errf(err, errcap, REMEM_EIO, "%s: %s %s: %s after %d %s", rq->what, method, rq->url, cause,
+              tries, tries_word(tries));
+}
+
+/* The message for an error status: the start of its body on one line. */
+static void describe_status(const net_request *rq, const net_response *resp, int retried, char *err,
+                            size_t errcap) {
+    char shown[NET_ERROR_BODY_SHOWN + 1];
+    size_t n = resp->body.len < NET_ERROR_BODY_SHOWN ? resp->body.len : NET_ERROR_BODY_SHOWN;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)resp->body.data[i];
+        shown[i] = (char)(c < 0x20 || c == 0x7f ? ' ' : c);
+    }
+    shown[n] = '\0';
+    const char *method = rq->body ? "POST" : "GET";
+    if (retried)
+        util_errf(err, errcap, REMEM_EIO, "%s: %s %s answered HTTP %ld after %d %s: %s", rq->what,
+                  method, rq->url, resp->status, resp->tries, tries_word(resp->tries), shown);
+    else
+        util_errf(err, errcap, REMEM_EIO, "%s: %s %s answered HTTP %ld: %s", rq->what, method,
+                  rq->url, resp->status, shown);
+}
+
+static void describe_too_big(const net_request *rq, const try_state *t, char *err, size_t errcap) {
+    char cap[64];
+    if (rq->cap_name)
+        snprintf(cap, sizeof cap, "%s", rq->cap_name);
+    else
+        snprintf(cap, sizeof cap, "%lld bytes", (long long)t->cap);
+    util_errf(err, errcap, REMEM_EIO, "%s: %s %s: larger than %s", rq->what,
+              rq->body ? "POST" : "GET", rq->url, cap);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One try. Returns REMEM_OK (answered; resp->status says how), a final
+ * failure status (message in err), or 1: a failure worth retrying, with
+ * its message in err in case it is the last. */
+static int try_once(net_client *c, const net_request *rq, net_response *resp, try_state *t,
+                    char *err, size_t errcap) {
+    char curl_msg[CURL_ERROR_SIZE] = "";
+    struct curl_slist *headers = NULL;
+    curl_easy_reset(c->curl);
+    if (set_options(c->curl, rq, t, curl_msg, &headers) != REMEM_OK)
+        return util_errf(err, errcap, REMEM_ENOMEM, "%s: out of memory", rq->what);
+    double t0 = now_s();
+    CURLcode cc = curl_easy_perform(c->curl);
+    curl_slist_free_all(headers);
+    resp->status = 0;
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+    if (cc == CURLE_OK) return REMEM_OK;
+    if (t->sink_rc) return t->sink_rc;
+    if (t->too_big) {
+        describe_too_big(rq, t, err, errcap);
+        return REMEM_EIO;
+    }
+    describe_transfer(rq, c->curl, cc, curl_msg, resp->tries, now_s() - t0, err, errcap);
+    return curl_retryable(cc) ? 1 : REMEM_EIO;
+}
+
+int net_perform(net_client *c, const net_request *rq, net_response *resp, char *err,
+                size_t errcap) {
+    if (!c || !rq || !resp)
+        return util_errf(err, errcap, REMEM_EINVAL, "net: no client or request");
+    if (!rq->what) return util_errf(err, errcap, REMEM_EINVAL, "net: the request names no caller");
+    if (!rq->url || !rq->url[0])
+        return util_errf(err, errcap, REMEM_EINVAL, "%s: no URL to connect to", rq->what);
+    resp->status = 0;
+    resp->tries = 0;
+    for (int retry = 0;; retry++) {
+        try_state t = {.rq = rq, .curl = c->curl, .resp = resp, .err = err, .errcap = errcap};
+        t.cap = rq->max_bytes > 0 ? rq->max_bytes : NET_DEFAULT_MAX_BYTES;
+        resp->body.len = 0; /* each try starts with an empty body */
+        resp->body.oom = 0;
+        if (resp->body.data) resp->body.data[0] = '\0';
+        resp->tries++;
+        int rc = try_once(c, rq, resp, &t, err, errcap);
+        int may_retry = retry < rq->retries;
+        if (rc == REMEM_OK) {
+            long s = resp->status;
+            if (s == 0 || (s >= 200 && s < 300)) return REMEM_OK;
+            int retryable = s == 429 || s >= 500;
+            if (!retryable || !may_retry) {
+                describe_status(rq, resp, retryable, err, errcap);
+                return REMEM_EIO;
+            }
+        } else if (rc != 1 || !may_retry) {
+            return rc == 1 ? REMEM_EIO : rc;
+        }
+        if (t.reached_sink) {                   /* the sink holds part of a failed try */
+            if (!rq->restart) return REMEM_EIO; /* err says why the try failed */
+            int src = rq->restart(rq->sink, err, errcap);
+            if (src) return src;
+        }
+        sleep_backoff(net_backoff_ms(rq->backoff_ms, retry + 1));
+    }
+}
