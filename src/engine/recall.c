@@ -237,19 +237,30 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 
 /* ---- the lexical lane ---- */
 
+/* The query's search terms in text order, for the store's lexical
+ * operation: NUL-terminated copies in one buffer. */
+typedef struct term_list {
+    strbuf text;    /* the terms, each followed by its NUL */
+    size_t *offset; /* where each term starts in text */
+    size_t n, cap;
+    int oom;
+} term_list;
+
 static void add_term(const char *term, size_t len, void *ctx) {
-    strbuf *b = ctx;
-    /* Each term is a quoted FTS5 string: no operator in the user's text can
-     * change the query's meaning. */
-    if (b->len) sb_puts(b, " OR ");
-    sb_puts(b, "\"");
-    for (size_t i = 0; i < len; i++) {
-        if (term[i] == '"')
-            sb_puts(b, "\"\"");
-        else
-            sb_append(b, &term[i], 1);
+    term_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        size_t *o = realloc(l->offset, cap * sizeof *o);
+        if (!o) {
+            l->oom = 1;
+            return;
+        }
+        l->offset = o;
+        l->cap = cap;
     }
-    sb_puts(b, "\"");
+    l->offset[l->n++] = l->text.len;
+    sb_append(&l->text, term, len);
+    sb_append(&l->text, "", 1);
 }
 
 static int on_fts(void *vctx, int64_t rowid, double score) {
@@ -272,27 +283,26 @@ static int on_fts(void *vctx, int64_t rowid, double score) {
 }
 
 static int lexical_lane(query_ctx *x) {
-    strbuf match;
-    sb_init(&match);
-    embed_hash_terms(x->q->text, add_term, &match);
-    if (match.oom) {
-        sb_free(&match);
-        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
-    }
-    if (match.len == 0) {
-        sb_free(&match);
-        return REMEM_OK;
-    }
+    term_list l = {0};
+    sb_init(&l.text);
+    embed_hash_terms(x->q->text, add_term, &l);
+    const char **terms = l.n ? malloc(l.n * sizeof *terms) : NULL;
     const char **ns = malloc(x->n_caches * sizeof *ns);
-    if (!ns) {
-        sb_free(&match);
-        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    int rc = REMEM_OK;
+    if (l.oom || l.text.oom || !ns || (l.n && !terms)) {
+        rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+        goto out;
     }
+    for (size_t i = 0; i < l.n; i++) terms[i] = l.text.data + l.offset[i];
     for (size_t j = 0; j < x->n_caches; j++) ns[j] = x->caches[j]->ns;
-    int rc = store_fts(x->db->st, ns, x->n_caches, match.data, on_fts, x);
+    if (l.n && (rc = store_lexical(x->db->st, ns, x->n_caches, terms, l.n, on_fts, x)))
+        eng_store_fail(x->db, rc);
+out:
+    free(terms);
     free(ns);
-    sb_free(&match);
-    return rc ? eng_store_fail(x->db, rc) : REMEM_OK;
+    free(l.offset);
+    sb_free(&l.text);
+    return rc;
 }
 
 /* ---- results ---- */
