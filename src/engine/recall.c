@@ -23,6 +23,7 @@
 #include "engine/engine.h"
 #include "filter/filter.h"
 #include "score/score.h"
+#include "text/analyse.h"
 #include "util/util.h"
 
 #define MAX_K 1000
@@ -246,7 +247,9 @@ typedef struct term_list {
     int oom;
 } term_list;
 
-static void add_term(const char *term, size_t len, void *ctx) {
+static void add_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
+    (void)has_digit;
+    (void)sentence_start;
     term_list *l = ctx;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -285,7 +288,7 @@ static int on_fts(void *vctx, int64_t rowid, double score) {
 static int lexical_lane(query_ctx *x) {
     term_list l = {0};
     sb_init(&l.text);
-    embed_hash_terms(x->q->text, add_term, &l);
+    text_analyse(x->q->text, add_term, &l);
     const char **terms = l.n ? malloc(l.n * sizeof *terms) : NULL;
     const char **ns = malloc(x->n_caches * sizeof *ns);
     int rc = REMEM_OK;
