@@ -243,9 +243,15 @@ int remem_forget(remem *db, const char *ns, const char *id, int purge);
  * remem_record_free. Does not touch the memory. */
 int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
+/* The longest query text remem_recall takes, in bytes (REMEM_EINVAL
+ * beyond). Of its words, the first 64 distinct ones reach the lexical lane,
+ * each counted at most 4 times, so no text makes a recall slow. */
+#define REMEM_QUERY_TEXT_MAX 32768
+
 /* A query. remem_query_init sets every override to "use the profile". */
 typedef struct remem_query {
-    const char *text;    /* query text (embedded and used for BM25) */
+    const char *text;    /* query text (embedded and used for BM25), at most
+                            REMEM_QUERY_TEXT_MAX bytes */
     const float *vector; /* or a vector (then no lexical lane unless text) */
     int dim;
     const char *const *namespaces; /* at least one */

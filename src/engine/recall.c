@@ -28,6 +28,15 @@
 
 #define MAX_K 1000
 
+/* What one query may ask of the lexical lane: its first LEX_MAX_TERMS
+ * distinct terms, each counted at most LEX_MAX_REPEAT times (a term asked
+ * twice weighs twice in BM25, as it always has: LoCoMo questions repeat a
+ * term at most twice). The full-text search's work grows with the number
+ * of terms it is given, faster than linearly, so a long text of one
+ * repeated word used to hold a worker for over a minute. */
+#define LEX_MAX_TERMS  64
+#define LEX_MAX_REPEAT 4
+
 typedef struct cand_ref {
     ns_cache *c;
     size_t row;
@@ -239,28 +248,34 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 /* ---- the lexical lane ---- */
 
 /* The query's search terms in text order, for the store's lexical
- * operation: NUL-terminated copies in one buffer. */
+ * operation: NUL-terminated copies in one buffer, within the limits above.
+ * distinct[] holds the first occurrence of each distinct term and how often
+ * it was taken. */
 typedef struct term_list {
-    strbuf text;    /* the terms, each followed by its NUL */
-    size_t *offset; /* where each term starts in text */
-    size_t n, cap;
-    int oom;
+    strbuf text;                                   /* the terms, each followed by its NUL */
+    size_t offset[LEX_MAX_TERMS * LEX_MAX_REPEAT]; /* where each term starts in text */
+    size_t n;
+    size_t distinct[LEX_MAX_TERMS]; /* offset of each distinct term */
+    unsigned count[LEX_MAX_TERMS];
+    size_t n_distinct;
 } term_list;
 
 static void add_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
     (void)has_digit;
     (void)sentence_start;
     term_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        size_t *o = realloc(l->offset, cap * sizeof *o);
-        if (!o) {
-            l->oom = 1;
-            return;
-        }
-        l->offset = o;
-        l->cap = cap;
+    size_t d = 0;
+    for (; d < l->n_distinct; d++) {
+        const char *t = l->text.data + l->distinct[d];
+        if (strlen(t) == len && memcmp(t, term, len) == 0) break;
     }
+    if (d == l->n_distinct) {
+        if (d == LEX_MAX_TERMS) return;
+        l->distinct[l->n_distinct++] = l->text.len;
+        l->count[d] = 0;
+    }
+    if (l->count[d] == LEX_MAX_REPEAT) return;
+    l->count[d]++;
     l->offset[l->n++] = l->text.len;
     sb_append(&l->text, term, len);
     sb_append(&l->text, "", 1);
@@ -286,25 +301,30 @@ static int on_fts(void *vctx, int64_t rowid, double score) {
 }
 
 static int lexical_lane(query_ctx *x) {
-    term_list l = {0};
-    sb_init(&l.text);
-    text_analyse(x->q->text, add_term, &l);
-    const char **terms = l.n ? malloc(l.n * sizeof *terms) : NULL;
+    term_list *l = malloc(sizeof *l);
     const char **ns = malloc(x->n_caches * sizeof *ns);
+    if (!l || !ns) {
+        free(l);
+        free(ns);
+        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    }
+    l->n = l->n_distinct = 0;
+    sb_init(&l->text);
+    text_analyse(x->q->text, add_term, l);
+    const char *terms[LEX_MAX_TERMS * LEX_MAX_REPEAT];
     int rc = REMEM_OK;
-    if (l.oom || l.text.oom || !ns || (l.n && !terms)) {
+    if (l->text.oom) {
         rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < l.n; i++) terms[i] = l.text.data + l.offset[i];
+    for (size_t i = 0; i < l->n; i++) terms[i] = l->text.data + l->offset[i];
     for (size_t j = 0; j < x->n_caches; j++) ns[j] = x->caches[j]->ns;
-    if (l.n && (rc = store_lexical(x->db->st, ns, x->n_caches, terms, l.n, on_fts, x)))
+    if (l->n && (rc = store_lexical(x->db->st, ns, x->n_caches, terms, l->n, on_fts, x)))
         eng_store_fail(x->db, rc);
 out:
-    free(terms);
     free(ns);
-    free(l.offset);
-    sb_free(&l.text);
+    sb_free(&l->text);
+    free(l);
     return rc;
 }
 
@@ -382,6 +402,10 @@ static int check_query(remem *db, const remem_query *q) {
             return eng_fail(db, REMEM_EINVAL, "namespace %zu of the query is empty", i);
     if ((!q->text || !*q->text) && !q->vector)
         return eng_fail(db, REMEM_EINVAL, "a query needs text or a vector");
+    size_t text_len = q->text ? strlen(q->text) : 0;
+    if (text_len > REMEM_QUERY_TEXT_MAX)
+        return eng_fail(db, REMEM_EINVAL, "query text is %zu bytes; the limit is %d", text_len,
+                        REMEM_QUERY_TEXT_MAX);
     if (q->vector && q->dim != db->emb->dim)
         return eng_fail(db, REMEM_EDIM,
                         "query vector has %d dimensions; the %s embedder (%s) makes %d", q->dim,
