@@ -2,8 +2,9 @@
  * edit.c: get, and the one read-modify-write path (edit) behind update,
  * invalidate and forget: the stored row is read, changed by a small
  * function, written back with a history row, inside one transaction. A
- * purge deletes the row, scrubs its text from history and the full-text
- * index, and leaves a text-less history row.
+ * purge deletes the row, empties its history rows of everything but what
+ * happened when (no text, metadata, links or reason), adds one such row for
+ * the delete, and scrubs the full-text index, the WAL and freed pages.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -78,10 +79,10 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
             rc = store_history_scrub(db->st, old.m.ns, old.m.id);
             if (rc) eng_store_fail(db, rc);
         }
+        /* What is left of it: that (ns, id) was deleted, and when. */
         if (!rc) {
-            remem_memory gone = old.m;
-            gone.text = NULL;
-            rc = eng_history(db, &gone, NULL, op, actor, now);
+            rc = store_history_add(db->st, old.m.ns, old.m.id, now, op, NULL, NULL, NULL);
+            if (rc) eng_store_fail(db, rc);
         }
     } else if (!rc) {
         m.updated_at = now;

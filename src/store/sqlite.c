@@ -688,12 +688,12 @@ static int sqlite_history(store *base, const char *ns, const char *id, store_his
 static int sqlite_history_scrub(store *base, const char *ns, const char *id) {
     sqlite_store *s = sq(base);
     sqlite3_stmt *st;
-    int rc = prepare(s,
-                     "UPDATE history SET"
-                     " before = CASE WHEN json_valid(before) THEN json_remove(before,'$.text') END,"
-                     " after = CASE WHEN json_valid(after) THEN json_remove(after,'$.text') END"
-                     " WHERE ns=? AND id=?",
-                     &st, "scrubbing history");
+    /* Whole values go, not just the text: metadata, links, an
+     * invalidation's reason (actor) and superseded_by are the memory's
+     * content too. With secure_delete on, the old cells are zeroed. */
+    int rc =
+        prepare(s, "UPDATE history SET actor=NULL, before=NULL, after=NULL WHERE ns=? AND id=?",
+                &st, "scrubbing history");
     if (rc) return rc;
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);

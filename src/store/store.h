@@ -166,7 +166,8 @@ struct store_ops {
                          int64_t *max_seq);
     /* Each history row of id in ns (NULL: in any namespace), oldest first. */
     int (*history)(store *s, const char *ns, const char *id, store_history_fn fn, void *ctx);
-    /* A purge: remove the text from every history row of (ns, id). */
+    /* A purge: every history row of (ns, id) keeps only seq, ns, id, op and
+     * at (actor, before and after are cleared). */
     int (*history_scrub)(store *s, const char *ns, const char *id);
     /* After a purge has committed: leave no trace of deleted content in
      * the store's files (full-text index segments, journal, free pages).
