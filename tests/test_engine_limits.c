@@ -5,7 +5,8 @@
  *   - the work one recall causes: a query text above REMEM_QUERY_TEXT_MAX
  *     is refused at once, and of a text's words the first 64 distinct
  *     ones, each counted at most 4 times, reach the lexical lane;
- *   - (more below, one section per defect).
+ *   - invalid UTF-8 in any string of any write (add, batch, update,
+ *     invalidate, forget, clear) is refused naming the field and the byte;
  * Every refusal must change nothing: the tests compare the store's export
  * before and after.
  */
@@ -217,11 +218,200 @@ static void test_distinct_terms_capped(void) {
     remem_close(db);
 }
 
+/* ---- the store, as a text to compare before and after a refusal ---- */
+
+typedef struct snap {
+    char *data;
+    size_t len;
+} snap;
+
+static int snap_write(void *ctx, const char *data, size_t n) {
+    snap *s = ctx;
+    char *d = realloc(s->data, s->len + n + 1);
+    if (!d) return 1;
+    memcpy(d + s->len, data, n);
+    s->len += n;
+    d[s->len] = '\0';
+    s->data = d;
+    return 0;
+}
+
+/* Every memory (with vectors), the namespaces, and the history of the
+ * ids given. malloc'd. */
+static char *snapshot(remem *db, const char *const *ids) {
+    snap s = {NULL, 0};
+    snap_write(&s, "", 0);
+    CHECK_INT(remem_export(db, NULL, 1, snap_write, &s, NULL), REMEM_OK);
+    char *js = NULL;
+    CHECK_INT(remem_namespaces(db, &js), REMEM_OK);
+    if (js) snap_write(&s, js, strlen(js));
+    remem_free(js);
+    for (; ids && *ids; ids++) {
+        js = NULL;
+        remem_history(db, NULL, *ids, &js);
+        if (js) snap_write(&s, js, strlen(js));
+        remem_free(js);
+    }
+    return s.data;
+}
+
+/* rc is REMEM_EINVAL, the message names what, and the store is as before. */
+#define CHECK_REFUSED(db, rc, what, before, ids)   \
+    do {                                           \
+        CHECK_INT((rc), REMEM_EINVAL);             \
+        CHECK_HAS(remem_errmsg(db), (what));       \
+        char *test__after = snapshot((db), (ids)); \
+        CHECK_STR(test__after, (before));          \
+        free(test__after);                         \
+    } while (0)
+
+/* ---- invalid UTF-8 at the library boundary (issue 8, item 6) ---- */
+
+/* Byte sequences that are not UTF-8, each after "ok" (so at byte 2). */
+static const char *const BAD[] = {
+    "ok\xff",             /* never valid */
+    "ok\x80z",            /* a stray continuation byte */
+    "ok\xc0\xafz",        /* an overlong '/' */
+    "ok\xe2\x82",         /* a sequence cut short */
+    "ok\xed\xa0\x80z",    /* a surrogate (U+D800) */
+    "ok\xf4\x90\x80\x80", /* above U+10FFFF */
+};
+#define N_BAD (sizeof BAD / sizeof BAD[0])
+
+static remem_memory valid_memory(void) {
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "u";
+    m.id = "new";
+    m.kind = "note";
+    m.tier = "short";
+    m.text = "caf\xc3\xa9 na\xc3\xafve \xe2\x9c\x93 \xf0\x9f\x98\x80"; /* café naïve ✓ 😀 */
+    m.metadata = "{\"k\":\"v\"}";
+    m.links = "[\"a\"]";
+    m.superseded_by = "later";
+    m.created_at = T0;
+    return m;
+}
+
+static void test_invalid_utf8_add(void) {
+    remem *db = open_memory();
+    if (!db) return;
+    CHECK_INT(add(db, "u", "old", "an existing memory"), REMEM_OK);
+    const char *ids[] = {"old", "new", NULL};
+    char *before = snapshot(db, ids);
+    char msg[128];
+    for (size_t b = 0; b < N_BAD; b++) {
+        const char *fields[] = {"namespace", "id", "kind", "tier", "text", "superseded_by"};
+        for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
+            remem_memory m = valid_memory();
+            const char **slot[] = {&m.ns, &m.id, &m.kind, &m.tier, &m.text, &m.superseded_by};
+            *slot[f] = BAD[b];
+            snprintf(msg, sizeof msg, "%s is not valid UTF-8 at byte 2", fields[f]);
+            CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), msg, before, ids);
+        }
+        /* Inside JSON: the byte's offset in the field's text. */
+        char json[64];
+        remem_memory m = valid_memory();
+        snprintf(json, sizeof json, "{\"k\":\"%s\"}", BAD[b]);
+        m.metadata = json;
+        CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "metadata is not valid UTF-8 at byte 8",
+                      before, ids);
+        m = valid_memory();
+        snprintf(json, sizeof json, "[\"%s\"]", BAD[b]);
+        m.links = json;
+        CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "links is not valid UTF-8 at byte 4",
+                      before, ids);
+    }
+    /* A batch with one bad memory writes none. */
+    remem_memory batch[3] = {valid_memory(), valid_memory(), valid_memory()};
+    batch[0].id = "b0";
+    batch[1].id = "b1";
+    batch[1].text = "fine until here \xff";
+    batch[2].id = "b2";
+    long failed = -1;
+    CHECK_REFUSED(db, remem_add_batch(db, batch, 3, NULL, 0, &failed),
+                  "memory 1: text is not valid UTF-8 at byte 16", before, ids);
+    CHECK_INT(failed, 1);
+    /* Valid multi-byte text in every field is taken. */
+    remem_memory m = valid_memory();
+    m.ns = "\xc3\xbc";
+    m.id = "\xe2\x9c\x93";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    remem_record *r = NULL;
+    CHECK_INT(remem_get(db, "\xc3\xbc", "\xe2\x9c\x93", &r), REMEM_OK);
+    if (r) CHECK_STR(remem_record_memory(r)->text, m.text);
+    remem_record_free(r);
+    free(before);
+    remem_close(db);
+}
+
+static void test_invalid_utf8_edit(void) {
+    remem *db = open_memory();
+    if (!db) return;
+    CHECK_INT(add(db, "u", "old", "an existing memory"), REMEM_OK);
+    const char *ids[] = {"old", NULL};
+    char *before = snapshot(db, ids);
+    const char *bad = "ok\xff";
+    /* Every patch field. */
+    remem_patch p;
+    struct {
+        unsigned field;
+        const char *name;
+    } fields[] = {{REMEM_SET_TEXT, "text"},
+                  {REMEM_SET_KIND, "kind"},
+                  {REMEM_SET_TIER, "tier"},
+                  {REMEM_SET_METADATA, "metadata"},
+                  {REMEM_SET_LINKS, "links"}};
+    for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
+        memset(&p, 0, sizeof p);
+        p.fields = fields[f].field;
+        p.text = p.kind = p.tier = p.metadata = p.links = bad;
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s is not valid UTF-8 at byte 2", fields[f].name);
+        CHECK_REFUSED(db, remem_update(db, "u", "old", &p), msg, before, ids);
+    }
+    memset(&p, 0, sizeof p);
+    p.fields = REMEM_SET_IMPORTANCE;
+    p.importance = 0.5;
+    p.actor = bad;
+    CHECK_REFUSED(db, remem_update(db, "u", "old", &p), "actor is not valid UTF-8 at byte 2",
+                  before, ids);
+    p.actor = NULL;
+    CHECK_REFUSED(db, remem_update(db, bad, "old", &p), "namespace is not valid UTF-8 at byte 2",
+                  before, ids);
+    CHECK_REFUSED(db, remem_update(db, "u", bad, &p), "id is not valid UTF-8 at byte 2", before,
+                  ids);
+    /* invalidate, forget, clear, reindex. */
+    CHECK_REFUSED(db, remem_invalidate(db, "u", "old", bad, NULL),
+                  "superseded_by is not valid UTF-8 at byte 2", before, ids);
+    CHECK_REFUSED(db, remem_invalidate(db, "u", "old", NULL, bad),
+                  "reason is not valid UTF-8 at byte 2", before, ids);
+    CHECK_REFUSED(db, remem_invalidate(db, bad, "old", NULL, NULL),
+                  "namespace is not valid UTF-8 at byte 2", before, ids);
+    CHECK_REFUSED(db, remem_forget(db, "u", bad, 1), "id is not valid UTF-8 at byte 2", before,
+                  ids);
+    CHECK_REFUSED(db, remem_forget(db, bad, "old", 0), "namespace is not valid UTF-8 at byte 2",
+                  before, ids);
+    CHECK_REFUSED(db, remem_clear(db, bad, NULL), "namespace is not valid UTF-8 at byte 2", before,
+                  ids);
+    CHECK_REFUSED(db, remem_reindex(db, bad, NULL, NULL), "namespace is not valid UTF-8 at byte 2",
+                  before, ids);
+    /* The memory itself is still there and editable. */
+    memset(&p, 0, sizeof p);
+    p.fields = REMEM_SET_TEXT;
+    p.text = "an edited memory";
+    CHECK_INT(remem_update(db, "u", "old", &p), REMEM_OK);
+    free(before);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_long_query_refused_fast);
     RUN(test_query_at_limit_answered_fast);
     RUN(test_term_repeats_capped);
     RUN(test_distinct_terms_capped);
+    RUN(test_invalid_utf8_add);
+    RUN(test_invalid_utf8_edit);
     return TEST_EXIT();
 }

@@ -57,6 +57,8 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (!id || !*id) return eng_fail(db, REMEM_EINVAL, "no id given");
+    if ((rc = eng_check_utf8(db, "namespace", ns)) || (rc = eng_check_utf8(db, "id", id)))
+        return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
     txn x = {0};
@@ -175,6 +177,8 @@ int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p
     if ((p->fields & REMEM_SET_IMPORTANCE) && (p->importance < 0 || p->importance > 1))
         return eng_fail(db, REMEM_EINVAL, "importance %g is outside [0,1]", p->importance);
     if ((rc = eng_validate(db, &probe))) return rc;
+    if ((rc = eng_check_utf8(db, "id", id)) || (rc = eng_check_utf8(db, "actor", p->actor)))
+        return rc;
     float *vec = NULL;
     if (p->fields & REMEM_SET_TEXT) {
         vec = malloc((size_t)db->emb->dim * sizeof *vec);
@@ -208,6 +212,11 @@ static int apply_invalidate(remem *db, void *ctx, remem_memory *m, const char **
 
 int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
                      const char *reason) {
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    if ((rc = eng_check_utf8(db, "superseded_by", superseded_by)) ||
+        (rc = eng_check_utf8(db, "reason", reason)))
+        return rc;
     inval_ctx c = {superseded_by && *superseded_by ? superseded_by : NULL, util_now_ms()};
     return edit(db, ns, id, apply_invalidate, &c, NULL, reason);
 }

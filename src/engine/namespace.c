@@ -320,6 +320,7 @@ int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *c
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    if (ns && (rc = eng_check_str(db, "namespace", ns, 256))) return rc;
     if (ns) return reindex_ns(db, ns, progress, ctx);
     /* The names first: reindexing writes, which must not happen while the
      * store is still listing. */
