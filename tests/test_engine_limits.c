@@ -7,6 +7,7 @@
  *     ones, each counted at most 4 times, reach the lexical lane;
  *   - invalid UTF-8 in any string of any write (add, batch, update,
  *     invalidate, forget, clear) is refused naming the field and the byte;
+ *   - text of white space alone is refused like "" (add and update);
  * Every refusal must change nothing: the tests compare the store's export
  * before and after.
  */
@@ -405,6 +406,41 @@ static void test_invalid_utf8_edit(void) {
     remem_close(db);
 }
 
+/* ---- white space alone is no text (issue 8, item 8) ---- */
+
+static void test_blank_text_refused(void) {
+    remem *db = open_memory();
+    if (!db) return;
+    CHECK_INT(add(db, "u", "old", "an existing memory"), REMEM_OK);
+    const char *ids[] = {"old", "new", NULL};
+    char *before = snapshot(db, ids);
+    const char *blanks[] = {" ", "   \t\n\r", "\v\f",
+                            "\xc2\xa0\xe3\x80\x80\xe2\x80\xa8"}; /* U+00A0 U+3000 U+2028 */
+    for (size_t i = 0; i < sizeof blanks / sizeof *blanks; i++) {
+        remem_memory m = valid_memory();
+        m.text = blanks[i];
+        CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "text is only white space", before,
+                      ids);
+        remem_patch p;
+        memset(&p, 0, sizeof p);
+        p.fields = REMEM_SET_TEXT;
+        p.text = blanks[i];
+        CHECK_REFUSED(db, remem_update(db, "u", "old", &p), "text is only white space", before,
+                      ids);
+    }
+    remem_memory m = valid_memory();
+    m.text = "";
+    CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "text is empty", before, ids);
+    /* Text with something besides white space is text. */
+    m.text = "  a  ";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    m.id = "zero-width";
+    m.text = "\xe2\x80\x8b"; /* U+200B is not white space */
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    free(before);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_long_query_refused_fast);
@@ -413,5 +449,6 @@ int main(int argc, char **argv) {
     RUN(test_distinct_terms_capped);
     RUN(test_invalid_utf8_add);
     RUN(test_invalid_utf8_edit);
+    RUN(test_blank_text_refused);
     return TEST_EXIT();
 }

@@ -61,9 +61,13 @@ int eng_check_str(remem *db, const char *what, const char *s, size_t max) {
     return eng_check_utf8(db, what, s);
 }
 
+/* Text must say something: "" and white space alone are refused alike. */
 static int check_text(remem *db, const char *text) {
     if (!text || !*text) return eng_fail(db, REMEM_EINVAL, "text is empty");
-    return eng_check_utf8(db, "text", text);
+    int rc = eng_check_utf8(db, "text", text);
+    if (rc) return rc;
+    if (util_utf8_blank(text)) return eng_fail(db, REMEM_EINVAL, "text is only white space");
+    return REMEM_OK;
 }
 
 /* Every string is checked as UTF-8 before anything else is read from it,
