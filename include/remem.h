@@ -267,7 +267,9 @@ typedef struct remem_query {
     int normalize;          /* min-max normalise components: 0/1 */
     int candidates;         /* candidates per lane */
     const char *tiers;      /* comma list in priority order, or NULL */
-    int64_t now;            /* 0: the clock */
+    int64_t now;            /* 0: the clock. Given, the query is a replay
+                               at that time: memories created after it
+                               are left out, in every profile */
     int no_touch;           /* 1: do not update accessed_at/access_count */
     int include_invalid;    /* 1: also invalidated and expired memories */
     double w_context;       /* weight of the temporal-context component */

@@ -548,7 +548,11 @@ static void test_ttl(void) {
     m.created_at = T0;
     m.expires_at = T0 + 2 * HOUR_MS;
     CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
-    CHECK_INT(add_text(db, "t", "keep", "The door is painted green", NULL, NULL), REMEM_OK);
+    /* Created at T0 too: a recall at T0 + 3 h does not see later memories. */
+    m.id = "keep";
+    m.text = "The door is painted green";
+    m.expires_at = 0;
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
     CHECK_INT(recall_finds(db, "t", "door code", "temp", T0 + HOUR_MS, 0, NULL), 1);
     CHECK_INT(recall_finds(db, "t", "door code", "temp", T0 + 2 * HOUR_MS, 0, NULL), 0);
     CHECK_INT(recall_finds(db, "t", "door code", "temp", T0 + 3 * HOUR_MS, 0, NULL), 0);
@@ -1428,7 +1432,14 @@ static void test_two_handles(void) {
     CHECK_INT(recall_finds(a, "s", "lighthouse", "s2", 0, 0, NULL), 0);
     CHECK_INT(remem_get(a, "s", "s2", &r), REMEM_ENOTFOUND);
     /* A recall by b that touches does not confuse a's cache. */
-    CHECK_INT(add_text(b, "s", "s3", "the ferry leaves at noon", NULL, NULL), REMEM_OK);
+    /* Written before the recall's now (T0), which would not see it else. */
+    remem_memory m3;
+    remem_memory_init(&m3);
+    m3.ns = "s";
+    m3.id = "s3";
+    m3.text = "the ferry leaves at noon";
+    m3.created_at = T0 - HOUR_MS;
+    CHECK_INT(remem_add(b, &m3, NULL, 0, NULL), REMEM_OK);
     remem_query q;
     remem_query_init(&q);
     const char *nss[1] = {"s"};

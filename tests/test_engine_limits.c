@@ -8,6 +8,7 @@
  *   - invalid UTF-8 in any string of any write (add, batch, update,
  *     invalidate, forget, clear) is refused naming the field and the byte;
  *   - text of white space alone is refused like "" (add and update);
+ *   - a recall at a `now` before a memory was created does not see it.
  * Every refusal must change nothing: the tests compare the store's export
  * before and after.
  */
@@ -441,6 +442,123 @@ static void test_blank_text_refused(void) {
     remem_close(db);
 }
 
+/* ---- a replay at time T sees only what existed at T (issue 8, item 11) ---- */
+
+/* Three memories, all with the query's own vector (similarity 1, so every
+ * profile's thresholds pass) and reward 1 (the replay profile's filter),
+ * created 2 hours before T0, at T0 and an hour after. */
+static remem *timeline_store(void) {
+    remem *db = open_memory();
+    if (!db) return NULL;
+    int dim = remem_embedder_dim(db);
+    float *v = calloc((size_t)dim, sizeof *v);
+    v[5] = 1;
+    const char *ids[] = {"past", "present", "future"};
+    const int64_t at[] = {T0 - 2 * HOUR, T0, T0 + HOUR};
+    for (int i = 0; i < 3; i++) {
+        remem_memory m;
+        remem_memory_init(&m);
+        m.ns = "t";
+        m.id = ids[i];
+        m.text = i == 0   ? "the zebra was seen in the past"
+                 : i == 1 ? "the zebra is seen now"
+                          : "the zebra will be seen later";
+        m.importance = 0.5;
+        m.metadata = "{\"reward\":1}";
+        m.created_at = at[i];
+        m.vector = v;
+        m.dim = dim;
+        CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    }
+    free(v);
+    return db;
+}
+
+/* The ids a recall returns, sorted by name ("future,past,present"). */
+static void ids_at(remem *db, const char *profile, int64_t now, int by_text, int include_invalid,
+                   char *out, size_t cap, remem_result **keep) {
+    int dim = remem_embedder_dim(db);
+    float *v = calloc((size_t)dim, sizeof *v);
+    v[5] = 1;
+    remem_query q;
+    remem_query_init(&q);
+    const char *ns[] = {"t"};
+    q.namespaces = ns;
+    q.n_namespaces = 1;
+    if (by_text) {
+        q.text = "zebra seen";
+    } else {
+        q.vector = v;
+        q.dim = dim;
+    }
+    q.profile = profile;
+    q.k = 10;
+    q.now = now;
+    q.no_touch = 1;
+    q.include_invalid = include_invalid;
+    remem_result *r = NULL;
+    int rc = remem_recall(db, &q, &r);
+    if (rc) fprintf(stderr, "  %s: %s\n", profile, remem_errmsg(db));
+    CHECK_INT(rc, REMEM_OK);
+    const char *names[] = {"future", "past", "present"};
+    out[0] = '\0';
+    for (int i = 0; i < 3; i++)
+        if (hit_of(r, names[i]))
+            snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", names[i]);
+    if (keep)
+        *keep = r;
+    else
+        remem_result_free(r);
+    free(v);
+}
+
+static void test_replay_sees_only_the_past(void) {
+    remem *db = timeline_store();
+    if (!db) return;
+    char got[64];
+    for (const char *const *p = remem_profiles(); *p; p++) {
+        /* At T0 the future memory does not exist yet; before any of them
+         * nothing does; after all of them everything does. */
+        ids_at(db, *p, T0, 0, 0, got, sizeof got, NULL);
+        if (strcmp(got, "past,present") != 0) fprintf(stderr, "  profile %s at T0\n", *p);
+        CHECK_STR(got, "past,present");
+        ids_at(db, *p, T0 - 3 * HOUR, 0, 0, got, sizeof got, NULL);
+        CHECK_STR(got, "");
+        ids_at(db, *p, T0 + 2 * HOUR, 0, 0, got, sizeof got, NULL);
+        CHECK_STR(got, "future,past,present");
+        /* include_invalid brings back the hidden, not the unwritten. */
+        ids_at(db, *p, T0, 0, 1, got, sizeof got, NULL);
+        CHECK_STR(got, "past,present");
+        /* The clock (no now given) is after all three. */
+        ids_at(db, *p, 0, 0, 0, got, sizeof got, NULL);
+        CHECK_STR(got, "future,past,present");
+    }
+    /* The lexical lane too: every text holds "zebra". */
+    ids_at(db, "default", T0, 1, 0, got, sizeof got, NULL);
+    CHECK_STR(got, "past,present");
+    /* The same `now` asked again (the allow bitmap kept between queries)
+     * and then a later one: the kept bitmap must not outlive its span. */
+    ids_at(db, "stream", T0 + HOUR - 1, 0, 0, got, sizeof got, NULL);
+    CHECK_STR(got, "past,present");
+    ids_at(db, "stream", T0 + HOUR, 0, 0, got, sizeof got, NULL);
+    CHECK_STR(got, "future,past,present");
+    ids_at(db, "stream", T0 - 1, 0, 0, got, sizeof got, NULL);
+    CHECK_STR(got, "past");
+    /* By hand, stream at T0 (half-life 7 days): the present memory is
+     * brand new (recency 1), the past one 2 hours old. */
+    remem_result *r = NULL;
+    ids_at(db, "stream", T0, 0, 0, got, sizeof got, &r);
+    const remem_hit *now_hit = hit_of(r, "present"), *past_hit = hit_of(r, "past");
+    CHECK(now_hit && past_hit);
+    if (now_hit && past_hit) {
+        CHECK_NEAR(now_hit->recency, 1.0, 1e-12);
+        CHECK_NEAR(past_hit->recency, pow(0.5, 2.0 / (24 * 7)), 1e-12);
+        CHECK(r->n == 2 && r->hits[0].mem.id && strcmp(r->hits[0].mem.id, "present") == 0);
+    }
+    remem_result_free(r);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_long_query_refused_fast);
@@ -450,5 +568,6 @@ int main(int argc, char **argv) {
     RUN(test_invalid_utf8_add);
     RUN(test_invalid_utf8_edit);
     RUN(test_blank_text_refused);
+    RUN(test_replay_sees_only_the_past);
     return TEST_EXIT();
 }

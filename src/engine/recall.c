@@ -7,6 +7,8 @@
  *      (FTS5 BM25 over the same namespaces, read best-first until N allowed
  *      rows are found). Lexical-only candidates get their cosine computed
  *      from the cache, so every candidate has every signal.
+ *      A query with its own `now` is a replay: memories created after it
+ *      are left out of both lanes.
  *   2. Components and score (score.c), thresholds, kind boost.
  *   3. Ordering (tier priority first when the profile says so), top-k, and
  *      the results copied out so they outlive the caches.
@@ -144,9 +146,17 @@ static void scratch_free(void *p, void *local) {
     if (p != local) free(p);
 }
 
+/* A query that names its `now` is a replay at that time: it sees only the
+ * memories that existed then (created_at <= now), in every profile and
+ * even with include_invalid (which brings back what was hidden, not what
+ * was not written yet). A query on the clock sees every memory, so that a
+ * clock a little behind another writer's never hides a fresh write. */
+static int replaying(const query_ctx *x) { return x->q->now != 0; }
+
 static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
     const remem_memory *m = &c->rows[i].m;
     if (x->tiers.rank_of_code[c->tier[i]] < 0) return 0;
+    if (replaying(x) && m->created_at > x->now) return 0;
     if (!x->q->include_invalid) {
         if (m->invalidated_at) return 0;
         if (m->expires_at && m->expires_at <= x->now) return 0;
@@ -176,11 +186,18 @@ static uint64_t *build_allow(query_ctx *x, ns_cache *c, size_t *allowed) {
     if (!bits) return NULL;
     size_t count = 0;
     int64_t from = INT64_MIN, until = INT64_MAX;
+    int replay = replaying(x);
     for (size_t i = 0; i < c->n; i++) {
-        int64_t e = c->rows[i].m.expires_at;
+        /* The span of `now` over which this bitmap holds: no TTL runs out
+         * and, in a replay, no memory comes into existence inside it. */
+        int64_t e = c->rows[i].m.expires_at, cr = c->rows[i].m.created_at;
         if (e) {
             if (e <= x->now && e > from) from = e;
             if (e > x->now && e < until) until = e;
+        }
+        if (replay) {
+            if (cr <= x->now && cr > from) from = cr;
+            if (cr > x->now && cr < until) until = cr;
         }
         if (row_allowed(x, c, i)) {
             bits[i >> 6] |= 1ULL << (i & 63);
@@ -202,7 +219,7 @@ static char *allow_key(query_ctx *x) {
     const char *parts[3] = {f, x->p.filter, x->p.tiers};
     size_t lens[3], total = 0;
     for (int i = 0; i < 3; i++) total += lens[i] = strlen(parts[i]);
-    char *key = malloc(total + 5);
+    char *key = malloc(total + 6);
     if (!key) return NULL;
     char *p = key;
     for (int i = 0; i < 3; i++) {
@@ -211,6 +228,7 @@ static char *allow_key(query_ctx *x) {
         *p++ = '\x1f';
     }
     *p++ = x->q->include_invalid ? '1' : '0';
+    *p++ = replaying(x) ? 'r' : 'c';
     *p = '\0';
     return key;
 }
