@@ -243,9 +243,15 @@ int remem_forget(remem *db, const char *ns, const char *id, int purge);
  * remem_record_free. Does not touch the memory. */
 int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
+/* The longest query text remem_recall takes, in bytes (REMEM_EINVAL
+ * beyond). Of its words, the first 64 distinct ones reach the lexical lane,
+ * each counted at most 4 times, so no text makes a recall slow. */
+#define REMEM_QUERY_TEXT_MAX 32768
+
 /* A query. remem_query_init sets every override to "use the profile". */
 typedef struct remem_query {
-    const char *text;    /* query text (embedded and used for BM25) */
+    const char *text;    /* query text (embedded and used for BM25), at most
+                            REMEM_QUERY_TEXT_MAX bytes */
     const float *vector; /* or a vector (then no lexical lane unless text) */
     int dim;
     const char *const *namespaces; /* at least one */
@@ -261,7 +267,9 @@ typedef struct remem_query {
     int normalize;          /* min-max normalise components: 0/1 */
     int candidates;         /* candidates per lane */
     const char *tiers;      /* comma list in priority order, or NULL */
-    int64_t now;            /* 0: the clock */
+    int64_t now;            /* 0: the clock. Given, the query is a replay
+                               at that time: memories created after it
+                               are left out, in every profile */
     int no_touch;           /* 1: do not update accessed_at/access_count */
     int include_invalid;    /* 1: also invalidated and expired memories */
     double w_context;       /* weight of the temporal-context component */

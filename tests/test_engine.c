@@ -548,7 +548,11 @@ static void test_ttl(void) {
     m.created_at = T0;
     m.expires_at = T0 + 2 * HOUR_MS;
     CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
-    CHECK_INT(add_text(db, "t", "keep", "The door is painted green", NULL, NULL), REMEM_OK);
+    /* Created at T0 too: a recall at T0 + 3 h does not see later memories. */
+    m.id = "keep";
+    m.text = "The door is painted green";
+    m.expires_at = 0;
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
     CHECK_INT(recall_finds(db, "t", "door code", "temp", T0 + HOUR_MS, 0, NULL), 1);
     CHECK_INT(recall_finds(db, "t", "door code", "temp", T0 + 2 * HOUR_MS, 0, NULL), 0);
     CHECK_INT(recall_finds(db, "t", "door code", "temp", T0 + 3 * HOUR_MS, 0, NULL), 0);
@@ -687,9 +691,19 @@ static void test_forget_purge(void) {
     json_t *h = js ? json_loads(js, 0, NULL) : NULL;
     CHECK(h != NULL);
     CHECK(!json_has_text(h));
-    /* ...but with the rest of the record (the id, the kind). */
+    /* ...and nothing else of the memory either: each row says what
+     * happened to (ns, id), and when. */
     json_t *del = json_array_get(h, 2);
-    CHECK_STR(json_string_value(json_object_get(json_object_get(del, "before"), "id")), "secret");
+    CHECK_STR(json_string_value(json_object_get(del, "id")), "secret");
+    CHECK_STR(json_string_value(json_object_get(del, "ns")), "p");
+    CHECK(json_is_string(json_object_get(del, "at")));
+    size_t hi;
+    json_t *row;
+    json_array_foreach(h, hi, row) {
+        CHECK(json_is_null(json_object_get(row, "before")));
+        CHECK(json_is_null(json_object_get(row, "after")));
+        CHECK(json_is_null(json_object_get(row, "actor")));
+    }
     json_decref(h);
     remem_free(js);
     remem_close(db);
@@ -733,10 +747,9 @@ static void test_history_sequence(void) {
     CHECK_INT(remem_forget(db, "h", "x", 0), REMEM_OK);
     p.tier = "short";
     CHECK_INT(remem_update(db, "h", "x", &p), REMEM_OK);
-    CHECK_INT(remem_forget(db, "h", "x", 1), REMEM_OK);
     char ops[256];
     history_ops(db, "h", "x", ops, sizeof ops);
-    CHECK_STR(ops, "add,update,migrate,invalidate,archive,restore,delete");
+    CHECK_STR(ops, "add,update,migrate,invalidate,archive,restore");
     char *js = NULL;
     CHECK_INT(remem_history(db, NULL, "x", &js), REMEM_OK);
     json_t *a = json_loads(js, 0, NULL);
@@ -760,7 +773,22 @@ static void test_history_sequence(void) {
     CHECK_STR(json_string_value(json_object_get(
                   json_object_get(json_object_get(upd, "after"), "metadata"), "source")),
               "email");
-    CHECK(json_is_null(json_object_get(json_array_get(a, 6), "after")));
+    json_decref(a);
+    /* A purge leaves the sequence of what happened, and nothing of the
+     * memory (issue 8, item 5: the actor, metadata and values go too). */
+    CHECK_INT(remem_forget(db, "h", "x", 1), REMEM_OK);
+    history_ops(db, "h", "x", ops, sizeof ops);
+    CHECK_STR(ops, "add,update,migrate,invalidate,archive,restore,delete");
+    CHECK_INT(remem_history(db, NULL, "x", &js), REMEM_OK);
+    CHECK(js && !strstr(js, "alice") && !strstr(js, "email") && !strstr(js, "Tuesday"));
+    a = json_loads(js, 0, NULL);
+    remem_free(js);
+    CHECK_INT(json_array_size(a), 7);
+    json_array_foreach(a, i, o) {
+        CHECK(json_is_null(json_object_get(o, "before")) &&
+              json_is_null(json_object_get(o, "after")));
+        CHECK(json_is_null(json_object_get(o, "actor")));
+    }
     json_decref(a);
     CHECK_INT(remem_history(db, "h", "never", &js), REMEM_ENOTFOUND);
     remem_close(db);
@@ -1404,7 +1432,14 @@ static void test_two_handles(void) {
     CHECK_INT(recall_finds(a, "s", "lighthouse", "s2", 0, 0, NULL), 0);
     CHECK_INT(remem_get(a, "s", "s2", &r), REMEM_ENOTFOUND);
     /* A recall by b that touches does not confuse a's cache. */
-    CHECK_INT(add_text(b, "s", "s3", "the ferry leaves at noon", NULL, NULL), REMEM_OK);
+    /* Written before the recall's now (T0), which would not see it else. */
+    remem_memory m3;
+    remem_memory_init(&m3);
+    m3.ns = "s";
+    m3.id = "s3";
+    m3.text = "the ferry leaves at noon";
+    m3.created_at = T0 - HOUR_MS;
+    CHECK_INT(remem_add(b, &m3, NULL, 0, NULL), REMEM_OK);
     remem_query q;
     remem_query_init(&q);
     const char *nss[1] = {"s"};

@@ -66,14 +66,11 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
 int embed_http_parse(const char *body, size_t len, const char *source, size_t n, int *dim,
                      float *out, const size_t *rows, char *err, size_t errcap);
 
-/* The hash embedder's word analysis (src/embed/hash.c), for tests and for
- * callers who want the same terms: words are runs of Unicode letters, marks
- * and digits (invalid UTF-8 bytes count as letters), lowercased, with English
- * clitics dropped ("Caroline's", "I'm"), stopwords removed and a light
- * stemmer applied ("painting", "painted", "paints" -> "paint"). Calls fn (may
- * be NULL) for each term in order; term is NUL-terminated and valid only
- * during the call. text may be NULL. Returns the number of terms. Pure and
- * thread-safe. */
+/* The hash embedder's word analysis: the terms of src/text/analyse.h
+ * (text_analyse) without their flags, for tests and for callers who want
+ * the same terms. Calls fn (may be NULL) for each term in order; term is
+ * NUL-terminated and valid only during the call. text may be NULL. Returns
+ * the number of terms. Pure and thread-safe. */
 size_t embed_hash_terms(const char *text, void (*fn)(const char *term, size_t len, void *ctx),
                         void *ctx);
 

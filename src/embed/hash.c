@@ -6,17 +6,10 @@
  * the hybrid ranking, so it is built to catch what BM25 misses rather than to
  * repeat it.
  *
- * Text -> words: a word is a run of Unicode letters, marks and digits
- * (utf8proc decides; bytes of invalid UTF-8 count as letters, so nothing is
- * lost or crashes), lowercased. Apostrophes inside words are handled as
- * English clitics: "Caroline's", "I'm", "we've", "you'll" drop the ending
- * ("caroline", "i", ...), "don't" joins ("dont"). English function words are
- * dropped; chat fillers ("hey", "thanks") are kept, since dropping them
- * measured worse: a filler turn is then left with little but its speaker's
- * name. A light suffix-stripping stemmer then makes "painting", "painted",
- * "paints" and "paint" one stem, and "stories"/"story", "happily"/"happy",
- * "make"/"making" likewise. It is deliberately crude: both sides of a
- * comparison go through it, so consistency matters more than linguistics.
+ * Text -> words: the analyser of src/text/analyse.h (shared with the
+ * lexical lane of recall): Unicode words, lowercased, English clitics
+ * dropped, stopwords removed, a light stemmer ("painting", "painted",
+ * "paints" -> "paint").
  *
  * Words -> features, each hashed with XXH3 (64 bits, a fixed seed per kind
  * of feature so that the word "ing" and the trigram "ing" never meet):
@@ -66,16 +59,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <utf8proc.h>
 #define XXH_INLINE_ALL /* the features are short: inlined XXH3 is faster */
 #include <xxhash.h>
 
 #include "remem.h"
+#include "text/analyse.h"
 
 enum {
     DEFAULT_DIM = 384,
     MAX_DIM = 1 << 16,
-    WORD_MAX = 96, /* bytes; a longer run of letters is cut into pieces */
+    WORD_MAX = TEXT_TERM_MAX, /* the longest term */
     NGRAM_MIN = 3,
     NGRAM_MAX = 5,
 };
@@ -92,251 +85,8 @@ static const uint64_t SEED_PAIR = 0x72656d656d000003ull;
 
 /* ---------------------------------------------------------------- words */
 
-/* Sorted (strcmp order): looked up with bsearch. Contractions appear
- * without their apostrophe, as the tokeniser leaves them. */
-static const char *const STOPWORDS[] = {
-    "a",     "about",  "above",    "after",      "again",     "against", "all",        "also",
-    "am",    "an",     "and",      "any",        "are",       "aren",    "arent",      "as",
-    "at",    "be",     "because",  "been",       "before",    "being",   "below",      "between",
-    "both",  "but",    "by",       "can",        "cant",      "could",   "couldnt",    "did",
-    "didnt", "do",     "does",     "doesnt",     "doing",     "dont",    "down",       "during",
-    "each",  "even",   "ever",     "few",        "for",       "from",    "further",    "had",
-    "hadnt", "has",    "hasnt",    "have",       "havent",    "having",  "he",         "her",
-    "here",  "hers",   "herself",  "him",        "himself",   "his",     "how",        "i",
-    "if",    "in",     "into",     "is",         "isnt",      "it",      "its",        "itself",
-    "just",  "me",     "more",     "most",       "much",      "my",      "myself",     "no",
-    "nor",   "not",    "now",      "of",         "off",       "on",      "once",       "only",
-    "or",    "other",  "our",      "ours",       "ourselves", "out",     "over",       "own",
-    "same",  "shall",  "she",      "should",     "shouldnt",  "so",      "some",       "such",
-    "than",  "that",   "the",      "their",      "theirs",    "them",    "themselves", "then",
-    "there", "these",  "they",     "this",       "those",     "through", "to",         "too",
-    "under", "until",  "up",       "us",         "very",      "was",     "wasnt",      "we",
-    "were",  "werent", "what",     "when",       "where",     "which",   "while",      "who",
-    "whom",  "why",    "will",     "with",       "wont",      "would",   "wouldnt",    "you",
-    "your",  "yours",  "yourself", "yourselves",
-};
-
-enum { STOPWORD_MAX = 10 }; /* the longest: "yourselves" */
-
-/* Clitics dropped after an apostrophe ("I'm", "Caroline's", "we'll"). */
-static const char *const CLITICS[] = {"s", "m", "d", "ll", "ve", "re"};
-
-typedef struct word_key {
-    const char *w;
-    size_t len;
-} word_key;
-
-static int compare_stopword(const void *key, const void *elem) {
-    const word_key *k = key;
-    const char *s = *(const char *const *)elem;
-    size_t slen = strlen(s);
-    int c = memcmp(k->w, s, k->len < slen ? k->len : slen);
-    if (c) return c;
-    return k->len < slen ? -1 : k->len > slen;
-}
-
-static int is_stopword(const char *w, size_t len) {
-    if (len > STOPWORD_MAX) return 0;
-    word_key k = {w, len};
-    return bsearch(&k, STOPWORDS, sizeof STOPWORDS / sizeof *STOPWORDS, sizeof *STOPWORDS,
-                   compare_stopword) != NULL;
-}
-
-static int is_vowel(char c) {
-    return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y';
-}
-
-static int has_vowel(const char *w, size_t len) {
-    for (size_t i = 0; i < len; i++)
-        if (is_vowel(w[i])) return 1;
-    return 0;
-}
-
-static int ends_with_n(const char *w, size_t len, const char *suffix, size_t n) {
-    return len >= n && memcmp(w + len - n, suffix, n) == 0;
-}
-/* suffix is a string literal: its length is known at compile time. */
-#define ENDS_WITH(w, len, suffix) ends_with_n(w, len, suffix, sizeof suffix - 1)
-
-/* The light stemmer, in place; returns the new length (w may gain a 'y' in
- * place of "ies"/"ied"/"ily"). Four steps in order: plurals, -ly adverbs,
- * -ing/-ed (then a doubled final consonant is undone: "running" -> "run"),
- * or else a final silent 'e' ("make"/"making" -> "mak", "agree"/"agreed" ->
- * "agre"). Length guards keep short words ("sing", "bed", "need") whole. */
-static size_t stem(char *w, size_t len) {
-    if (len > 4 && ENDS_WITH(w, len, "ies")) {
-        len -= 2;
-        w[len - 1] = 'y';
-    } else if (ENDS_WITH(w, len, "sses")) {
-        len -= 2;
-    } else if (len > 4 && (ENDS_WITH(w, len, "xes") || ENDS_WITH(w, len, "zes") ||
-                           ENDS_WITH(w, len, "ches") || ENDS_WITH(w, len, "shes"))) {
-        len -= 2;
-    } else if (len > 3 && w[len - 1] == 's' && w[len - 2] != 's' && w[len - 2] != 'u' &&
-               w[len - 2] != 'i') {
-        len -= 1;
-    }
-
-    if (len > 4 && ENDS_WITH(w, len, "ily")) {
-        len -= 2;
-        w[len - 1] = 'y';
-    } else if (len >= 6 && ENDS_WITH(w, len, "ly")) {
-        len -= 2;
-    }
-
-    size_t before = len;
-    if (len >= 5 && ENDS_WITH(w, len, "ing") && has_vowel(w, len - 3)) {
-        len -= 3;
-    } else if (len > 4 && ENDS_WITH(w, len, "ied")) {
-        len -= 2;
-        w[len - 1] = 'y';
-    } else if (len >= 5 && ENDS_WITH(w, len, "ed") && has_vowel(w, len - 2)) {
-        len -= 2;
-    }
-    if (len == before) {
-        if (len >= 4 && w[len - 1] == 'e') len--;
-    } else if (len >= 3 && w[len - 1] == w[len - 2] && !is_vowel(w[len - 1]) && w[len - 1] != 'l' &&
-               w[len - 1] != 's' && w[len - 1] != 'z') {
-        len--;
-    }
-    w[len] = '\0';
-    return len;
-}
-
-/* A word as the scanner builds it: lowercased UTF-8, NUL-terminated. */
-typedef struct word_buf {
-    char bytes[WORD_MAX + 8];
-    size_t len;
-    int has_digit;
-} word_buf;
-
-/* Called for each stemmed, non-stopword term. sentence_start: the term
- * follows a sentence end (or is the first), so no pair joins it to the one
- * before. */
-typedef void (*term_fn)(const char *term, size_t len, int has_digit, int sentence_start, void *ctx);
-
-typedef struct scanner {
-    word_buf word;
-    int sentence_start;
-    term_fn fn;
-    void *ctx;
-    size_t terms;
-} scanner;
-
-static void flush_word(scanner *s) {
-    word_buf *w = &s->word;
-    if (w->len == 0) return;
-    w->bytes[w->len] = '\0';
-    if (!is_stopword(w->bytes, w->len)) {
-        size_t len = w->has_digit ? w->len : stem(w->bytes, w->len);
-        s->terms++;
-        if (s->fn) s->fn(w->bytes, len, w->has_digit, s->sentence_start, s->ctx);
-        s->sentence_start = 0;
-    }
-    w->len = 0;
-    w->has_digit = 0;
-}
-
-static void append_bytes(scanner *s, const void *bytes, size_t n) {
-    if (s->word.len + n > WORD_MAX) flush_word(s);
-    memcpy(s->word.bytes + s->word.len, bytes, n);
-    s->word.len += n;
-}
-
-static int ascii_alnum(unsigned c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static int ascii_alpha(unsigned c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-/* p points just after an apostrophe inside a word. Returns how many bytes
- * to skip: past a clitic (the word then ends without it), or 0 (the
- * apostrophe is dropped and the word goes on: "don't" -> "dont"). */
-static size_t clitic_length(const unsigned char *p) {
-    size_t n = 0;
-    char low[4];
-    while (n < 3 && ascii_alpha(p[n])) {
-        low[n] = (char)(p[n] | 0x20);
-        n++;
-    }
-    if (n == 0 || ascii_alnum(p[n]) || p[n] >= 0x80) return 0;
-    for (size_t i = 0; i < sizeof CLITICS / sizeof *CLITICS; i++)
-        if (strlen(CLITICS[i]) == n && memcmp(CLITICS[i], low, n) == 0) return n;
-    return 0;
-}
-
-static int is_word_codepoint(utf8proc_int32_t cp) {
-    switch (utf8proc_category(cp)) {
-    case UTF8PROC_CATEGORY_CN: /* unassigned: as for invalid bytes, a letter */
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO: return 1;
-    default: return 0;
-    }
-}
-
-/* Handles an apostrophe (ASCII or U+2019) of n bytes at p; returns the bytes
- * consumed. Only between a word and a letter is it part of the word. */
-static size_t scan_apostrophe(scanner *s, const unsigned char *p, size_t n) {
-    if (s->word.len == 0 || !ascii_alpha(p[n])) {
-        flush_word(s);
-        return n;
-    }
-    size_t clitic = clitic_length(p + n);
-    if (clitic) flush_word(s);
-    return n + clitic;
-}
-
-static void scan_text(scanner *s, const char *text) {
-    const unsigned char *p = (const unsigned char *)text;
-    s->sentence_start = 1;
-    while (*p) {
-        unsigned c = *p;
-        if (c < 0x80) {
-            if (ascii_alnum(c)) {
-                char low = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
-                append_bytes(s, &low, 1); /* may start a new piece: flag after */
-                if (c <= '9') s->word.has_digit = 1;
-                p++;
-            } else if (c == '\'') {
-                p += scan_apostrophe(s, p, 1);
-            } else {
-                flush_word(s);
-                if (c == '.' || c == '!' || c == '?' || c == ';' || c == '\n')
-                    s->sentence_start = 1;
-                p++;
-            }
-            continue;
-        }
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t n = utf8proc_iterate(p, -1, &cp);
-        if (n <= 0) { /* invalid UTF-8: the byte itself is a letter */
-            append_bytes(s, p, 1);
-            p++;
-        } else if (cp == 0x2019) {
-            p += scan_apostrophe(s, p, (size_t)n);
-        } else if (is_word_codepoint(cp)) {
-            utf8proc_uint8_t enc[4];
-            utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
-            append_bytes(s, enc, (size_t)m);
-            if (utf8proc_category(cp) == UTF8PROC_CATEGORY_ND) s->word.has_digit = 1;
-            p += n;
-        } else {
-            flush_word(s);
-            p += n;
-        }
-    }
-    flush_word(s);
-}
-
+/* The analyser's terms, for tests and callers who want them without
+ * pairs or flags (embed.h). */
 typedef struct terms_call {
     void (*fn)(const char *term, size_t len, void *ctx);
     void *ctx;
@@ -353,9 +103,7 @@ static void forward_term(const char *term, size_t len, int has_digit, int senten
 size_t embed_hash_terms(const char *text, void (*fn)(const char *term, size_t len, void *ctx),
                         void *ctx) {
     terms_call call = {fn, ctx};
-    scanner s = {.fn = fn ? forward_term : NULL, .ctx = &call};
-    if (text) scan_text(&s, text);
-    return s.terms;
+    return text_analyse(text, fn ? forward_term : NULL, &call);
 }
 
 /* --------------------------------------------------------- features */
@@ -515,8 +263,7 @@ static int hash_embed(embedder *e, const char *const *texts, size_t n, float *ou
     for (size_t i = 0; i < n; i++) {
         feature_set_clear(&tf.set);
         tf.have_prev = 0;
-        scanner s = {.fn = add_term, .ctx = &tf};
-        scan_text(&s, texts[i]);
+        text_analyse(texts[i], add_term, &tf);
         if (tf.set.oom) {
             snprintf(err, errcap, "hash embedder: out of memory on text %zu", i);
             rc = REMEM_ENOMEM;

@@ -2,8 +2,9 @@
  * edit.c: get, and the one read-modify-write path (edit) behind update,
  * invalidate and forget: the stored row is read, changed by a small
  * function, written back with a history row, inside one transaction. A
- * purge deletes the row, scrubs its text from history and the full-text
- * index, and leaves a text-less history row.
+ * purge deletes the row, empties its history rows of everything but what
+ * happened when (no text, metadata, links or reason), adds one such row for
+ * the delete, and scrubs the full-text index, the WAL and freed pages.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -56,6 +57,8 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (!id || !*id) return eng_fail(db, REMEM_EINVAL, "no id given");
+    if ((rc = eng_check_utf8(db, "namespace", ns)) || (rc = eng_check_utf8(db, "id", id)))
+        return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
     txn x = {0};
@@ -78,10 +81,10 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
             rc = store_history_scrub(db->st, old.m.ns, old.m.id);
             if (rc) eng_store_fail(db, rc);
         }
+        /* What is left of it: that (ns, id) was deleted, and when. */
         if (!rc) {
-            remem_memory gone = old.m;
-            gone.text = NULL;
-            rc = eng_history(db, &gone, NULL, op, actor, now);
+            rc = store_history_add(db->st, old.m.ns, old.m.id, now, op, NULL, NULL, NULL);
+            if (rc) eng_store_fail(db, rc);
         }
     } else if (!rc) {
         m.updated_at = now;
@@ -174,6 +177,8 @@ int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p
     if ((p->fields & REMEM_SET_IMPORTANCE) && (p->importance < 0 || p->importance > 1))
         return eng_fail(db, REMEM_EINVAL, "importance %g is outside [0,1]", p->importance);
     if ((rc = eng_validate(db, &probe))) return rc;
+    if ((rc = eng_check_utf8(db, "id", id)) || (rc = eng_check_utf8(db, "actor", p->actor)))
+        return rc;
     float *vec = NULL;
     if (p->fields & REMEM_SET_TEXT) {
         vec = malloc((size_t)db->emb->dim * sizeof *vec);
@@ -207,6 +212,11 @@ static int apply_invalidate(remem *db, void *ctx, remem_memory *m, const char **
 
 int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
                      const char *reason) {
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    if ((rc = eng_check_utf8(db, "superseded_by", superseded_by)) ||
+        (rc = eng_check_utf8(db, "reason", reason)))
+        return rc;
     inval_ctx c = {superseded_by && *superseded_by ? superseded_by : NULL, util_now_ms()};
     return edit(db, ns, id, apply_invalidate, &c, NULL, reason);
 }

@@ -95,8 +95,12 @@ double eng_kind_importance(const char *kind);
 
 /* REMEM_OK when the handle has a store and an embedder; clears the error. */
 int eng_need_open(remem *db);
-/* s is non-empty and at most max bytes; the error names `what`. */
+/* s is non-empty, at most max bytes and valid UTF-8; the error names
+ * `what`. */
 int eng_check_str(remem *db, const char *what, const char *s, size_t max);
+/* s (NULL: nothing to check) is valid UTF-8, else REMEM_EINVAL "<what> is
+ * not valid UTF-8 at byte N" (N: the offset of the first bad byte). */
+int eng_check_utf8(remem *db, const char *what, const char *s);
 /* Every check remem_add makes of a memory (including its vector's dimension). */
 int eng_validate(remem *db, const remem_memory *m);
 /* Scale v to unit length (a zero vector stays zero). */

@@ -107,21 +107,15 @@ static const char *env_or(const char *v, const char *name) {
     return e && *e ? e : NULL;
 }
 
+static int model_has_prefix(void *ctx, const store_ns *n) {
+    const char *prefix = ctx;
+    return strncmp(n->model, prefix, strlen(prefix)) == 0;
+}
+
+/* 1 when some namespace of the store holds vectors of a model whose id
+ * starts with prefix. */
 static int store_has_model_prefix(store *st, const char *prefix) {
-    char *json = NULL;
-    int found = 0;
-    if (store_namespaces_json(st, &json) == REMEM_OK && json) {
-        json_t *arr = json_loads(json, 0, NULL);
-        size_t i;
-        json_t *o;
-        json_array_foreach(arr, i, o) {
-            const char *m = json_string_value(json_object_get(o, "model"));
-            if (m && strncmp(m, prefix, strlen(prefix)) == 0) found = 1;
-        }
-        json_decref(arr);
-    }
-    free(json);
-    return found;
+    return store_namespaces(st, model_has_prefix, (void *)prefix) == 1;
 }
 
 static int make_embedder(remem *db) {
@@ -176,24 +170,18 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
     if (!db) return REMEM_ENOMEM;
     if (opt) db->opt = *opt;
     if (!uri || !*uri) return eng_fail(db, REMEM_EINVAL, "no store path given");
-    if (strncmp(uri, "file:", 5) == 0) uri += 5;
-    if (strncmp(uri, "postgres://", 11) == 0 || strncmp(uri, "postgresql://", 13) == 0)
-        return eng_fail(db, REMEM_EUNSUPPORTED,
-                        "PostgreSQL stores are not built into this remem yet");
     db->uri = strdup(uri);
     if (!db->uri) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    int rc =
-        store_open(uri, db->opt.durability, db->opt.busy_timeout_ms, db->opt.read_only, &db->st);
-    if (rc) {
-        if (db->st) {
-            eng_fail(db, rc, "cannot open %s: %s", uri, store_errmsg(db->st));
-            store_close(db->st);
-            db->st = NULL;
-        } else {
-            eng_fail(db, rc, "cannot open %s: out of memory", uri);
-        }
-        return rc;
-    }
+    store_config cfg = {.durability = db->opt.durability,
+                        .busy_timeout_ms = db->opt.busy_timeout_ms,
+                        .read_only = db->opt.read_only};
+    char err[512] = "";
+    int rc = store_open(uri, &cfg, &db->st, err, sizeof err);
+    /* A URI with a scheme may hold a password: only a path is repeated. */
+    if (rc == REMEM_EUNSUPPORTED) return eng_fail(db, rc, "%s", err);
+    if (rc)
+        return eng_fail(db, rc, "cannot open %s: %s", strncmp(uri, "file:", 5) ? uri : uri + 5,
+                        err[0] ? err : remem_strerror(rc));
     if ((rc = make_embedder(db))) return rc;
     eng_ok(db);
     return REMEM_OK;

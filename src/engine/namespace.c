@@ -13,46 +13,155 @@
 #include "score/score.h"
 #include "util/util.h"
 
-/* ---- history, stats, namespaces, clear ---- */
+/* ---- history, stats, namespaces, clear ----
+ * The store hands back rows and counts; they are rendered here, with
+ * jansson, into the JSON texts the faces print. */
+
+/* A JSON value stored as text; an unparsable one is kept as a string. */
+static json_t *json_or_null(const char *t) {
+    if (!t) return json_null();
+    json_t *j = json_loads(t, JSON_DECODE_ANY, NULL);
+    return j ? j : json_string(t);
+}
+
+typedef struct history_ctx {
+    remem *db;
+    const char *ns, *id;
+    json_t *arr;
+    char first_ns[512];
+} history_ctx;
+
+static int history_row(void *vctx, const store_history_row *h) {
+    history_ctx *c = vctx;
+    if (!c->ns) {
+        if (!c->first_ns[0])
+            snprintf(c->first_ns, sizeof c->first_ns, "%s", h->ns);
+        else if (strcmp(c->first_ns, h->ns) != 0)
+            return eng_fail(c->db, REMEM_EAMBIGUOUS,
+                            "id %.200s has history in several namespaces; name one", c->id);
+    }
+    char at[40];
+    util_format_time(h->at, at, sizeof at);
+    json_t *o = json_object();
+    json_object_set_new(o, "seq", json_integer(h->seq));
+    json_object_set_new(o, "ns", json_string(h->ns));
+    json_object_set_new(o, "id", json_string(c->id));
+    json_object_set_new(o, "at", json_string(at));
+    json_object_set_new(o, "op", json_string(h->op));
+    json_object_set_new(o, "actor", h->actor ? json_string(h->actor) : json_null());
+    json_object_set_new(o, "before", json_or_null(h->before));
+    json_object_set_new(o, "after", json_or_null(h->after));
+    json_array_append_new(c->arr, o);
+    return 0;
+}
 
 int remem_history(remem *db, const char *ns, const char *id, char **json) {
     *json = NULL;
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (!id || !*id) return eng_fail(db, REMEM_EINVAL, "no id given");
-    rc = store_history_json(db->st, ns, id, json);
-    return rc ? eng_store_fail(db, rc) : REMEM_OK;
+    history_ctx c = {.db = db, .ns = ns, .id = id, .arr = json_array()};
+    if (!c.arr) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    rc = store_history(db->st, ns, id, history_row, &c);
+    if (rc && rc != REMEM_EAMBIGUOUS) eng_store_fail(db, rc);
+    if (!rc && json_array_size(c.arr) == 0)
+        rc = eng_fail(db, REMEM_ENOTFOUND, "no history for %s%s%.200s", ns ? ns : "", ns ? "/" : "",
+                      id);
+    if (!rc && !(*json = json_dumps(c.arr, JSON_COMPACT)))
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    json_decref(c.arr);
+    return rc;
+}
+
+/* The stats' by_kind, by_tier and by_model objects. */
+static int stats_count(void *ctx, enum store_group g, const char *key, int64_t n) {
+    json_t **groups = ctx;
+    json_object_set_new(groups[g], key, json_integer(n));
+    return 0;
+}
+
+static int stats_namespace(void *ctx, const store_ns *n) {
+    json_object_set_new(ctx, n->ns, json_integer(n->rows));
+    return 0;
 }
 
 int remem_stats(remem *db, const char *ns, char **json) {
     *json = NULL;
     int rc = eng_need_open(db);
     if (rc) return rc;
-    rc = store_stats_json(db->st, ns, util_now_ms(), json);
-    if (rc) return eng_store_fail(db, rc);
-    json_t *o = json_loads(*json, 0, NULL);
-    if (o) {
-        json_t *e = json_object();
-        json_object_set_new(e, "name", json_string(db->emb->name));
-        json_object_set_new(e, "model", json_string(db->emb->model_id));
-        json_object_set_new(e, "dim", json_integer(db->emb->dim));
-        json_object_set_new(o, "embedder", e);
-        char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
-        json_decref(o);
-        if (s) {
-            free(*json);
-            *json = s;
-        }
+    store_summary sum;
+    json_t *groups[3] = {json_object(), json_object(), json_object()};
+    json_t *o = json_object(), *per = NULL;
+    rc = store_stats(db->st, ns, util_now_ms(), &sum, stats_count, groups);
+    if (!rc && !ns) {
+        per = json_object();
+        rc = store_namespaces(db->st, stats_namespace, per);
     }
-    return REMEM_OK;
+    if (rc) {
+        eng_store_fail(db, rc);
+        goto out;
+    }
+    json_object_set_new(o, "memories", json_integer(sum.memories));
+    json_object_set_new(o, "invalidated", json_integer(sum.invalidated));
+    json_object_set_new(o, "expired", json_integer(sum.expired));
+    json_object_set_new(o, "duplicates_folded", json_integer(sum.duplicates_folded));
+    json_object_set_new(o, "mean_importance", json_real(sum.mean_importance));
+    if (sum.memories > 0) {
+        char t[40];
+        util_format_time(sum.oldest, t, sizeof t);
+        json_object_set_new(o, "oldest", json_string(t));
+        util_format_time(sum.newest, t, sizeof t);
+        json_object_set_new(o, "newest", json_string(t));
+    }
+    json_object_set_new(o, "by_kind", groups[STORE_BY_KIND]);
+    json_object_set_new(o, "by_tier", groups[STORE_BY_TIER]);
+    json_object_set_new(o, "by_model", groups[STORE_BY_MODEL]);
+    groups[0] = groups[1] = groups[2] = NULL;
+    if (!ns) {
+        json_object_set_new(o, "by_namespace", per);
+        per = NULL;
+        json_object_set_new(o, "path", json_string(store_path(db->st)));
+        if (sum.file_bytes >= 0) json_object_set_new(o, "file_bytes", json_integer(sum.file_bytes));
+    } else {
+        json_object_set_new(o, "ns", json_string(ns));
+    }
+    json_t *e = json_object();
+    json_object_set_new(e, "name", json_string(db->emb->name));
+    json_object_set_new(e, "model", json_string(db->emb->model_id));
+    json_object_set_new(e, "dim", json_integer(db->emb->dim));
+    json_object_set_new(o, "embedder", e);
+    if (!(*json = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6))))
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+out:
+    for (int i = 0; i < 3; i++) json_decref(groups[i]);
+    json_decref(per);
+    json_decref(o);
+    return rc;
+}
+
+static int namespace_json(void *ctx, const store_ns *n) {
+    json_t *o = json_object();
+    json_object_set_new(o, "ns", json_string(n->ns));
+    json_object_set_new(o, "count", json_integer(n->rows));
+    json_object_set_new(o, "model", json_string(n->model));
+    json_object_set_new(o, "dim", json_integer(n->dim));
+    json_array_append_new(ctx, o);
+    return 0;
 }
 
 int remem_namespaces(remem *db, char **json) {
     *json = NULL;
     int rc = eng_need_open(db);
     if (rc) return rc;
-    rc = store_namespaces_json(db->st, json);
-    return rc ? eng_store_fail(db, rc) : REMEM_OK;
+    json_t *arr = json_array();
+    if (!arr) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    rc = store_namespaces(db->st, namespace_json, arr);
+    if (rc)
+        eng_store_fail(db, rc);
+    else if (!(*json = json_dumps(arr, JSON_COMPACT)))
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    json_decref(arr);
+    return rc;
 }
 
 int remem_clear(remem *db, const char *ns, int64_t *deleted) {
@@ -187,21 +296,42 @@ out:
     return rc;
 }
 
+/* The names of every namespace (a NULL-terminated malloc'd list). */
+typedef struct names {
+    char **v;
+    size_t n, cap;
+} names;
+
+static int collect_name(void *ctx, const store_ns *n) {
+    names *l = ctx;
+    if (l->n + 1 >= l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) return REMEM_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(n->ns))) return REMEM_ENOMEM;
+    l->v[++l->n] = NULL;
+    return 0;
+}
+
 int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *ctx) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    if (ns && (rc = eng_check_str(db, "namespace", ns, 256))) return rc;
     if (ns) return reindex_ns(db, ns, progress, ctx);
-    char *json = NULL;
-    if ((rc = remem_namespaces(db, &json))) return rc;
-    json_t *arr = json_loads(json, 0, NULL);
-    free(json);
-    size_t i;
-    json_t *o;
-    json_array_foreach(arr, i, o) {
-        if ((rc = reindex_ns(db, json_string_value(json_object_get(o, "ns")), progress, ctx)))
-            break;
-    }
-    json_decref(arr);
+    /* The names first: reindexing writes, which must not happen while the
+     * store is still listing. */
+    names l = {0};
+    rc = store_namespaces(db->st, collect_name, &l);
+    if (rc == REMEM_ENOMEM)
+        eng_fail(db, rc, "out of memory");
+    else if (rc)
+        eng_store_fail(db, rc);
+    for (size_t i = 0; !rc && i < l.n; i++) rc = reindex_ns(db, l.v[i], progress, ctx);
+    for (size_t i = 0; i < l.n; i++) free(l.v[i]);
+    free(l.v);
     return rc;
 }

@@ -7,6 +7,8 @@
  *      (FTS5 BM25 over the same namespaces, read best-first until N allowed
  *      rows are found). Lexical-only candidates get their cosine computed
  *      from the cache, so every candidate has every signal.
+ *      A query with its own `now` is a replay: memories created after it
+ *      are left out of both lanes.
  *   2. Components and score (score.c), thresholds, kind boost.
  *   3. Ordering (tier priority first when the profile says so), top-k, and
  *      the results copied out so they outlive the caches.
@@ -23,9 +25,19 @@
 #include "engine/engine.h"
 #include "filter/filter.h"
 #include "score/score.h"
+#include "text/analyse.h"
 #include "util/util.h"
 
 #define MAX_K 1000
+
+/* What one query may ask of the lexical lane: its first LEX_MAX_TERMS
+ * distinct terms, each counted at most LEX_MAX_REPEAT times (a term asked
+ * twice weighs twice in BM25, as it always has: LoCoMo questions repeat a
+ * term at most twice). The full-text search's work grows with the number
+ * of terms it is given, faster than linearly, so a long text of one
+ * repeated word used to hold a worker for over a minute. */
+#define LEX_MAX_TERMS  64
+#define LEX_MAX_REPEAT 4
 
 typedef struct cand_ref {
     ns_cache *c;
@@ -134,9 +146,17 @@ static void scratch_free(void *p, void *local) {
     if (p != local) free(p);
 }
 
+/* A query that names its `now` is a replay at that time: it sees only the
+ * memories that existed then (created_at <= now), in every profile and
+ * even with include_invalid (which brings back what was hidden, not what
+ * was not written yet). A query on the clock sees every memory, so that a
+ * clock a little behind another writer's never hides a fresh write. */
+static int replaying(const query_ctx *x) { return x->q->now != 0; }
+
 static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
     const remem_memory *m = &c->rows[i].m;
     if (x->tiers.rank_of_code[c->tier[i]] < 0) return 0;
+    if (replaying(x) && m->created_at > x->now) return 0;
     if (!x->q->include_invalid) {
         if (m->invalidated_at) return 0;
         if (m->expires_at && m->expires_at <= x->now) return 0;
@@ -166,11 +186,18 @@ static uint64_t *build_allow(query_ctx *x, ns_cache *c, size_t *allowed) {
     if (!bits) return NULL;
     size_t count = 0;
     int64_t from = INT64_MIN, until = INT64_MAX;
+    int replay = replaying(x);
     for (size_t i = 0; i < c->n; i++) {
-        int64_t e = c->rows[i].m.expires_at;
+        /* The span of `now` over which this bitmap holds: no TTL runs out
+         * and, in a replay, no memory comes into existence inside it. */
+        int64_t e = c->rows[i].m.expires_at, cr = c->rows[i].m.created_at;
         if (e) {
             if (e <= x->now && e > from) from = e;
             if (e > x->now && e < until) until = e;
+        }
+        if (replay) {
+            if (cr <= x->now && cr > from) from = cr;
+            if (cr > x->now && cr < until) until = cr;
         }
         if (row_allowed(x, c, i)) {
             bits[i >> 6] |= 1ULL << (i & 63);
@@ -192,7 +219,7 @@ static char *allow_key(query_ctx *x) {
     const char *parts[3] = {f, x->p.filter, x->p.tiers};
     size_t lens[3], total = 0;
     for (int i = 0; i < 3; i++) total += lens[i] = strlen(parts[i]);
-    char *key = malloc(total + 5);
+    char *key = malloc(total + 6);
     if (!key) return NULL;
     char *p = key;
     for (int i = 0; i < 3; i++) {
@@ -201,6 +228,7 @@ static char *allow_key(query_ctx *x) {
         *p++ = '\x1f';
     }
     *p++ = x->q->include_invalid ? '1' : '0';
+    *p++ = replaying(x) ? 'r' : 'c';
     *p = '\0';
     return key;
 }
@@ -237,19 +265,38 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 
 /* ---- the lexical lane ---- */
 
-static void add_term(const char *term, size_t len, void *ctx) {
-    strbuf *b = ctx;
-    /* Each term is a quoted FTS5 string: no operator in the user's text can
-     * change the query's meaning. */
-    if (b->len) sb_puts(b, " OR ");
-    sb_puts(b, "\"");
-    for (size_t i = 0; i < len; i++) {
-        if (term[i] == '"')
-            sb_puts(b, "\"\"");
-        else
-            sb_append(b, &term[i], 1);
+/* The query's search terms in text order, for the store's lexical
+ * operation: NUL-terminated copies in one buffer, within the limits above.
+ * distinct[] holds the first occurrence of each distinct term and how often
+ * it was taken. */
+typedef struct term_list {
+    strbuf text;                                   /* the terms, each followed by its NUL */
+    size_t offset[LEX_MAX_TERMS * LEX_MAX_REPEAT]; /* where each term starts in text */
+    size_t n;
+    size_t distinct[LEX_MAX_TERMS]; /* offset of each distinct term */
+    unsigned count[LEX_MAX_TERMS];
+    size_t n_distinct;
+} term_list;
+
+static void add_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
+    (void)has_digit;
+    (void)sentence_start;
+    term_list *l = ctx;
+    size_t d = 0;
+    for (; d < l->n_distinct; d++) {
+        const char *t = l->text.data + l->distinct[d];
+        if (strlen(t) == len && memcmp(t, term, len) == 0) break;
     }
-    sb_puts(b, "\"");
+    if (d == l->n_distinct) {
+        if (d == LEX_MAX_TERMS) return;
+        l->distinct[l->n_distinct++] = l->text.len;
+        l->count[d] = 0;
+    }
+    if (l->count[d] == LEX_MAX_REPEAT) return;
+    l->count[d]++;
+    l->offset[l->n++] = l->text.len;
+    sb_append(&l->text, term, len);
+    sb_append(&l->text, "", 1);
 }
 
 static int on_fts(void *vctx, int64_t rowid, double score) {
@@ -272,27 +319,31 @@ static int on_fts(void *vctx, int64_t rowid, double score) {
 }
 
 static int lexical_lane(query_ctx *x) {
-    strbuf match;
-    sb_init(&match);
-    embed_hash_terms(x->q->text, add_term, &match);
-    if (match.oom) {
-        sb_free(&match);
-        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
-    }
-    if (match.len == 0) {
-        sb_free(&match);
-        return REMEM_OK;
-    }
+    term_list *l = malloc(sizeof *l);
     const char **ns = malloc(x->n_caches * sizeof *ns);
-    if (!ns) {
-        sb_free(&match);
+    if (!l || !ns) {
+        free(l);
+        free(ns);
         return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
     }
+    l->n = l->n_distinct = 0;
+    sb_init(&l->text);
+    text_analyse(x->q->text, add_term, l);
+    const char *terms[LEX_MAX_TERMS * LEX_MAX_REPEAT];
+    int rc = REMEM_OK;
+    if (l->text.oom) {
+        rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < l->n; i++) terms[i] = l->text.data + l->offset[i];
     for (size_t j = 0; j < x->n_caches; j++) ns[j] = x->caches[j]->ns;
-    int rc = store_fts(x->db->st, ns, x->n_caches, match.data, on_fts, x);
+    if (l->n && (rc = store_lexical(x->db->st, ns, x->n_caches, terms, l->n, on_fts, x)))
+        eng_store_fail(x->db, rc);
+out:
     free(ns);
-    sb_free(&match);
-    return rc ? eng_store_fail(x->db, rc) : REMEM_OK;
+    sb_free(&l->text);
+    free(l);
+    return rc;
 }
 
 /* ---- results ---- */
@@ -369,6 +420,10 @@ static int check_query(remem *db, const remem_query *q) {
             return eng_fail(db, REMEM_EINVAL, "namespace %zu of the query is empty", i);
     if ((!q->text || !*q->text) && !q->vector)
         return eng_fail(db, REMEM_EINVAL, "a query needs text or a vector");
+    size_t text_len = q->text ? strlen(q->text) : 0;
+    if (text_len > REMEM_QUERY_TEXT_MAX)
+        return eng_fail(db, REMEM_EINVAL, "query text is %zu bytes; the limit is %d", text_len,
+                        REMEM_QUERY_TEXT_MAX);
     if (q->vector && q->dim != db->emb->dim)
         return eng_fail(db, REMEM_EDIM,
                         "query vector has %d dimensions; the %s embedder (%s) makes %d", q->dim,

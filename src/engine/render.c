@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 static void set_time(json_t *o, const char *key, int64_t ms, int zero_is_null) {
@@ -79,37 +80,6 @@ json_t *eng_memory_json(const remem_memory *m, int with_vec) {
 
 #define PUT_LIT(o, lit) sb_append((o), (lit), sizeof(lit) - 1)
 
-/* jansson's UTF-8 check: no overlong forms, no surrogates, nothing above
- * U+10FFFF. */
-static int utf8_valid(const unsigned char *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        unsigned cp, min;
-        if ((c & 0xE0) == 0xC0)
-            len = 2, cp = c & 0x1F, min = 0x80;
-        else if ((c & 0xF0) == 0xE0)
-            len = 3, cp = c & 0x0F, min = 0x800;
-        else if ((c & 0xF8) == 0xF0)
-            len = 4, cp = c & 0x07, min = 0x10000;
-        else
-            return 0;
-        if (i + len > n) return 0;
-        for (size_t j = 1; j < len; j++) {
-            if ((s[i + j] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (s[i + j] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-        i += len;
-    }
-    return 1;
-}
-
 static void put_string(strbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789ABCDEF";
     if (sb_reserve(o, n + 2)) return;
@@ -158,7 +128,7 @@ static void put_str_field(strbuf *o, int *first, const char *key, const char *v)
         return;
     }
     size_t n = strlen(v);
-    if (!utf8_valid((const unsigned char *)v, n)) return; /* jansson drops it */
+    if (util_utf8_check(v, n) != n) return; /* jansson drops it */
     put_key(o, first, key);
     put_string(o, v, n);
 }

@@ -16,6 +16,7 @@
 
 #include "engine/engine.h"
 #include "score/score.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 /* ---- validation ---- */
@@ -46,27 +47,51 @@ static int check_links(remem *db, const char *text) {
     return ok ? REMEM_OK : eng_fail(db, REMEM_EPARSE, "links must be a JSON array of ids");
 }
 
+int eng_check_utf8(remem *db, const char *what, const char *s) {
+    if (!s) return REMEM_OK;
+    size_t n = strlen(s), bad = util_utf8_check(s, n);
+    if (bad == n) return REMEM_OK;
+    return eng_fail(db, REMEM_EINVAL, "%s is not valid UTF-8 at byte %zu", what, bad);
+}
+
 int eng_check_str(remem *db, const char *what, const char *s, size_t max) {
     if (!s || !*s) return eng_fail(db, REMEM_EINVAL, "%s is empty", what);
     if (strlen(s) > max)
         return eng_fail(db, REMEM_EINVAL, "%s is longer than %zu bytes", what, max);
+    return eng_check_utf8(db, what, s);
+}
+
+/* Text must say something: "" and white space alone are refused alike. */
+static int check_text(remem *db, const char *text) {
+    if (!text || !*text) return eng_fail(db, REMEM_EINVAL, "text is empty");
+    int rc = eng_check_utf8(db, "text", text);
+    if (rc) return rc;
+    if (util_utf8_blank(text)) return eng_fail(db, REMEM_EINVAL, "text is only white space");
     return REMEM_OK;
 }
 
+/* Every string is checked as UTF-8 before anything else is read from it,
+ * so that the error names the field and the byte, and nothing invalid is
+ * ever stored (a face could not render it, an export could not be imported
+ * again). */
 int eng_validate(remem *db, const remem_memory *m) {
     int rc;
     if ((rc = eng_check_str(db, "namespace", m->ns, 256))) return rc;
-    if (!m->text || !*m->text) return eng_fail(db, REMEM_EINVAL, "text is empty");
+    if ((rc = check_text(db, m->text))) return rc;
     if (m->id && (rc = eng_check_str(db, "id", m->id, 256))) return rc;
     if (m->kind && (rc = eng_check_str(db, "kind", m->kind, 64))) return rc;
+    if ((rc = eng_check_utf8(db, "tier", m->tier))) return rc;
     if (m->tier && !valid_tier(m->tier))
         return eng_fail(db, REMEM_EINVAL, "unknown tier \"%.64s\" (static, short, long, archived)",
                         m->tier);
     if (!isnan(m->importance) && m->importance > 1)
         return eng_fail(db, REMEM_EINVAL, "importance %g is outside [0,1]", m->importance);
     if (isnan(m->importance)) return eng_fail(db, REMEM_EINVAL, "importance is not a number");
+    if ((rc = eng_check_utf8(db, "metadata", m->metadata))) return rc;
     if (m->metadata && (rc = check_json_object(db, "metadata", m->metadata))) return rc;
+    if ((rc = eng_check_utf8(db, "links", m->links))) return rc;
     if (m->links && (rc = check_links(db, m->links))) return rc;
+    if ((rc = eng_check_utf8(db, "superseded_by", m->superseded_by))) return rc;
     if (m->vector && m->dim != db->emb->dim)
         return eng_fail(db, REMEM_EDIM, "vector has %d dimensions; the %s embedder (%s) makes %d",
                         m->dim, db->emb->name, db->emb->model_id, db->emb->dim);

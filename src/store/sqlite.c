@@ -15,6 +15,11 @@
  *
  * Schema changes go through the `migrations` list: each step runs once, in
  * a transaction, and records the new version in remem_meta.
+ *
+ * This file is the one place that speaks SQL or FTS5: it implements the
+ * operations of store.h (the table at the end), builds the full-text query
+ * from the engine's plain search terms, and turns every statement row into
+ * a store_row through one decoder (decode_row).
  */
 #include "store/store.h"
 
@@ -23,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 
 #include "util/util.h"
 
@@ -48,13 +52,15 @@ enum {
     ST_COUNT
 };
 
-struct store {
+/* The handle: store.h's part first, so a store * is a sqlite_store *. */
+typedef struct sqlite_store {
+    store base;
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
-    char path[1024];
-    char err[512];
     int data_version;
-};
+} sqlite_store;
+
+static sqlite_store *sq(store *s) { return (sqlite_store *)s; }
 
 #define ROW_COLS                                                             \
     "rowid, ns, id, kind, tier, text, importance, created_at, updated_at, "  \
@@ -147,16 +153,18 @@ static const char *const migrations[] = {
 };
 #define N_MIGRATIONS (int)(sizeof migrations / sizeof migrations[0])
 
-static int fail(store *s, int rc, const char *fmt, ...) {
+static int fail(sqlite_store *s, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(sqlite_store *s, int rc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    vsnprintf(s->base.err, sizeof s->base.err, fmt, ap);
     va_end(ap);
     return rc;
 }
 
 /* Map an SQLite error to a status and keep its message. */
-static int sqlfail(store *s, const char *what) {
+static int sqlfail(sqlite_store *s, const char *what) {
     int code = sqlite3_errcode(s->db);
     int rc = REMEM_ESTORE;
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
@@ -170,15 +178,12 @@ static int sqlfail(store *s, const char *what) {
     return fail(s, rc, "%s: %s", what, sqlite3_errmsg(s->db));
 }
 
-const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
-const char *store_path(const store *s) { return s->path; }
-
-static int exec(store *s, const char *sql) {
+static int exec(sqlite_store *s, const char *sql) {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         int rc = sqlfail(s, "sqlite");
         if (msg) {
-            snprintf(s->err, sizeof s->err, "sqlite: %s", msg);
+            snprintf(s->base.err, sizeof s->base.err, "sqlite: %s", msg);
             sqlite3_free(msg);
         }
         return rc;
@@ -186,18 +191,24 @@ static int exec(store *s, const char *sql) {
     return REMEM_OK;
 }
 
-static int schema_version(store *s, int *v) {
+/* A statement prepared for one call (finalize it). */
+static int prepare(sqlite_store *s, const char *sql, sqlite3_stmt **st, const char *what) {
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) return sqlfail(s, what);
+    return REMEM_OK;
+}
+
+static int schema_version(sqlite_store *s, int *v) {
     *v = 0;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT value FROM remem_meta WHERE key='schema_version'", -1,
-                           &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "reading the schema version");
+    int rc = prepare(s, "SELECT value FROM remem_meta WHERE key='schema_version'", &st,
+                     "reading the schema version");
+    if (rc) return rc;
     if (sqlite3_step(st) == SQLITE_ROW) *v = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     return REMEM_OK;
 }
 
-static int migrate(store *s) {
+static int migrate(sqlite_store *s) {
     int rc = exec(s, "CREATE TABLE IF NOT EXISTS remem_meta(key TEXT PRIMARY KEY,"
                      " value TEXT NOT NULL)");
     if (rc) return rc;
@@ -207,7 +218,7 @@ static int migrate(store *s) {
         return fail(s, REMEM_ECORRUPT,
                     "%s has schema version %d; this remem knows up to %d "
                     "(a newer remem wrote it)",
-                    s->path, v, N_MIGRATIONS);
+                    s->base.path, v, N_MIGRATIONS);
     if (v == N_MIGRATIONS) return REMEM_OK;
     if ((rc = exec(s, "BEGIN IMMEDIATE"))) return rc;
     /* Another process may have migrated while we waited for the lock. */
@@ -225,25 +236,33 @@ out:
     return rc;
 }
 
-int store_open(const char *path, int durability, int busy_timeout_ms, int read_only, store **out) {
-    store *s = calloc(1, sizeof *s);
-    *out = s;
-    if (!s) return REMEM_ENOMEM;
-    snprintf(s->path, sizeof s->path, "%s", path);
+static const store_ops sqlite_ops;
+static int sqlite_changed(store *base);
+
+static void sqlite_close(store *base) {
+    sqlite_store *s = sq(base);
+    if (!s) return;
+    for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
+    int read_only = cfg && cfg->read_only;
     int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     flags |= SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-        int rc = s->db ? sqlfail(s, path) : REMEM_ENOMEM;
-        if (rc == REMEM_ESTORE) rc = REMEM_EIO;
-        return rc;
+    if (sqlite3_open_v2(s->base.path, &s->db, flags, NULL) != SQLITE_OK) {
+        if (!s->db) return fail(s, REMEM_ENOMEM, "out of memory");
+        int rc = sqlfail(s, s->base.path);
+        return rc == REMEM_ESTORE ? REMEM_EIO : rc;
     }
     sqlite3_extended_result_codes(s->db, 0);
-    sqlite3_busy_timeout(s->db, busy_timeout_ms > 0 ? busy_timeout_ms : 10000);
+    int busy = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
+    sqlite3_busy_timeout(s->db, busy);
     int rc;
-    if (!read_only) {
-        if ((rc = exec(s, "PRAGMA journal_mode=WAL"))) return rc;
-    }
-    if ((rc = exec(s, durability ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")))
+    if (!read_only && (rc = exec(s, "PRAGMA journal_mode=WAL"))) return rc;
+    if ((rc = exec(s, cfg && cfg->durability ? "PRAGMA synchronous=FULL"
+                                             : "PRAGMA synchronous=NORMAL")))
         return rc;
     if ((rc = exec(s, "PRAGMA foreign_keys=ON"))) return rc;
     /* Deleted content is overwritten, so a purged memory's text does not
@@ -258,30 +277,48 @@ int store_open(const char *path, int durability, int busy_timeout_ms, int read_o
                                NULL) != SQLITE_OK)
             return sqlfail(s, "preparing statements");
     }
-    store_changed(s);
+    sqlite_changed(&s->base);
     return REMEM_OK;
 }
 
-void store_close(store *s) {
-    if (!s) return;
-    for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->st[i]);
-    sqlite3_close(s->db);
-    free(s);
+static int sqlite_open(const char *path, const store_config *cfg, store **out, char *err,
+                       size_t errcap) {
+    *out = NULL;
+    sqlite_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errcap, "out of memory");
+        return REMEM_ENOMEM;
+    }
+    s->base.ops = &sqlite_ops;
+    snprintf(s->base.path, sizeof s->base.path, "%s", path);
+    int rc = sqlite_setup(s, cfg);
+    if (rc) {
+        snprintf(err, errcap, "%s", s->base.err);
+        sqlite_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return REMEM_OK;
 }
 
-int store_begin(store *s) { return exec(s, "BEGIN IMMEDIATE"); }
-int store_commit(store *s) {
+static int sqlite_begin(store *base) { return exec(sq(base), "BEGIN IMMEDIATE"); }
+
+static int sqlite_commit(store *base) {
+    sqlite_store *s = sq(base);
     int rc = exec(s, "COMMIT");
     if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
-void store_rollback(store *s) {
+
+static void sqlite_rollback(store *base) {
+    sqlite_store *s = sq(base);
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* Every recall asks this first, so the pragma is a statement prepared once
  * with the others rather than parsed per call. */
-int store_changed(store *s) {
+static int sqlite_changed(store *base) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_DATA_VERSION];
     int v = s->data_version;
     if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
@@ -293,36 +330,19 @@ int store_changed(store *s) {
 
 /* ---- rows ---- */
 
-static char *dupcol(sqlite3_stmt *st, int i) {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
-}
-
-void store_row_clear(store_row *r) {
-    if (!r) return;
-    free((char *)r->m.ns);
-    free((char *)r->m.id);
-    free((char *)r->m.kind);
-    free((char *)r->m.tier);
-    free((char *)r->m.text);
-    free((char *)r->m.superseded_by);
-    free((char *)r->m.metadata);
-    free((char *)r->m.links);
-    free((char *)r->m.model);
-    free(r->vec);
-    memset(r, 0, sizeof *r);
-}
-
-/* Fill r from the current row of st (ROW_COLS order). Returns 0 or -1
- * when out of memory. The vector is copied only when with_vec. */
-static int read_row(sqlite3_stmt *st, int with_vec, store_row *r) {
+/* The one row decoder: point r at the current row of st (ROW_COLS order)
+ * without copying. The strings and the vector are SQLite's, valid until
+ * the next step or reset: a scan hands them to its callback as they are,
+ * a lookup copies them (store_row_copy). Returns 0, or -1 when SQLite ran
+ * out of memory for a required column. */
+static int decode_row(sqlite3_stmt *st, int with_vec, store_row *r) {
     memset(r, 0, sizeof *r);
     r->rowid = sqlite3_column_int64(st, 0);
-    r->m.ns = dupcol(st, 1);
-    r->m.id = dupcol(st, 2);
-    r->m.kind = dupcol(st, 3);
-    r->m.tier = dupcol(st, 4);
-    r->m.text = dupcol(st, 5);
+    r->m.ns = (const char *)sqlite3_column_text(st, 1);
+    r->m.id = (const char *)sqlite3_column_text(st, 2);
+    r->m.kind = (const char *)sqlite3_column_text(st, 3);
+    r->m.tier = (const char *)sqlite3_column_text(st, 4);
+    r->m.text = (const char *)sqlite3_column_text(st, 5);
     r->m.importance = sqlite3_column_double(st, 6);
     r->m.created_at = sqlite3_column_int64(st, 7);
     r->m.updated_at = sqlite3_column_int64(st, 8);
@@ -330,44 +350,37 @@ static int read_row(sqlite3_stmt *st, int with_vec, store_row *r) {
     r->m.access_count = sqlite3_column_int64(st, 10);
     r->m.expires_at = sqlite3_column_int64(st, 11);
     r->m.invalidated_at = sqlite3_column_int64(st, 12);
-    r->m.superseded_by = dupcol(st, 13);
+    r->m.superseded_by = (const char *)sqlite3_column_text(st, 13);
     r->m.duplicate_count = sqlite3_column_int64(st, 14);
-    r->m.metadata = dupcol(st, 15);
-    r->m.links = dupcol(st, 16);
-    r->m.model = dupcol(st, 17);
+    r->m.metadata = (const char *)sqlite3_column_text(st, 15);
+    r->m.links = (const char *)sqlite3_column_text(st, 16);
+    r->m.model = (const char *)sqlite3_column_text(st, 17);
+    /* The blob first, then its size: asking for the bytes of a blob never
+     * converts it, so the pointer stays valid. */
+    const void *blob = with_vec ? sqlite3_column_blob(st, 18) : NULL;
     int bytes = sqlite3_column_bytes(st, 18);
     r->m.dim = bytes / (int)sizeof(float);
-    if (with_vec && bytes > 0) {
-        r->vec = malloc((size_t)bytes);
-        if (!r->vec) return -1;
-        memcpy(r->vec, sqlite3_column_blob(st, 18), (size_t)bytes);
-        r->m.vector = r->vec;
-    }
+    if (blob && r->m.dim > 0) r->m.vector = blob;
     if (!r->m.ns || !r->m.id || !r->m.kind || !r->m.tier || !r->m.text) return -1;
     return 0;
 }
 
-/* Step a one-row lookup into out; ENOTFOUND when there is no row. */
-static int lookup(store *s, sqlite3_stmt *st, int with_vec, store_row *out, const char *what) {
+/* Step a one-row lookup into out (a copy it owns); ENOTFOUND when there
+ * is no row. The statement is left on its row (the caller resets it). */
+static int lookup(sqlite_store *s, sqlite3_stmt *st, int with_vec, store_row *out,
+                  const char *what) {
+    memset(out, 0, sizeof *out);
     int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) {
-        sqlite3_reset(st);
-        return fail(s, REMEM_ENOTFOUND, "%s", what);
-    }
-    if (rc != SQLITE_ROW) {
-        rc = sqlfail(s, what);
-        sqlite3_reset(st);
-        return rc;
-    }
-    if (read_row(st, with_vec, out)) {
-        store_row_clear(out);
-        sqlite3_reset(st);
+    if (rc == SQLITE_DONE) return fail(s, REMEM_ENOTFOUND, "%s", what);
+    if (rc != SQLITE_ROW) return sqlfail(s, what);
+    store_row row;
+    if (decode_row(st, with_vec, &row) || store_row_copy(out, &row))
         return fail(s, REMEM_ENOMEM, "out of memory reading %s", what);
-    }
     return REMEM_OK;
 }
 
-int store_find(store *s, const char *ns, const char *id, int with_vec, store_row *out) {
+static int sqlite_find(store *base, const char *ns, const char *id, int with_vec, store_row *out) {
+    sqlite_store *s = sq(base);
     memset(out, 0, sizeof *out);
     char what[300];
     snprintf(what, sizeof what, "no memory %s%s%.200s", ns ? ns : "", ns ? "/" : "", id);
@@ -390,7 +403,8 @@ int store_find(store *s, const char *ns, const char *id, int with_vec, store_row
     return rc;
 }
 
-int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out) {
+static int sqlite_get_rowid(store *base, int64_t rowid, int with_vec, store_row *out) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_GET];
     sqlite3_bind_int64(st, 1, rowid);
     int rc = lookup(s, st, with_vec, out, "no such row");
@@ -398,7 +412,9 @@ int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out) {
     return rc;
 }
 
-int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm, int64_t *rowid) {
+static int sqlite_find_dup(store *base, const char *ns, uint64_t h, const char *norm,
+                           int64_t *rowid) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_DUP];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (int64_t)h);
@@ -443,7 +459,7 @@ static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *nor
         sqlite3_bind_null(st, 20);
 }
 
-static int step_done(store *s, sqlite3_stmt *st, const char *what) {
+static int step_done(sqlite_store *s, sqlite3_stmt *st, const char *what) {
     int rc = sqlite3_step(st);
     int out = rc == SQLITE_DONE ? REMEM_OK : sqlfail(s, what);
     sqlite3_reset(st);
@@ -451,7 +467,9 @@ static int step_done(store *s, sqlite3_stmt *st, const char *what) {
     return out;
 }
 
-int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h, int64_t *rowid) {
+static int sqlite_insert(store *base, const remem_memory *m, const char *norm, uint64_t h,
+                         int64_t *rowid) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_INSERT];
     bind_memory(st, m, norm, h);
     int rc = step_done(s, st, "inserting a memory");
@@ -459,27 +477,32 @@ int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h, 
     return rc;
 }
 
-int store_replace(store *s, int64_t rowid, const remem_memory *m, const char *norm, uint64_t h) {
+static int sqlite_replace(store *base, int64_t rowid, const remem_memory *m, const char *norm,
+                          uint64_t h) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_REPLACE];
     bind_memory(st, m, norm, h);
     sqlite3_bind_int64(st, 21, rowid);
     return step_done(s, st, "updating a memory");
 }
 
-int store_bump_duplicate(store *s, int64_t rowid, int64_t now) {
+static int sqlite_bump_duplicate(store *base, int64_t rowid, int64_t now) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_BUMPDUP];
     sqlite3_bind_int64(st, 1, now);
     sqlite3_bind_int64(st, 2, rowid);
     return step_done(s, st, "recording a duplicate");
 }
 
-int store_delete(store *s, int64_t rowid) {
+static int sqlite_remove(store *base, int64_t rowid) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_DELETE];
     sqlite3_bind_int64(st, 1, rowid);
     return step_done(s, st, "deleting a memory");
 }
 
-int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now) {
+static int sqlite_touch(store *base, const int64_t *rowids, size_t n, int64_t now) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_TOUCH];
     for (size_t i = 0; i < n; i++) {
         sqlite3_bind_int64(st, 1, now);
@@ -490,7 +513,9 @@ int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now) {
     return REMEM_OK;
 }
 
-int store_set_vector(store *s, int64_t rowid, const char *model, const float *vec, int dim) {
+static int sqlite_set_vector(store *base, int64_t rowid, const char *model, const float *vec,
+                             int dim) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_SETVEC];
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
     sqlite3_bind_blob(st, 2, vec, dim * (int)sizeof(float), SQLITE_STATIC);
@@ -498,10 +523,31 @@ int store_set_vector(store *s, int64_t rowid, const char *model, const float *ve
     return step_done(s, st, "storing a vector");
 }
 
+static int sqlite_clear(store *base, const char *ns, int64_t *deleted) {
+    sqlite_store *s = sq(base);
+    sqlite3_stmt *st;
+    int rc = prepare(s, "DELETE FROM memories WHERE ns=?", &st, "clearing a namespace");
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? REMEM_OK : sqlfail(s, "clearing a namespace");
+    sqlite3_finalize(st);
+    if (!rc && deleted) *deleted = sqlite3_changes64(s->db);
+    if (rc) return rc;
+    /* An empty namespace may take vectors of another model again. */
+    rc = prepare(s, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=?", &st,
+                 "clearing a namespace");
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = sqlfail(s, "clearing a namespace");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* ---- namespaces ---- */
 
-int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *dim,
-                  int64_t *version, int64_t *rows) {
+static int sqlite_ns_info(store *base, const char *ns, char *model, size_t model_cap, int *dim,
+                          int64_t *version, int64_t *rows) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_NS_INFO];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
@@ -524,7 +570,8 @@ int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *
     return rc;
 }
 
-int store_ns_set_model(store *s, const char *ns, const char *model, int dim) {
+static int sqlite_ns_set_model(store *base, const char *ns, const char *model, int dim) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_NS_SET];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
@@ -532,10 +579,38 @@ int store_ns_set_model(store *s, const char *ns, const char *model, int dim) {
     return step_done(s, st, "recording the namespace's model");
 }
 
+static int sqlite_namespaces(store *base, store_ns_fn fn, void *ctx) {
+    sqlite_store *s = sq(base);
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "SELECT ns, rows, coalesce(model,''), coalesce(dim,0), version "
+                     "FROM namespaces WHERE rows > 0 ORDER BY ns",
+                     &st, "listing namespaces");
+    if (rc) return rc;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_ns n = {.ns = (const char *)sqlite3_column_text(st, 0),
+                      .rows = sqlite3_column_int64(st, 1),
+                      .model = (const char *)sqlite3_column_text(st, 2),
+                      .dim = sqlite3_column_int(st, 3),
+                      .version = sqlite3_column_int64(st, 4)};
+        if (!n.ns || !n.model) {
+            rc = fail(s, REMEM_ENOMEM, "out of memory listing namespaces");
+            break;
+        }
+        if ((rc = fn(ctx, &n))) break;
+    }
+    if (!rc && step != SQLITE_DONE) rc = sqlfail(s, "listing namespaces");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* ---- history ---- */
 
-int store_history_add(store *s, const char *ns, const char *id, int64_t at, const char *op,
-                      const char *actor, const char *before, const char *after) {
+static int sqlite_history_add(store *base, const char *ns, const char *id, int64_t at,
+                              const char *op, const char *actor, const char *before,
+                              const char *after) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_HIST_ADD];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
@@ -547,7 +622,8 @@ int store_history_add(store *s, const char *ns, const char *id, int64_t at, cons
     return step_done(s, st, "writing history");
 }
 
-int store_history_max(store *s, const char *ns, int64_t *seq) {
+static int sqlite_history_max(store *base, const char *ns, int64_t *seq) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_HIST_MAX];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
@@ -557,8 +633,9 @@ int store_history_max(store *s, const char *ns, int64_t *seq) {
     return rc;
 }
 
-int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn, void *ctx,
-                        int64_t *max_seq) {
+static int sqlite_history_since(store *base, const char *ns, int64_t after, store_hist_fn fn,
+                                void *ctx, int64_t *max_seq) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_HIST_SINCE];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after);
@@ -575,7 +652,58 @@ int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn f
     return rc;
 }
 
-int store_scrub_deleted(store *s) {
+static int sqlite_history(store *base, const char *ns, const char *id, store_history_fn fn,
+                          void *ctx) {
+    sqlite_store *s = sq(base);
+    sqlite3_stmt *st;
+    const char *sql = ns ? "SELECT seq, ns, id, at, op, actor, before, after FROM history "
+                           "WHERE ns=?1 AND id=?2 ORDER BY seq"
+                         : "SELECT seq, ns, id, at, op, actor, before, after FROM history "
+                           "WHERE id=?2 ORDER BY seq";
+    int rc = prepare(s, sql, &st, "reading history");
+    if (rc) return rc;
+    if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_history_row h = {.seq = sqlite3_column_int64(st, 0),
+                               .ns = (const char *)sqlite3_column_text(st, 1),
+                               .id = (const char *)sqlite3_column_text(st, 2),
+                               .at = sqlite3_column_int64(st, 3),
+                               .op = (const char *)sqlite3_column_text(st, 4),
+                               .actor = (const char *)sqlite3_column_text(st, 5),
+                               .before = (const char *)sqlite3_column_text(st, 6),
+                               .after = (const char *)sqlite3_column_text(st, 7)};
+        if (!h.ns || !h.id || !h.op) {
+            rc = fail(s, REMEM_ENOMEM, "out of memory reading history");
+            break;
+        }
+        if ((rc = fn(ctx, &h))) break;
+    }
+    if (!rc && step != SQLITE_DONE) rc = sqlfail(s, "reading history");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int sqlite_history_scrub(store *base, const char *ns, const char *id) {
+    sqlite_store *s = sq(base);
+    sqlite3_stmt *st;
+    /* Whole values go, not just the text: metadata, links, an
+     * invalidation's reason (actor) and superseded_by are the memory's
+     * content too. With secure_delete on, the old cells are zeroed. */
+    int rc =
+        prepare(s, "UPDATE history SET actor=NULL, before=NULL, after=NULL WHERE ns=? AND id=?",
+                &st, "scrubbing history");
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? REMEM_OK : sqlfail(s, "scrubbing history");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int sqlite_scrub_deleted(store *base) {
+    sqlite_store *s = sq(base);
     int rc = exec(s, "BEGIN IMMEDIATE");
     if (rc) return rc;
     rc = exec(s, "INSERT INTO memories_fts(memories_fts) VALUES('optimize')");
@@ -589,117 +717,10 @@ int store_scrub_deleted(store *s) {
     return REMEM_OK;
 }
 
-int store_history_scrub(store *s, const char *ns, const char *id) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(
-            s->db,
-            "UPDATE history SET"
-            " before = CASE WHEN json_valid(before) THEN json_remove(before,'$.text') END,"
-            " after = CASE WHEN json_valid(after) THEN json_remove(after,'$.text') END"
-            " WHERE ns=? AND id=?",
-            -1, &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "scrubbing history");
-    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? REMEM_OK : sqlfail(s, "scrubbing history");
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static json_t *json_or_null(const unsigned char *t) {
-    if (!t) return json_null();
-    json_t *j = json_loads((const char *)t, JSON_DECODE_ANY, NULL);
-    return j ? j : json_string((const char *)t);
-}
-
-int store_history_json(store *s, const char *ns, const char *id, char **json) {
-    *json = NULL;
-    sqlite3_stmt *st;
-    const char *sql = ns ? "SELECT seq, ns, at, op, actor, before, after FROM history "
-                           "WHERE ns=?1 AND id=?2 ORDER BY seq"
-                         : "SELECT seq, ns, at, op, actor, before, after FROM history "
-                           "WHERE id=?2 ORDER BY seq";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "reading history");
-    if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-    json_t *arr = json_array();
-    char first_ns[512] = "";
-    int rc = REMEM_OK;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *rns = (const char *)sqlite3_column_text(st, 1);
-        if (!ns) {
-            if (!first_ns[0])
-                snprintf(first_ns, sizeof first_ns, "%s", rns);
-            else if (strcmp(first_ns, rns) != 0) {
-                rc = fail(s, REMEM_EAMBIGUOUS,
-                          "id %.200s has history in several namespaces; name one", id);
-                break;
-            }
-        }
-        char at[40];
-        util_format_time(sqlite3_column_int64(st, 2), at, sizeof at);
-        json_t *o = json_object();
-        json_object_set_new(o, "seq", json_integer(sqlite3_column_int64(st, 0)));
-        json_object_set_new(o, "ns", json_string(rns));
-        json_object_set_new(o, "id", json_string(id));
-        json_object_set_new(o, "at", json_string(at));
-        json_object_set_new(o, "op", json_string((const char *)sqlite3_column_text(st, 3)));
-        const unsigned char *actor = sqlite3_column_text(st, 4);
-        json_object_set_new(o, "actor", actor ? json_string((const char *)actor) : json_null());
-        json_object_set_new(o, "before", json_or_null(sqlite3_column_text(st, 5)));
-        json_object_set_new(o, "after", json_or_null(sqlite3_column_text(st, 6)));
-        json_array_append_new(arr, o);
-    }
-    sqlite3_finalize(st);
-    if (!rc && json_array_size(arr) == 0)
-        rc = fail(s, REMEM_ENOTFOUND, "no history for %s%s%.200s", ns ? ns : "", ns ? "/" : "", id);
-    if (!rc) {
-        *json = json_dumps(arr, JSON_COMPACT);
-        if (!*json) rc = fail(s, REMEM_ENOMEM, "out of memory");
-    }
-    json_decref(arr);
-    return rc;
-}
-
 /* ---- scans ---- */
 
-/* Point r at the current row of st (ROW_COLS order) without copying: the
- * strings and the vector are SQLite's, valid until the next step. A scan
- * hands its callback rows it may read only during the call, so copying each
- * row's nine strings here (and freeing them after) would be pure cost.
- * Returns 0, or -1 when SQLite ran out of memory for a required column. */
-static int borrow_row(sqlite3_stmt *st, int with_vec, store_row *r) {
-    memset(r, 0, sizeof *r);
-    r->rowid = sqlite3_column_int64(st, 0);
-    r->m.ns = (const char *)sqlite3_column_text(st, 1);
-    r->m.id = (const char *)sqlite3_column_text(st, 2);
-    r->m.kind = (const char *)sqlite3_column_text(st, 3);
-    r->m.tier = (const char *)sqlite3_column_text(st, 4);
-    r->m.text = (const char *)sqlite3_column_text(st, 5);
-    r->m.importance = sqlite3_column_double(st, 6);
-    r->m.created_at = sqlite3_column_int64(st, 7);
-    r->m.updated_at = sqlite3_column_int64(st, 8);
-    r->m.accessed_at = sqlite3_column_int64(st, 9);
-    r->m.access_count = sqlite3_column_int64(st, 10);
-    r->m.expires_at = sqlite3_column_int64(st, 11);
-    r->m.invalidated_at = sqlite3_column_int64(st, 12);
-    r->m.superseded_by = (const char *)sqlite3_column_text(st, 13);
-    r->m.duplicate_count = sqlite3_column_int64(st, 14);
-    r->m.metadata = (const char *)sqlite3_column_text(st, 15);
-    r->m.links = (const char *)sqlite3_column_text(st, 16);
-    r->m.model = (const char *)sqlite3_column_text(st, 17);
-    /* The blob first, then its size: asking for the bytes of a blob never
-     * converts it, so the pointer stays valid. */
-    const void *blob = with_vec ? sqlite3_column_blob(st, 18) : NULL;
-    int bytes = sqlite3_column_bytes(st, 18);
-    r->m.dim = bytes / (int)sizeof(float);
-    if (blob && r->m.dim > 0) r->m.vector = blob;
-    if (!r->m.ns || !r->m.id || !r->m.kind || !r->m.tier || !r->m.text) return -1;
-    return 0;
-}
-
-int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
+static int sqlite_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
+    sqlite_store *s = sq(base);
     sqlite3_stmt *st;
     /* For one namespace, its rowids come from the (ns, ...) index into a
      * list SQLite keeps sorted, then each row is read by rowid: in rowid
@@ -709,13 +730,13 @@ int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ct
     const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE rowid IN"
                            " (SELECT rowid FROM memories WHERE ns=?) ORDER BY rowid"
                          : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "scanning memories");
+    int rc = prepare(s, sql, &st, "scanning memories");
+    if (rc) return rc;
     if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-    int rc = REMEM_OK, step;
+    int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         store_row r;
-        if (borrow_row(st, with_vec, &r)) {
+        if (decode_row(st, with_vec, &r)) {
             rc = fail(s, REMEM_ENOMEM, "out of memory scanning");
             break;
         }
@@ -727,17 +748,43 @@ int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ct
     return rc;
 }
 
-int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match, store_fts_fn fn,
-              void *ctx) {
+/* The FTS5 query for the terms: each one a quoted string (a '"' inside is
+ * doubled), so no character of a term can act as an FTS5 operator, joined
+ * by OR. FTS5's bm25() sums over the query's phrases, which is how a term
+ * listed twice counts twice. */
+static int fts_match(const char *const *terms, size_t n, strbuf *b) {
+    for (size_t i = 0; i < n; i++) {
+        if (i) sb_puts(b, " OR ");
+        sb_puts(b, "\"");
+        for (const char *t = terms[i]; *t; t++) {
+            if (*t == '"')
+                sb_puts(b, "\"\"");
+            else
+                sb_append(b, t, 1);
+        }
+        sb_puts(b, "\"");
+    }
+    return b->oom ? -1 : 0;
+}
+
+static int sqlite_lexical(store *base, const char *const *ns, size_t n_ns, const char *const *terms,
+                          size_t n_terms, store_lexical_fn fn, void *ctx) {
+    sqlite_store *s = sq(base);
     /* The full-text index alone, without joining the memories table: the
      * caller keeps only rows of its namespaces (it knows them from its
      * caches), and not reading the table's pages for every match is most of
-     * the lane's cost. ns is kept in the interface for stores that cannot
-     * do that. */
+     * the lane's cost. */
     (void)ns;
     (void)n_ns;
+    if (n_terms == 0) return REMEM_OK;
+    strbuf match;
+    sb_init(&match);
+    if (fts_match(terms, n_terms, &match)) {
+        sb_free(&match);
+        return fail(s, REMEM_ENOMEM, "out of memory");
+    }
     sqlite3_stmt *st = s->st[ST_FTS];
-    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, match.data, (int)match.len, SQLITE_STATIC);
     int rc = REMEM_OK, step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         if (fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1))) break;
@@ -745,56 +792,37 @@ int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match, s
     if (step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "full-text query");
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
+    sb_free(&match);
     return rc;
 }
 
-/* ---- namespaces, stats, clear ---- */
+/* ---- statistics ---- */
 
-int store_namespaces_json(store *s, char **json) {
-    *json = NULL;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT ns, rows, coalesce(model,''), coalesce(dim,0) "
-                           "FROM namespaces WHERE rows > 0 ORDER BY ns",
-                           -1, &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "listing namespaces");
-    json_t *arr = json_array();
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        json_t *o = json_object();
-        json_object_set_new(o, "ns", json_string((const char *)sqlite3_column_text(st, 0)));
-        json_object_set_new(o, "count", json_integer(sqlite3_column_int64(st, 1)));
-        json_object_set_new(o, "model", json_string((const char *)sqlite3_column_text(st, 2)));
-        json_object_set_new(o, "dim", json_integer(sqlite3_column_int(st, 3)));
-        json_array_append_new(arr, o);
-    }
-    sqlite3_finalize(st);
-    *json = json_dumps(arr, JSON_COMPACT);
-    json_decref(arr);
-    return *json ? REMEM_OK : fail(s, REMEM_ENOMEM, "out of memory");
-}
-
-/* Run a "SELECT key, count(*) ... GROUP BY key" into obj. */
-static int group_counts(store *s, const char *col, const char *ns, int64_t now, json_t *obj) {
+/* "SELECT key, count(*) ... GROUP BY key" for one group, into fn. */
+static int group_counts(sqlite_store *s, enum store_group g, const char *col, const char *ns,
+                        store_count_fn fn, void *ctx) {
     char sql[256];
-    (void)now;
     snprintf(sql, sizeof sql, "SELECT %s, count(*) FROM memories %s GROUP BY 1 ORDER BY 1", col,
              ns ? "WHERE ns=?1" : "");
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return sqlfail(s, "statistics");
+    int rc = prepare(s, sql, &st, "statistics");
+    if (rc) return rc;
     if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *k = sqlite3_column_text(st, 0);
-        json_object_set_new(obj, k ? (const char *)k : "",
-                            json_integer(sqlite3_column_int64(st, 1)));
+        if ((rc = fn(ctx, g, k ? (const char *)k : "", sqlite3_column_int64(st, 1)))) break;
     }
+    if (!rc && step != SQLITE_DONE) rc = sqlfail(s, "statistics");
     sqlite3_finalize(st);
-    return REMEM_OK;
+    return rc;
 }
 
-int store_stats_json(store *s, const char *ns, int64_t now, char **json) {
-    *json = NULL;
-    json_t *o = json_object();
-    int rc = REMEM_OK;
+static int sqlite_stats(store *base, const char *ns, int64_t now, store_summary *out,
+                        store_count_fn fn, void *ctx) {
+    sqlite_store *s = sq(base);
+    memset(out, 0, sizeof *out);
+    out->file_bytes = -1;
     sqlite3_stmt *st;
     char sql[400];
     snprintf(sql, sizeof sql,
@@ -804,79 +832,72 @@ int store_stats_json(store *s, const char *ns, int64_t now, char **json) {
              " coalesce(min(created_at),0), coalesce(max(created_at),0)"
              " FROM memories %s",
              ns ? "WHERE ns=?1" : "");
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        json_decref(o);
-        return sqlfail(s, "statistics");
-    }
+    int rc = prepare(s, sql, &st, "statistics");
+    if (rc) return rc;
     if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now);
     if (sqlite3_step(st) == SQLITE_ROW) {
-        json_object_set_new(o, "memories", json_integer(sqlite3_column_int64(st, 0)));
-        json_object_set_new(o, "invalidated", json_integer(sqlite3_column_int64(st, 1)));
-        json_object_set_new(o, "expired", json_integer(sqlite3_column_int64(st, 2)));
-        json_object_set_new(o, "duplicates_folded", json_integer(sqlite3_column_int64(st, 3)));
-        json_object_set_new(o, "mean_importance", json_real(sqlite3_column_double(st, 4)));
-        char t[40];
-        if (sqlite3_column_int64(st, 0) > 0) {
-            util_format_time(sqlite3_column_int64(st, 5), t, sizeof t);
-            json_object_set_new(o, "oldest", json_string(t));
-            util_format_time(sqlite3_column_int64(st, 6), t, sizeof t);
-            json_object_set_new(o, "newest", json_string(t));
-        }
+        out->memories = sqlite3_column_int64(st, 0);
+        out->invalidated = sqlite3_column_int64(st, 1);
+        out->expired = sqlite3_column_int64(st, 2);
+        out->duplicates_folded = sqlite3_column_int64(st, 3);
+        out->mean_importance = sqlite3_column_double(st, 4);
+        out->oldest = sqlite3_column_int64(st, 5);
+        out->newest = sqlite3_column_int64(st, 6);
+    } else {
+        rc = sqlfail(s, "statistics");
     }
     sqlite3_finalize(st);
-    json_t *kinds = json_object(), *tiers = json_object(), *models = json_object();
-    if (!rc) rc = group_counts(s, "kind", ns, now, kinds);
-    if (!rc) rc = group_counts(s, "tier", ns, now, tiers);
-    if (!rc) rc = group_counts(s, "coalesce(model,'')", ns, now, models);
-    json_object_set_new(o, "by_kind", kinds);
-    json_object_set_new(o, "by_tier", tiers);
-    json_object_set_new(o, "by_model", models);
-    if (!ns) {
-        json_t *per = json_object();
-        if (sqlite3_prepare_v2(s->db, "SELECT ns, rows FROM namespaces WHERE rows>0 ORDER BY ns",
-                               -1, &st, NULL) == SQLITE_OK) {
-            while (sqlite3_step(st) == SQLITE_ROW)
-                json_object_set_new(per, (const char *)sqlite3_column_text(st, 0),
-                                    json_integer(sqlite3_column_int64(st, 1)));
-            sqlite3_finalize(st);
-        }
-        json_object_set_new(o, "by_namespace", per);
-        json_object_set_new(o, "path", json_string(s->path));
-        if (sqlite3_prepare_v2(
-                s->db, "SELECT page_count*page_size FROM pragma_page_count, pragma_page_size", -1,
-                &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW)
-                json_object_set_new(o, "file_bytes", json_integer(sqlite3_column_int64(st, 0)));
-            sqlite3_finalize(st);
-        }
-    } else {
-        json_object_set_new(o, "ns", json_string(ns));
+    if (!rc && fn) rc = group_counts(s, STORE_BY_KIND, "kind", ns, fn, ctx);
+    if (!rc && fn) rc = group_counts(s, STORE_BY_TIER, "tier", ns, fn, ctx);
+    if (!rc && fn) rc = group_counts(s, STORE_BY_MODEL, "coalesce(model,'')", ns, fn, ctx);
+    if (!rc && !ns &&
+        sqlite3_prepare_v2(s->db,
+                           "SELECT page_count*page_size FROM pragma_page_count, pragma_page_size",
+                           -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) out->file_bytes = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
     }
-    if (!rc) {
-        *json = json_dumps(o, JSON_COMPACT);
-        if (!*json) rc = fail(s, REMEM_ENOMEM, "out of memory");
-    }
-    json_decref(o);
     return rc;
 }
 
-int store_clear(store *s, const char *ns, int64_t *deleted) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "DELETE FROM memories WHERE ns=?", -1, &st, NULL) != SQLITE_OK)
-        return sqlfail(s, "clearing a namespace");
-    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? REMEM_OK : sqlfail(s, "clearing a namespace");
-    sqlite3_finalize(st);
-    if (!rc && deleted) *deleted = sqlite3_changes64(s->db);
-    if (!rc) {
-        /* An empty namespace may take vectors of another model again. */
-        if (sqlite3_prepare_v2(s->db, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=?", -1,
-                               &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = sqlfail(s, "clearing a namespace");
-            sqlite3_finalize(st);
-        }
-    }
-    return rc;
-}
+/* ---- the table ---- */
+
+static const store_ops sqlite_ops = {
+    .name = "sqlite",
+    .close = sqlite_close,
+    .begin = sqlite_begin,
+    .commit = sqlite_commit,
+    .rollback = sqlite_rollback,
+    .changed = sqlite_changed,
+    .ns_info = sqlite_ns_info,
+    .ns_set_model = sqlite_ns_set_model,
+    .namespaces = sqlite_namespaces,
+    .find = sqlite_find,
+    .get_rowid = sqlite_get_rowid,
+    .find_dup = sqlite_find_dup,
+    .insert = sqlite_insert,
+    .replace = sqlite_replace,
+    .bump_duplicate = sqlite_bump_duplicate,
+    .remove = sqlite_remove,
+    .touch = sqlite_touch,
+    .set_vector = sqlite_set_vector,
+    .clear = sqlite_clear,
+    .scan = sqlite_scan,
+    .lexical = sqlite_lexical,
+    .stats = sqlite_stats,
+    .history_add = sqlite_history_add,
+    .history_max = sqlite_history_max,
+    .history_since = sqlite_history_since,
+    .history = sqlite_history,
+    .history_scrub = sqlite_history_scrub,
+    .scrub_deleted = sqlite_scrub_deleted,
+};
+
+static const char *const sqlite_schemes[] = {"file", NULL};
+
+const store_backend store_sqlite_backend = {
+    .name = "sqlite",
+    .schemes = sqlite_schemes,
+    .open = sqlite_open,
+};

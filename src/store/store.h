@@ -1,123 +1,286 @@
 /*
  * store.h: the storage part. The engine keeps no durable state of its own:
  * every memory, its vector, its namespace's model lock and its history live
- * here, and every write the engine makes goes through these calls inside
- * one store_begin/store_commit transaction.
+ * in a store, and every write the engine makes goes through it inside one
+ * begin/commit transaction.
  *
- * The embedded store is SQLite (src/store/sqlite.c): one file, WAL, FTS5
- * over the text kept in step by triggers in the same transaction, a
- * namespaces table whose per-namespace version is bumped by triggers on
- * every content change (so the engine's in-memory caches know when another
- * process changed a namespace). A PostgreSQL store would implement the same
- * calls.
+ * A store is a table of operations (store_ops) behind a handle that carries
+ * it, as sqlite3_vfs and remem's own embedder (embed/embed.h) are: two
+ * backends can live in one binary, and the engine never knows which one it
+ * talks to. store_open picks the backend by the URI's scheme from the list
+ * in store.c; a new backend is one new file plus one line in that list.
  *
- * Strings in a store_row are owned by the row (store_row_clear frees them).
- * Calls return REMEM_OK or a REMEM_E* status with the detail in
- * store_errmsg().
+ * What crosses this interface is plain data: memories as store_row, the
+ * lexical lane's search terms as analysed words (src/text/analyse.h), never
+ * SQL or a search syntax (each backend quotes and builds its own query),
+ * and namespaces, statistics and history as structs handed to a callback;
+ * the engine renders them as JSON. tests/test_store.c checks every
+ * operation against every backend with the same code.
+ *
+ * Ownership: strings in a store_row returned by find/get are owned by the
+ * row (store_row_clear frees them); rows and structs handed to a callback
+ * are the store's and valid during the call only. Calls return REMEM_OK or
+ * a REMEM_E* status with the detail in store_errmsg(). Not thread-safe: one
+ * handle per thread.
  */
 #ifndef REMEM_STORE_H
 #define REMEM_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
 #include "remem.h"
 
 typedef struct store store;
+typedef struct store_ops store_ops;
 
-/* A stored memory. m's strings point into allocations the row owns; vec is
- * set only by calls that say so. */
+/* A stored memory. m's strings point into allocations the row owns (or,
+ * in a callback, the store's); vec is set only by calls that say so. */
 typedef struct store_row {
-    int64_t rowid;
+    int64_t rowid; /* > 0, unique in the store, stable for the row's life */
     remem_memory m;
     float *vec; /* owned; NULL unless loaded */
 } store_row;
+/* Free the strings and vector a find/get row owns; r is zeroed. NULL ok. */
 void store_row_clear(store_row *r);
+/* dst = a copy of src that owns its strings (and its vector when src has
+ * one: src->m.vector with src->m.dim floats). 0, or -1 out of memory (dst
+ * is then cleared). */
+int store_row_copy(store_row *dst, const store_row *src);
 
-int store_open(const char *path, int durability, int busy_timeout_ms, int read_only, store **out);
-void store_close(store *s);
-const char *store_errmsg(const store *s);
-/* Path of the file, or ":memory:". */
-const char *store_path(const store *s);
+/* A namespace as the store knows it. */
+typedef struct store_ns {
+    const char *ns;
+    const char *model; /* "" when no vector is stored */
+    int dim;
+    int64_t version; /* bumped by every change of its content */
+    int64_t rows;
+} store_ns;
 
-/* One write transaction (BEGIN IMMEDIATE: the write lock is taken at once,
- * waiting up to the busy timeout). */
-int store_begin(store *s);
-int store_commit(store *s);
-void store_rollback(store *s);
+/* Statistics of one namespace (or all). oldest/newest only when memories
+ * > 0; file_bytes is the size of the store for ns NULL, -1 when it cannot
+ * tell. */
+typedef struct store_summary {
+    int64_t memories, invalidated, expired, duplicates_folded;
+    double mean_importance;
+    int64_t oldest, newest; /* created_at, ms */
+    int64_t file_bytes;
+} store_summary;
 
-/* 1 if another connection committed since the previous call, else 0. */
-int store_changed(store *s);
+/* What the stats operation counts rows by (the callback's group). */
+enum store_group { STORE_BY_KIND, STORE_BY_TIER, STORE_BY_MODEL };
 
-/* Namespace information. ENOTFOUND when the namespace has never been
- * written. model may be NULL; it receives "" when no vector is stored. */
-int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *dim,
-                  int64_t *version, int64_t *rows);
-/* Record the model of the namespace's vectors (creating the namespace). */
-int store_ns_set_model(store *s, const char *ns, const char *model, int dim);
+/* One history row. before/after are JSON texts or NULL; actor may be NULL. */
+typedef struct store_history_row {
+    int64_t seq; /* increasing in commit order */
+    const char *ns, *id, *op, *actor, *before, *after;
+    int64_t at; /* ms */
+} store_history_row;
 
-/* Look up by key. ns NULL: any namespace (REMEM_EAMBIGUOUS if several).
- * with_vec loads the vector. */
-int store_find(store *s, const char *ns, const char *id, int with_vec, store_row *out);
-int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out);
-/* The row of ns whose normalised text is norm (hash h), or 0 in *rowid. */
-int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm, int64_t *rowid);
-
-/* Insert a new row (all fields of m must be final; vector may be NULL).
- * norm/h: the normalised text and its hash. */
-int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h, int64_t *rowid);
-/* Replace every field of an existing row (the key stays). */
-int store_replace(store *s, int64_t rowid, const remem_memory *m, const char *norm, uint64_t h);
-int store_bump_duplicate(store *s, int64_t rowid, int64_t now);
-int store_delete(store *s, int64_t rowid);
-/* accessed_at = now, access_count += 1 for each rowid (no version bump:
- * reading is not a change). */
-int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now);
-/* Set the vector and model of a row (reindex). */
-int store_set_vector(store *s, int64_t rowid, const char *model, const float *vec, int dim);
-
-/* History. before/after are JSON texts or NULL. */
-int store_history_add(store *s, const char *ns, const char *id, int64_t at, const char *op,
-                      const char *actor, const char *before, const char *after);
-/* After a purge has committed: rewrite the full-text index so no segment
- * still holds the deleted words, and checkpoint the WAL so no old page
- * image holds them either (pages freed by deletes are zeroed: the store
- * runs with secure_delete on). Takes the write lock. */
-int store_scrub_deleted(store *s);
-/* The newest history seq of ns (0 if none). */
-int store_history_max(store *s, const char *ns, int64_t *seq);
-/* Call fn(ctx, id, op) for each history row of ns with seq > after, oldest
- * first; *max_seq gets the newest seq seen (after if none). fn returns
- * non-zero to stop (that value is returned). */
-typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
-int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn, void *ctx,
-                        int64_t *max_seq);
-/* Remove the text from every history row of (ns, id) (a purge). */
-int store_history_scrub(store *s, const char *ns, const char *id);
-/* The history of (ns, id) as a JSON array text (malloc'd). ns NULL: the
- * id's namespace if unique. ENOTFOUND if there is none. */
-int store_history_json(store *s, const char *ns, const char *id, char **json);
-
-/* Call fn for every row of ns (NULL: all namespaces), in rowid order,
- * with the vector when with_vec. The row, its strings and its vector are
- * the store's and valid during the call only (copy what you keep; the
- * vector may not be aligned for float: memcpy it). fn returns non-zero to
- * stop; that value is returned. */
+/* Callbacks return non-zero to stop; the store then returns that value. */
 typedef int (*store_row_fn)(void *ctx, const store_row *r);
-int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx);
+typedef int (*store_ns_fn)(void *ctx, const store_ns *n);
+typedef int (*store_count_fn)(void *ctx, enum store_group g, const char *key, int64_t n);
+typedef int (*store_history_fn)(void *ctx, const store_history_row *h);
+typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
+/* For the lexical lane: a matching row and its BM25 (> 0, higher better). */
+typedef int (*store_lexical_fn)(void *ctx, int64_t rowid, double score);
 
-/* Full-text candidates matching the FTS5 query text, best BM25 first
- * (score > 0, higher is better). The store may return rows of other
- * namespaces than ns too (the SQLite store does: the caller filters); fn
- * returns non-zero to stop early. */
-typedef int (*store_fts_fn)(void *ctx, int64_t rowid, double score);
-int store_fts(store *s, const char *const *ns, size_t n_ns, const char *match, store_fts_fn fn,
-              void *ctx);
+/* Settings every backend takes; unused ones are ignored. */
+typedef struct store_config {
+    int durability;      /* REMEM_DURABLE_NORMAL or _FULL */
+    int busy_timeout_ms; /* wait for another writer's lock (0: 10 s) */
+    int read_only;
+} store_config;
 
-/* Namespaces as a JSON array [{"ns","count","model","dim"}] (malloc'd). */
-int store_namespaces_json(store *s, char **json);
-/* Statistics as a JSON object (malloc'd); ns NULL for all. */
-int store_stats_json(store *s, const char *ns, int64_t now, char **json);
-/* Delete every row of ns; *deleted gets the count. */
-int store_clear(store *s, const char *ns, int64_t *deleted);
+/* The operations; every one is required. */
+struct store_ops {
+    const char *name; /* "sqlite" */
+    void (*close)(store *s);
+
+    /* One write transaction; the write lock is taken at once (waiting up
+     * to the busy timeout). A failed commit rolls back. */
+    int (*begin)(store *s);
+    int (*commit)(store *s);
+    void (*rollback)(store *s);
+    /* 1 if another connection committed since the previous call, else 0. */
+    int (*changed)(store *s);
+
+    /* Namespace information; ENOTFOUND (outputs zeroed, model "") when
+     * the namespace has never been written. Outputs may be NULL. */
+    int (*ns_info)(store *s, const char *ns, char *model, size_t model_cap, int *dim,
+                   int64_t *version, int64_t *rows);
+    /* Record the model of the namespace's vectors (creating it). */
+    int (*ns_set_model)(store *s, const char *ns, const char *model, int dim);
+    /* Each namespace holding rows, by name. */
+    int (*namespaces)(store *s, store_ns_fn fn, void *ctx);
+
+    /* Look up by key. ns NULL: any namespace (EAMBIGUOUS if several).
+     * ENOTFOUND when there is none. with_vec loads the vector. */
+    int (*find)(store *s, const char *ns, const char *id, int with_vec, store_row *out);
+    int (*get_rowid)(store *s, int64_t rowid, int with_vec, store_row *out);
+    /* The row of ns whose normalised text is norm (hash h), or 0. */
+    int (*find_dup)(store *s, const char *ns, uint64_t h, const char *norm, int64_t *rowid);
+
+    /* Insert a new row: every field of m final; m->vector may be NULL
+     * (then no model is stored either). norm/h: the normalised text and
+     * its hash, for find_dup. */
+    int (*insert)(store *s, const remem_memory *m, const char *norm, uint64_t h, int64_t *rowid);
+    /* Replace every field of an existing row (its rowid stays). */
+    int (*replace)(store *s, int64_t rowid, const remem_memory *m, const char *norm, uint64_t h);
+    /* duplicate_count += 1, updated_at = now. */
+    int (*bump_duplicate)(store *s, int64_t rowid, int64_t now);
+    int (*remove)(store *s, int64_t rowid);
+    /* accessed_at = now, access_count += 1 for each rowid, without
+     * bumping the namespace's version (reading is not a change). */
+    int (*touch)(store *s, const int64_t *rowids, size_t n, int64_t now);
+    /* Set the vector and model of a row (reindex). */
+    int (*set_vector)(store *s, int64_t rowid, const char *model, const float *vec, int dim);
+    /* Delete every row of ns (its model lock goes too); *deleted gets the
+     * count (may be NULL). */
+    int (*clear)(store *s, const char *ns, int64_t *deleted);
+
+    /* Call fn for every row of ns (NULL: all), in rowid order, with the
+     * vector when with_vec (it may not be aligned for float: memcpy it). */
+    int (*scan)(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx);
+    /* Full-text candidates: rows holding any of the terms (analysed words,
+     * src/text/analyse.h, matched as the backend's own index stems them),
+     * best BM25 first. A term listed w times counts w times in the score.
+     * The store may return rows of other namespaces than ns (the caller
+     * filters); fn returns non-zero to stop early. */
+    int (*lexical)(store *s, const char *const *ns, size_t n_ns, const char *const *terms,
+                   size_t n_terms, store_lexical_fn fn, void *ctx);
+    /* Counts of ns (NULL: all); fn (may be NULL) gets the rows per kind,
+     * tier and model (in that order, each by key). now decides "expired". */
+    int (*stats)(store *s, const char *ns, int64_t now, store_summary *out, store_count_fn fn,
+                 void *ctx);
+
+    /* Append a history row. */
+    int (*history_add)(store *s, const char *ns, const char *id, int64_t at, const char *op,
+                       const char *actor, const char *before, const char *after);
+    /* The newest history seq of ns (0 if none). */
+    int (*history_max)(store *s, const char *ns, int64_t *seq);
+    /* fn(ctx, id, op) for each history row of ns with seq > after, oldest
+     * first; *max_seq gets the newest seq seen (after if none). */
+    int (*history_since)(store *s, const char *ns, int64_t after, store_hist_fn fn, void *ctx,
+                         int64_t *max_seq);
+    /* Each history row of id in ns (NULL: in any namespace), oldest first. */
+    int (*history)(store *s, const char *ns, const char *id, store_history_fn fn, void *ctx);
+    /* A purge: every history row of (ns, id) keeps only seq, ns, id, op and
+     * at (actor, before and after are cleared). */
+    int (*history_scrub)(store *s, const char *ns, const char *id);
+    /* After a purge has committed: leave no trace of deleted content in
+     * the store's files (full-text index segments, journal, free pages).
+     * Runs its own transaction. */
+    int (*scrub_deleted)(store *s);
+};
+
+/* The part of every backend's handle the engine sees; a backend's own
+ * handle starts with it. */
+struct store {
+    const store_ops *ops;
+    char path[1024]; /* what it was opened on, e.g. a file path or ":memory:" */
+    char err[512];
+};
+
+/* A backend: the URI schemes it opens ("postgres" for postgres://...) and
+ * its open call. On failure open frees what it made, sets *out NULL and
+ * writes the reason into err. */
+typedef struct store_backend {
+    const char *name;
+    const char *const *schemes; /* NULL-terminated */
+    int (*open)(const char *uri, const store_config *cfg, store **out, char *err, size_t errcap);
+} store_backend;
+
+/* Open the store uri names: "scheme://..." goes to the backend of that
+ * scheme; "file:PATH", a plain path and ":memory:" to the "file" one
+ * (SQLite). REMEM_EUNSUPPORTED for a scheme no built-in backend takes. */
+int store_open(const char *uri, const store_config *cfg, store **out, char *err, size_t errcap);
+
+/* Call sites read as plain calls; each forwards to the handle's table. */
+static inline void store_close(store *s) {
+    if (s) s->ops->close(s);
+}
+static inline const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
+static inline const char *store_path(const store *s) { return s->path; }
+static inline int store_begin(store *s) { return s->ops->begin(s); }
+static inline int store_commit(store *s) { return s->ops->commit(s); }
+static inline void store_rollback(store *s) { s->ops->rollback(s); }
+static inline int store_changed(store *s) { return s->ops->changed(s); }
+static inline int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *dim,
+                                int64_t *version, int64_t *rows) {
+    return s->ops->ns_info(s, ns, model, model_cap, dim, version, rows);
+}
+static inline int store_ns_set_model(store *s, const char *ns, const char *model, int dim) {
+    return s->ops->ns_set_model(s, ns, model, dim);
+}
+static inline int store_namespaces(store *s, store_ns_fn fn, void *ctx) {
+    return s->ops->namespaces(s, fn, ctx);
+}
+static inline int store_find(store *s, const char *ns, const char *id, int with_vec,
+                             store_row *out) {
+    return s->ops->find(s, ns, id, with_vec, out);
+}
+static inline int store_get_rowid(store *s, int64_t rowid, int with_vec, store_row *out) {
+    return s->ops->get_rowid(s, rowid, with_vec, out);
+}
+static inline int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm,
+                                 int64_t *rowid) {
+    return s->ops->find_dup(s, ns, h, norm, rowid);
+}
+static inline int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h,
+                               int64_t *rowid) {
+    return s->ops->insert(s, m, norm, h, rowid);
+}
+static inline int store_replace(store *s, int64_t rowid, const remem_memory *m, const char *norm,
+                                uint64_t h) {
+    return s->ops->replace(s, rowid, m, norm, h);
+}
+static inline int store_bump_duplicate(store *s, int64_t rowid, int64_t now) {
+    return s->ops->bump_duplicate(s, rowid, now);
+}
+static inline int store_delete(store *s, int64_t rowid) { return s->ops->remove(s, rowid); }
+static inline int store_touch(store *s, const int64_t *rowids, size_t n, int64_t now) {
+    return s->ops->touch(s, rowids, n, now);
+}
+static inline int store_set_vector(store *s, int64_t rowid, const char *model, const float *vec,
+                                   int dim) {
+    return s->ops->set_vector(s, rowid, model, vec, dim);
+}
+static inline int store_clear(store *s, const char *ns, int64_t *deleted) {
+    return s->ops->clear(s, ns, deleted);
+}
+static inline int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
+    return s->ops->scan(s, ns, with_vec, fn, ctx);
+}
+static inline int store_lexical(store *s, const char *const *ns, size_t n_ns,
+                                const char *const *terms, size_t n_terms, store_lexical_fn fn,
+                                void *ctx) {
+    return s->ops->lexical(s, ns, n_ns, terms, n_terms, fn, ctx);
+}
+static inline int store_stats(store *s, const char *ns, int64_t now, store_summary *out,
+                              store_count_fn fn, void *ctx) {
+    return s->ops->stats(s, ns, now, out, fn, ctx);
+}
+static inline int store_history_add(store *s, const char *ns, const char *id, int64_t at,
+                                    const char *op, const char *actor, const char *before,
+                                    const char *after) {
+    return s->ops->history_add(s, ns, id, at, op, actor, before, after);
+}
+static inline int store_history_max(store *s, const char *ns, int64_t *seq) {
+    return s->ops->history_max(s, ns, seq);
+}
+static inline int store_history_since(store *s, const char *ns, int64_t after, store_hist_fn fn,
+                                      void *ctx, int64_t *max_seq) {
+    return s->ops->history_since(s, ns, after, fn, ctx, max_seq);
+}
+static inline int store_history(store *s, const char *ns, const char *id, store_history_fn fn,
+                                void *ctx) {
+    return s->ops->history(s, ns, id, fn, ctx);
+}
+static inline int store_history_scrub(store *s, const char *ns, const char *id) {
+    return s->ops->history_scrub(s, ns, id);
+}
+static inline int store_scrub_deleted(store *s) { return s->ops->scrub_deleted(s); }
 
 #endif

@@ -1,0 +1,954 @@
+/*
+ * test_store.c: the store conformance test. Every operation of store.h's
+ * table is checked through the table alone, and every check runs against
+ * each backend in `backends` below with the same code: the SQLite store on
+ * a file and on ":memory:" today; a new backend (PostgreSQL) adds one line
+ * there. A backend that cannot be shared by two connections (":memory:")
+ * skips only the check that needs two.
+ *
+ * The engine's expectations are written down here as checks: rowids stay
+ * put across replace, a namespace's version moves on every content change
+ * but not on touch, history seqs grow, the lexical search takes plain words
+ * (quotes and operator words in them are words, not syntax) and counts a
+ * term listed twice twice, a rollback leaves nothing.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "test.h"
+
+typedef struct backend {
+    const char *name;
+    /* Writes the URI of a fresh, empty store into uri. */
+    void (*fresh)(char *uri, size_t cap);
+    void (*cleanup)(const char *uri);
+    int shared; /* two handles on one URI see each other's commits */
+} backend;
+
+static void file_fresh(char *uri, size_t cap) {
+    static int n;
+    snprintf(uri, cap, "/tmp/remem-test-store-%d-%d.db", (int)getpid(), n++);
+}
+
+static void file_cleanup(const char *uri) {
+    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+    char p[512];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s%s", uri, suffix[i]);
+        unlink(p);
+    }
+}
+
+static void memory_fresh(char *uri, size_t cap) { snprintf(uri, cap, ":memory:"); }
+static void memory_cleanup(const char *uri) { (void)uri; }
+
+static const backend backends[] = {
+    {"sqlite-file", file_fresh, file_cleanup, 1},
+    {"sqlite-memory", memory_fresh, memory_cleanup, 0},
+};
+
+static const backend *be;
+static char uri[512];
+
+static store *open_fresh(void) {
+    be->fresh(uri, sizeof uri);
+    store_config cfg = {0};
+    store *s = NULL;
+    char err[512] = "";
+    int rc = store_open(uri, &cfg, &s, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s: cannot open %s: %s\n", be->name, uri, err);
+    CHECK_INT(rc, REMEM_OK);
+    return s;
+}
+
+static void done(store *s) {
+    store_close(s);
+    be->cleanup(uri);
+}
+
+#define DIM 4
+
+/* A memory with every field set; the vector is v (DIM floats). */
+static remem_memory memory(const char *ns, const char *id, const char *text, const float *v) {
+    remem_memory m;
+    memset(&m, 0, sizeof m);
+    m.ns = ns;
+    m.id = id;
+    m.kind = "observation";
+    m.tier = "short";
+    m.text = text;
+    m.importance = 0.25;
+    m.created_at = 1000;
+    m.updated_at = 2000;
+    m.accessed_at = 3000;
+    m.access_count = 4;
+    m.expires_at = 0;
+    m.invalidated_at = 0;
+    m.superseded_by = NULL;
+    m.duplicate_count = 0;
+    m.metadata = "{\"k\":1}";
+    m.links = "[\"a\",\"b\"]";
+    m.model = "test-model";
+    m.vector = v;
+    m.dim = v ? DIM : 0;
+    return m;
+}
+
+static const float V1[DIM] = {1, 0, 0, 0}, V2[DIM] = {0, 0.5f, -0.25f, 1e-3f};
+
+/* Insert inside its own transaction; returns the rowid (0 on failure). */
+static int64_t put(store *s, const remem_memory *m) {
+    int64_t rowid = 0;
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_insert(s, m, m->text, (uint64_t)strlen(m->text), &rowid), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK(rowid > 0);
+    return rowid;
+}
+
+static int64_t version_of(store *s, const char *ns) {
+    int64_t v = -1;
+    CHECK_INT(store_ns_info(s, ns, NULL, 0, NULL, &v, NULL), REMEM_OK);
+    return v;
+}
+
+/* ---- open ---- */
+
+static void test_open(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    CHECK(s->ops != NULL);
+    CHECK_STR(store_path(s), uri);
+    CHECK_STR(store_errmsg(s), "");
+    done(s);
+}
+
+static void test_open_unknown_scheme(void) {
+    store *s = (store *)1;
+    char err[512] = "";
+    store_config cfg = {0};
+    CHECK_INT(store_open("nosuch://host/db", &cfg, &s, err, sizeof err), REMEM_EUNSUPPORTED);
+    CHECK(s == NULL);
+    CHECK_HAS(err, "nosuch://");
+    CHECK_HAS(err, "sqlite");
+}
+
+/* ---- namespaces ---- */
+
+static void test_ns_info_and_model(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    char model[64] = "x";
+    int dim = 9;
+    int64_t version = 9, rows = 9;
+    CHECK_INT(store_ns_info(s, "a", model, sizeof model, &dim, &version, &rows), REMEM_ENOTFOUND);
+    CHECK_STR(model, "");
+    CHECK_INT(dim, 0);
+    CHECK_INT(rows, 0);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_ns_set_model(s, "a", "m-1", 7), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_ns_info(s, "a", model, sizeof model, &dim, &version, &rows), REMEM_OK);
+    CHECK_STR(model, "m-1");
+    CHECK_INT(dim, 7);
+    CHECK_INT(rows, 0);
+    /* Every output may be NULL. */
+    CHECK_INT(store_ns_info(s, "a", NULL, 0, NULL, NULL, NULL), REMEM_OK);
+    done(s);
+}
+
+typedef struct ns_list {
+    char text[512];
+} ns_list;
+
+static int list_ns(void *ctx, const store_ns *n) {
+    ns_list *l = ctx;
+    size_t len = strlen(l->text);
+    snprintf(l->text + len, sizeof l->text - len, "%s:%lld:%s:%d ", n->ns, (long long)n->rows,
+             n->model, n->dim);
+    return 0;
+}
+
+static int stop_at_first(void *ctx, const store_ns *n) {
+    (void)n;
+    (*(int *)ctx)++;
+    return 42;
+}
+
+static void test_namespaces(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    ns_list l = {""};
+    CHECK_INT(store_namespaces(s, list_ns, &l), REMEM_OK);
+    CHECK_STR(l.text, "");
+    remem_memory m = memory("zeta", "1", "one", V1);
+    put(s, &m);
+    m = memory("alpha", "1", "one", NULL);
+    put(s, &m);
+    m = memory("alpha", "2", "two", NULL);
+    put(s, &m);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_ns_set_model(s, "zeta", "test-model", DIM), REMEM_OK);
+    CHECK_INT(store_ns_set_model(s, "empty", "test-model", DIM), REMEM_OK); /* no rows */
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_namespaces(s, list_ns, &l), REMEM_OK);
+    /* By name, only namespaces holding rows. */
+    CHECK_STR(l.text, "alpha:2::0 zeta:1:test-model:4 ");
+    int calls = 0;
+    CHECK_INT(store_namespaces(s, stop_at_first, &calls), 42);
+    CHECK_INT(calls, 1);
+    done(s);
+}
+
+/* ---- rows ---- */
+
+static void check_same_memory(const remem_memory *a, const remem_memory *b) {
+    CHECK_STR(a->ns, b->ns);
+    CHECK_STR(a->id, b->id);
+    CHECK_STR(a->kind, b->kind);
+    CHECK_STR(a->tier, b->tier);
+    CHECK_STR(a->text, b->text);
+    CHECK(a->importance == b->importance);
+    CHECK_INT(a->created_at, b->created_at);
+    CHECK_INT(a->updated_at, b->updated_at);
+    CHECK_INT(a->accessed_at, b->accessed_at);
+    CHECK_INT(a->access_count, b->access_count);
+    CHECK_INT(a->expires_at, b->expires_at);
+    CHECK_INT(a->invalidated_at, b->invalidated_at);
+    CHECK((a->superseded_by == NULL) == (b->superseded_by == NULL));
+    if (a->superseded_by && b->superseded_by) CHECK_STR(a->superseded_by, b->superseded_by);
+    CHECK_INT(a->duplicate_count, b->duplicate_count);
+    CHECK_STR(a->metadata, b->metadata);
+    CHECK_STR(a->links, b->links);
+}
+
+static void test_insert_find_get(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "id-1", "Maya prefers blue-green deployments", V2);
+    m.expires_at = 99999;
+    m.invalidated_at = 5;
+    m.superseded_by = "id-2";
+    m.duplicate_count = 3;
+    int64_t rowid = put(s, &m);
+    store_row r;
+    /* Without the vector: its dimension still. */
+    CHECK_INT(store_find(s, "n", "id-1", 0, &r), REMEM_OK);
+    CHECK_INT(r.rowid, rowid);
+    check_same_memory(&r.m, &m);
+    CHECK_STR(r.m.model, "test-model");
+    CHECK_INT(r.m.dim, DIM);
+    CHECK(r.vec == NULL && r.m.vector == NULL);
+    store_row_clear(&r);
+    CHECK(r.m.id == NULL);
+    /* With it: bit for bit. */
+    CHECK_INT(store_find(s, "n", "id-1", 1, &r), REMEM_OK);
+    CHECK(r.vec != NULL && r.m.vector == r.vec);
+    if (r.vec) CHECK(memcmp(r.vec, V2, sizeof V2) == 0);
+    store_row_clear(&r);
+    /* Any namespace, when the id is unique. */
+    CHECK_INT(store_find(s, NULL, "id-1", 0, &r), REMEM_OK);
+    CHECK_STR(r.m.ns, "n");
+    store_row_clear(&r);
+    CHECK_INT(store_get_rowid(s, rowid, 1, &r), REMEM_OK);
+    CHECK_STR(r.m.id, "id-1");
+    CHECK(r.vec && memcmp(r.vec, V2, sizeof V2) == 0);
+    store_row_clear(&r);
+    /* Not found, and ambiguous. */
+    CHECK_INT(store_find(s, "n", "nope", 0, &r), REMEM_ENOTFOUND);
+    CHECK(r.m.id == NULL);
+    CHECK_HAS(store_errmsg(s), "nope");
+    CHECK_INT(store_find(s, "other", "id-1", 0, &r), REMEM_ENOTFOUND);
+    CHECK_INT(store_get_rowid(s, rowid + 1000, 0, &r), REMEM_ENOTFOUND);
+    remem_memory m2 = memory("n2", "id-1", "another namespace, same id", NULL);
+    int64_t rowid2 = put(s, &m2);
+    CHECK(rowid2 != rowid);
+    CHECK_INT(store_find(s, NULL, "id-1", 0, &r), REMEM_EAMBIGUOUS);
+    CHECK(r.m.id == NULL);
+    /* No vector given: none stored, nor a model. */
+    CHECK_INT(store_find(s, "n2", "id-1", 1, &r), REMEM_OK);
+    CHECK(r.vec == NULL);
+    CHECK_INT(r.m.dim, 0);
+    CHECK(r.m.model == NULL);
+    CHECK(r.m.metadata != NULL);
+    store_row_clear(&r);
+    /* NULL optional fields stay NULL. */
+    remem_memory m3 = memory("n", "id-3", "bare", NULL);
+    m3.metadata = m3.links = NULL;
+    put(s, &m3);
+    CHECK_INT(store_find(s, "n", "id-3", 0, &r), REMEM_OK);
+    CHECK(r.m.metadata == NULL && r.m.links == NULL && r.m.superseded_by == NULL);
+    store_row_clear(&r);
+    /* A second insert of the same key is refused and changes nothing. */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    int64_t dummy = 0;
+    CHECK(store_insert(s, &m, "x", 1, &dummy) != REMEM_OK);
+    store_rollback(s);
+    int64_t rows = 0;
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+    CHECK_INT(rows, 2);
+    done(s);
+}
+
+static void test_find_dup(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "Hello, World", NULL);
+    int64_t rowid = 0, found = -1;
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_insert(s, &m, "hello world", 77, &rowid), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_find_dup(s, "n", 77, "hello world", &found), REMEM_OK);
+    CHECK_INT(found, rowid);
+    /* Same hash, other text (a collision); other namespace; other hash. */
+    CHECK_INT(store_find_dup(s, "n", 77, "hello there", &found), REMEM_OK);
+    CHECK_INT(found, 0);
+    CHECK_INT(store_find_dup(s, "m", 77, "hello world", &found), REMEM_OK);
+    CHECK_INT(found, 0);
+    CHECK_INT(store_find_dup(s, "n", 78, "hello world", &found), REMEM_OK);
+    CHECK_INT(found, 0);
+    /* Hashes use all 64 bits. */
+    m = memory("n", "b", "big", NULL);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_insert(s, &m, "big", UINT64_MAX - 5, &rowid), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_find_dup(s, "n", UINT64_MAX - 5, "big", &found), REMEM_OK);
+    CHECK_INT(found, rowid);
+    done(s);
+}
+
+static void test_replace(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "the first text", V1);
+    int64_t rowid = put(s, &m);
+    int64_t v0 = version_of(s, "n");
+    remem_memory m2 = memory("n", "a", "the second text", V2);
+    m2.kind = "decision";
+    m2.tier = "long";
+    m2.importance = 0.9;
+    m2.updated_at = 5000;
+    m2.metadata = "{\"k\":2}";
+    m2.links = NULL;
+    m2.invalidated_at = 77;
+    m2.superseded_by = "b";
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_replace(s, rowid, &m2, "the second text", 2), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    store_row r;
+    CHECK_INT(store_find(s, "n", "a", 1, &r), REMEM_OK);
+    CHECK_INT(r.rowid, rowid);
+    CHECK_STR(r.m.text, "the second text");
+    CHECK_STR(r.m.kind, "decision");
+    CHECK_STR(r.m.tier, "long");
+    CHECK(r.m.importance == 0.9);
+    CHECK_INT(r.m.invalidated_at, 77);
+    CHECK_STR(r.m.superseded_by, "b");
+    CHECK(r.m.links == NULL);
+    CHECK(r.vec && memcmp(r.vec, V2, sizeof V2) == 0);
+    store_row_clear(&r);
+    CHECK(version_of(s, "n") > v0);
+    int64_t rows = 0;
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+    CHECK_INT(rows, 1);
+    /* The duplicate key now answers to the new text only. */
+    int64_t found = -1;
+    CHECK_INT(store_find_dup(s, "n", 2, "the second text", &found), REMEM_OK);
+    CHECK_INT(found, rowid);
+    done(s);
+}
+
+static void test_bump_duplicate(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "text", NULL);
+    int64_t rowid = put(s, &m);
+    int64_t v0 = version_of(s, "n");
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_bump_duplicate(s, rowid, 8000), REMEM_OK);
+    CHECK_INT(store_bump_duplicate(s, rowid, 9000), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    store_row r;
+    CHECK_INT(store_get_rowid(s, rowid, 0, &r), REMEM_OK);
+    CHECK_INT(r.m.duplicate_count, 2);
+    CHECK_INT(r.m.updated_at, 9000);
+    CHECK_INT(r.m.created_at, 1000);
+    store_row_clear(&r);
+    CHECK(version_of(s, "n") > v0);
+    done(s);
+}
+
+static void test_delete(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "text one", NULL);
+    int64_t a = put(s, &m);
+    m = memory("n", "b", "text two", NULL);
+    int64_t b = put(s, &m);
+    int64_t v0 = version_of(s, "n");
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_delete(s, a), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    store_row r;
+    CHECK_INT(store_find(s, "n", "a", 0, &r), REMEM_ENOTFOUND);
+    CHECK_INT(store_get_rowid(s, a, 0, &r), REMEM_ENOTFOUND);
+    CHECK_INT(store_get_rowid(s, b, 0, &r), REMEM_OK);
+    store_row_clear(&r);
+    int64_t rows = 0;
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+    CHECK_INT(rows, 1);
+    CHECK(version_of(s, "n") > v0);
+    /* The same key can be used again. */
+    m = memory("n", "a", "text one again", NULL);
+    CHECK(put(s, &m) > 0);
+    done(s);
+}
+
+static void test_touch(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "text one", NULL);
+    int64_t ids[2];
+    ids[0] = put(s, &m);
+    m = memory("n", "b", "text two", NULL);
+    ids[1] = put(s, &m);
+    int64_t v0 = version_of(s, "n");
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_touch(s, ids, 2, 7777), REMEM_OK);
+    CHECK_INT(store_touch(s, ids, 1, 8888), REMEM_OK);
+    CHECK_INT(store_touch(s, ids, 0, 9999), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    store_row r;
+    CHECK_INT(store_get_rowid(s, ids[0], 0, &r), REMEM_OK);
+    CHECK_INT(r.m.accessed_at, 8888);
+    CHECK_INT(r.m.access_count, 6);
+    store_row_clear(&r);
+    CHECK_INT(store_get_rowid(s, ids[1], 0, &r), REMEM_OK);
+    CHECK_INT(r.m.accessed_at, 7777);
+    CHECK_INT(r.m.access_count, 5);
+    store_row_clear(&r);
+    /* Reading is not a change: no version bump. */
+    CHECK_INT(version_of(s, "n"), v0);
+    done(s);
+}
+
+static void test_set_vector(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "text", V1);
+    int64_t rowid = put(s, &m);
+    int64_t v0 = version_of(s, "n");
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_set_vector(s, rowid, "other-model", V2, DIM), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    store_row r;
+    CHECK_INT(store_get_rowid(s, rowid, 1, &r), REMEM_OK);
+    CHECK_STR(r.m.model, "other-model");
+    CHECK_INT(r.m.dim, DIM);
+    CHECK(r.vec && memcmp(r.vec, V2, sizeof V2) == 0);
+    CHECK_STR(r.m.text, "text");
+    store_row_clear(&r);
+    CHECK(version_of(s, "n") > v0);
+    done(s);
+}
+
+static void test_transactions(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("n", "a", "kept", NULL);
+    put(s, &m);
+    int64_t v0 = version_of(s, "n"), h0 = 0, h1 = -1;
+    CHECK_INT(store_history_max(s, "n", &h0), REMEM_OK);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    m = memory("n", "b", "rolled back", NULL);
+    int64_t rowid = 0;
+    CHECK_INT(store_insert(s, &m, "rolled back", 1, &rowid), REMEM_OK);
+    CHECK_INT(store_history_add(s, "n", "b", 1, "add", NULL, NULL, NULL), REMEM_OK);
+    CHECK_INT(store_ns_set_model(s, "n2", "m", 3), REMEM_OK);
+    /* Inside the transaction the write is visible... */
+    store_row r;
+    CHECK_INT(store_find(s, "n", "b", 0, &r), REMEM_OK);
+    store_row_clear(&r);
+    store_rollback(s);
+    /* ...and after the rollback nothing of it is left. */
+    CHECK_INT(store_find(s, "n", "b", 0, &r), REMEM_ENOTFOUND);
+    CHECK_INT(version_of(s, "n"), v0);
+    CHECK_INT(store_history_max(s, "n", &h1), REMEM_OK);
+    CHECK_INT(h1, h0);
+    CHECK_INT(store_ns_info(s, "n2", NULL, 0, NULL, NULL, NULL), REMEM_ENOTFOUND);
+    /* A rollback outside a transaction is harmless. */
+    store_rollback(s);
+    /* begin twice is an error that leaves the first transaction usable. */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK(store_begin(s) != REMEM_OK);
+    CHECK_INT(store_insert(s, &m, "rolled back", 1, &rowid), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_find(s, "n", "b", 0, &r), REMEM_OK);
+    store_row_clear(&r);
+    done(s);
+}
+
+/* ---- history ---- */
+
+typedef struct hist_log {
+    char text[1024];
+    int64_t last_seq;
+    int seq_ok;
+} hist_log;
+
+static int log_since(void *ctx, const char *id, const char *op) {
+    hist_log *l = ctx;
+    size_t len = strlen(l->text);
+    snprintf(l->text + len, sizeof l->text - len, "%s:%s ", id, op);
+    return 0;
+}
+
+static int log_history(void *ctx, const store_history_row *h) {
+    hist_log *l = ctx;
+    if (h->seq <= l->last_seq) l->seq_ok = 0;
+    l->last_seq = h->seq;
+    size_t len = strlen(l->text);
+    snprintf(l->text + len, sizeof l->text - len, "%s/%s:%s@%lld by %s [%s|%s] ", h->ns, h->id,
+             h->op, (long long)h->at, h->actor ? h->actor : "-", h->before ? h->before : "-",
+             h->after ? h->after : "-");
+    return 0;
+}
+
+static void test_history(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    int64_t seq = -1;
+    CHECK_INT(store_history_max(s, "n", &seq), REMEM_OK);
+    CHECK_INT(seq, 0);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_history_add(s, "n", "a", 10, "add", NULL, NULL, "{\"text\":\"t1\",\"k\":1}"),
+              REMEM_OK);
+    CHECK_INT(store_history_add(s, "n", "b", 11, "add", NULL, NULL, "{\"text\":\"t2\"}"), REMEM_OK);
+    CHECK_INT(store_history_add(s, "n", "a", 12, "update", "alice", "{\"text\":\"t1\",\"k\":1}",
+                                "{\"text\":\"t3\",\"k\":2}"),
+              REMEM_OK);
+    CHECK_INT(store_history_add(s, "m", "a", 13, "add", NULL, NULL, "{}"), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    int64_t max_n = 0, max_m = 0;
+    CHECK_INT(store_history_max(s, "n", &max_n), REMEM_OK);
+    CHECK_INT(store_history_max(s, "m", &max_m), REMEM_OK);
+    CHECK(max_m > max_n && max_n > 0);
+
+    /* since: everything, then nothing new, then from the middle. */
+    hist_log l = {"", 0, 1};
+    int64_t got = -1;
+    CHECK_INT(store_history_since(s, "n", 0, log_since, &l, &got), REMEM_OK);
+    CHECK_STR(l.text, "a:add b:add a:update ");
+    CHECK_INT(got, max_n);
+    l.text[0] = '\0';
+    CHECK_INT(store_history_since(s, "n", max_n, log_since, &l, &got), REMEM_OK);
+    CHECK_STR(l.text, "");
+    CHECK_INT(got, max_n);
+
+    /* The rows of one key, oldest first, with every field. */
+    l = (hist_log){"", 0, 1};
+    CHECK_INT(store_history(s, "n", "a", log_history, &l), REMEM_OK);
+    CHECK_STR(l.text,
+              "n/a:add@10 by - [-|{\"text\":\"t1\",\"k\":1}] "
+              "n/a:update@12 by alice [{\"text\":\"t1\",\"k\":1}|{\"text\":\"t3\",\"k\":2}] ");
+    CHECK(l.seq_ok);
+    /* Any namespace: the store returns them all (the engine decides). */
+    l = (hist_log){"", 0, 1};
+    CHECK_INT(store_history(s, NULL, "a", log_history, &l), REMEM_OK);
+    CHECK_HAS(l.text, "n/a:add");
+    CHECK_HAS(l.text, "m/a:add");
+    CHECK(l.seq_ok);
+    l = (hist_log){"", 0, 1};
+    CHECK_INT(store_history(s, "n", "never", log_history, &l), REMEM_OK);
+    CHECK_STR(l.text, "");
+
+    /* A purge's scrub: the key's rows keep what happened and when. */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_history_scrub(s, "n", "a"), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    l = (hist_log){"", 0, 1};
+    CHECK_INT(store_history(s, "n", "a", log_history, &l), REMEM_OK);
+    CHECK_STR(l.text, "n/a:add@10 by - [-|-] n/a:update@12 by - [-|-] ");
+    /* Other keys keep theirs. */
+    l = (hist_log){"", 0, 1};
+    CHECK_INT(store_history(s, "n", "b", log_history, &l), REMEM_OK);
+    CHECK_HAS(l.text, "t2");
+    done(s);
+}
+
+/* ---- scans ---- */
+
+typedef struct scan_log {
+    char text[2048];
+    int64_t last_rowid;
+    int order_ok, vec_ok, stop_after;
+    int calls;
+} scan_log;
+
+static int log_row(void *ctx, const store_row *r) {
+    scan_log *l = ctx;
+    if (r->rowid <= l->last_rowid) l->order_ok = 0;
+    l->last_rowid = r->rowid;
+    if (r->m.vector) {
+        float v[DIM];
+        memcpy(v, r->m.vector, sizeof v); /* may be unaligned */
+        if (memcmp(v, strcmp(r->m.id, "2") == 0 ? V2 : V1, sizeof v) != 0) l->vec_ok = 0;
+    }
+    size_t len = strlen(l->text);
+    snprintf(l->text + len, sizeof l->text - len, "%s/%s:%s%s ", r->m.ns, r->m.id, r->m.text,
+             r->m.vector ? "+v" : "");
+    l->calls++;
+    return l->stop_after && l->calls >= l->stop_after ? 7 : 0;
+}
+
+static void test_scan(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory m = memory("b", "1", "first", V1);
+    put(s, &m);
+    m = memory("a", "2", "second", V2);
+    put(s, &m);
+    m = memory("b", "3", "third", V1);
+    put(s, &m);
+    scan_log l = {"", 0, 1, 1, 0, 0};
+    CHECK_INT(store_scan(s, NULL, 0, log_row, &l), REMEM_OK);
+    CHECK_STR(l.text, "b/1:first a/2:second b/3:third ");
+    CHECK(l.order_ok);
+    l = (scan_log){"", 0, 1, 1, 0, 0};
+    CHECK_INT(store_scan(s, "b", 1, log_row, &l), REMEM_OK);
+    CHECK_STR(l.text, "b/1:first+v b/3:third+v ");
+    CHECK(l.order_ok && l.vec_ok);
+    l = (scan_log){"", 0, 1, 1, 0, 0};
+    CHECK_INT(store_scan(s, "a", 1, log_row, &l), REMEM_OK);
+    CHECK_STR(l.text, "a/2:second+v ");
+    CHECK(l.vec_ok);
+    l = (scan_log){"", 0, 1, 1, 1, 0};
+    CHECK_INT(store_scan(s, NULL, 0, log_row, &l), 7);
+    CHECK_INT(l.calls, 1);
+    l = (scan_log){"", 0, 1, 1, 0, 0};
+    CHECK_INT(store_scan(s, "none", 0, log_row, &l), REMEM_OK);
+    CHECK_INT(l.calls, 0);
+    done(s);
+}
+
+/* ---- lexical search ---- */
+
+typedef struct lex_log {
+    int64_t rowid[16];
+    double score[16];
+    int n, stop_after;
+} lex_log;
+
+static int log_lexical(void *ctx, int64_t rowid, double score) {
+    lex_log *l = ctx;
+    if (l->n < 16) {
+        l->rowid[l->n] = rowid;
+        l->score[l->n] = score;
+    }
+    l->n++;
+    return l->stop_after && l->n >= l->stop_after;
+}
+
+static double score_of(const lex_log *l, int64_t rowid) {
+    for (int i = 0; i < l->n && i < 16; i++)
+        if (l->rowid[i] == rowid) return l->score[i];
+    return 0;
+}
+
+static void test_lexical(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    const char *ns[] = {"n"};
+    remem_memory m = memory("n", "1", "the garden needs watering every morning", NULL);
+    int64_t garden = put(s, &m);
+    m = memory("n", "2", "garden garden garden: tomatoes and more garden", NULL);
+    int64_t garden4 = put(s, &m);
+    m = memory("n", "3", "the quarterly report is due on friday", NULL);
+    int64_t report = put(s, &m);
+    m = memory("other", "4", "an OR b NEAR(c) said \"quoted\" star* col:umn", NULL);
+    int64_t syntax = put(s, &m);
+
+    /* One term: rows holding it, best first, scores > 0. */
+    lex_log l = {0};
+    const char *t1[] = {"garden"};
+    CHECK_INT(store_lexical(s, ns, 1, t1, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 2);
+    CHECK_INT(l.rowid[0], garden4);
+    CHECK_INT(l.rowid[1], garden);
+    CHECK(l.score[0] >= l.score[1] && l.score[1] > 0);
+
+    /* Any of several terms. */
+    l = (lex_log){0};
+    const char *t2[] = {"report", "tomatoes"};
+    CHECK_INT(store_lexical(s, ns, 1, t2, 2, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 2);
+    CHECK(score_of(&l, report) > 0 && score_of(&l, garden4) > 0);
+
+    /* The backend's own stemming matches analysed terms ("water"). */
+    l = (lex_log){0};
+    const char *t3[] = {"water"};
+    CHECK_INT(store_lexical(s, ns, 1, t3, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 1);
+    CHECK_INT(l.rowid[0], garden);
+
+    /* A term listed twice counts twice. */
+    lex_log once = {0}, twice = {0};
+    const char *t4[] = {"report", "garden"}, *t5[] = {"report", "garden", "garden"};
+    CHECK_INT(store_lexical(s, ns, 1, t4, 2, log_lexical, &once), REMEM_OK);
+    CHECK_INT(store_lexical(s, ns, 1, t5, 3, log_lexical, &twice), REMEM_OK);
+    CHECK_NEAR(score_of(&twice, garden), 2 * score_of(&once, garden), 1e-9);
+    CHECK_NEAR(score_of(&twice, report), score_of(&once, report), 1e-9);
+
+    /* Words that are operators or quotes in a search syntax are words. */
+    const char *hostile[] = {"OR", "NEAR(c)", "\"quoted\"", "star*", "col:umn", "NOT",
+                             "\"", "(",       "^",          "-",     "+"};
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        l = (lex_log){0};
+        const char *t[] = {hostile[i]};
+        int rc = store_lexical(s, ns, 1, t, 1, log_lexical, &l);
+        if (rc) fprintf(stderr, "  term %s: %s\n", hostile[i], store_errmsg(s));
+        CHECK_INT(rc, REMEM_OK);
+        CHECK(l.n <= 1);
+        if (l.n == 1) CHECK_INT(l.rowid[0], syntax);
+    }
+    /* "AND" is the word "and" (of row 2), not a conjunction. */
+    l = (lex_log){0};
+    const char *and[] = {"AND"};
+    CHECK_INT(store_lexical(s, ns, 1, and, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 1);
+    CHECK_INT(l.rowid[0], garden4);
+    l = (lex_log){0};
+    const char *quoted[] = {"quoted"};
+    CHECK_INT(store_lexical(s, ns, 1, quoted, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 1);
+
+    /* No terms, no match, and stopping early. */
+    l = (lex_log){0};
+    CHECK_INT(store_lexical(s, ns, 1, NULL, 0, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 0);
+    const char *none[] = {"zebra"};
+    CHECK_INT(store_lexical(s, ns, 1, none, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 0);
+    l = (lex_log){.stop_after = 1};
+    CHECK_INT(store_lexical(s, ns, 1, t1, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 1);
+
+    /* Deleted and replaced texts leave the index. */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_delete(s, garden4), REMEM_OK);
+    remem_memory r = memory("n", "3", "the garden report", NULL);
+    CHECK_INT(store_replace(s, report, &r, "the garden report", 9), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_scrub_deleted(s), REMEM_OK);
+    l = (lex_log){0};
+    const char *t6[] = {"tomatoes", "quarterly"};
+    CHECK_INT(store_lexical(s, ns, 1, t6, 2, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 0);
+    l = (lex_log){0};
+    CHECK_INT(store_lexical(s, ns, 1, t1, 1, log_lexical, &l), REMEM_OK);
+    CHECK_INT(l.n, 2);
+    CHECK(score_of(&l, report) > 0 && score_of(&l, garden) > 0);
+    done(s);
+}
+
+/* ---- statistics and clear ---- */
+
+typedef struct count_log {
+    char text[3][256];
+} count_log;
+
+static int log_count(void *ctx, enum store_group g, const char *key, int64_t n) {
+    count_log *l = ctx;
+    size_t len = strlen(l->text[g]);
+    snprintf(l->text[g] + len, sizeof l->text[g] - len, "%s=%lld ", key, (long long)n);
+    return 0;
+}
+
+static void test_stats(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    store_summary sum;
+    count_log c = {{"", "", ""}};
+    CHECK_INT(store_stats(s, NULL, 5000, &sum, log_count, &c), REMEM_OK);
+    CHECK_INT(sum.memories, 0);
+    CHECK_STR(c.text[STORE_BY_KIND], "");
+    remem_memory m = memory("a", "1", "one", V1);
+    m.importance = 0.2;
+    m.created_at = 100;
+    m.invalidated_at = 7;
+    put(s, &m);
+    m = memory("a", "2", "two", NULL);
+    m.kind = "decision";
+    m.importance = 0.4;
+    m.created_at = 300;
+    m.expires_at = 4000; /* expired at 5000 */
+    m.duplicate_count = 2;
+    put(s, &m);
+    m = memory("b", "3", "three", V2);
+    m.tier = "long";
+    m.importance = 0.9;
+    m.created_at = 200;
+    m.expires_at = 6000; /* not yet */
+    put(s, &m);
+    CHECK_INT(store_stats(s, NULL, 5000, &sum, log_count, &c), REMEM_OK);
+    CHECK_INT(sum.memories, 3);
+    CHECK_INT(sum.invalidated, 1);
+    CHECK_INT(sum.expired, 1);
+    CHECK_INT(sum.duplicates_folded, 2);
+    CHECK_NEAR(sum.mean_importance, 0.5, 1e-12);
+    CHECK_INT(sum.oldest, 100);
+    CHECK_INT(sum.newest, 300);
+    CHECK(sum.file_bytes > 0);
+    CHECK_STR(c.text[STORE_BY_KIND], "decision=1 observation=2 ");
+    CHECK_STR(c.text[STORE_BY_TIER], "long=1 short=2 ");
+    CHECK_STR(c.text[STORE_BY_MODEL], "=1 test-model=2 ");
+    c = (count_log){{"", "", ""}};
+    CHECK_INT(store_stats(s, "a", 5000, &sum, log_count, &c), REMEM_OK);
+    CHECK_INT(sum.memories, 2);
+    CHECK_INT(sum.oldest, 100);
+    CHECK_INT(sum.newest, 300);
+    CHECK_STR(c.text[STORE_BY_TIER], "short=2 ");
+    /* The callback may be left out. */
+    CHECK_INT(store_stats(s, "b", 5000, &sum, NULL, NULL), REMEM_OK);
+    CHECK_INT(sum.memories, 1);
+    CHECK_INT(sum.expired, 0);
+    done(s);
+}
+
+static void test_clear(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i);
+        remem_memory m = memory("a", id, "clear me", V1);
+        put(s, &m);
+    }
+    remem_memory m = memory("b", "x", "keep me", V1);
+    put(s, &m);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_ns_set_model(s, "a", "test-model", DIM), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    int64_t v0 = version_of(s, "a"), deleted = -1;
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_clear(s, "a", &deleted), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(deleted, 3);
+    char model[64] = "x";
+    int64_t rows = -1;
+    int r = store_ns_info(s, "a", model, sizeof model, NULL, NULL, &rows);
+    CHECK(r == REMEM_OK || r == REMEM_ENOTFOUND);
+    CHECK_INT(rows, 0);
+    CHECK_STR(model, ""); /* the model lock goes with the rows */
+    if (r == REMEM_OK) CHECK(version_of(s, "a") > v0);
+    scan_log l = {"", 0, 1, 1, 0, 0};
+    CHECK_INT(store_scan(s, NULL, 0, log_row, &l), REMEM_OK);
+    CHECK_STR(l.text, "b/x:keep me ");
+    lex_log lx = {0};
+    const char *ns[] = {"a"}, *t[] = {"clear"};
+    CHECK_INT(store_lexical(s, ns, 1, t, 1, log_lexical, &lx), REMEM_OK);
+    CHECK_INT(lx.n, 0);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_clear(s, "never-written", NULL), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    done(s);
+}
+
+/* ---- two connections ---- */
+
+static void test_changed_by_another(void) {
+    if (!be->shared) {
+        fprintf(stderr, "  (%s: one connection only; skipped)\n", be->name);
+        return;
+    }
+    store *a = open_fresh();
+    if (!a) return;
+    store *b = NULL;
+    char err[512];
+    store_config cfg = {0};
+    CHECK_INT(store_open(uri, &cfg, &b, err, sizeof err), REMEM_OK);
+    if (!b) {
+        done(a);
+        return;
+    }
+    store_changed(a);
+    CHECK_INT(store_changed(a), 0);
+    /* Our own commit is not another's. */
+    remem_memory m = memory("n", "1", "from a", NULL);
+    put(a, &m);
+    CHECK_INT(store_changed(a), 0);
+    m = memory("n", "2", "from b", NULL);
+    put(b, &m);
+    CHECK_INT(store_changed(a), 1);
+    CHECK_INT(store_changed(a), 0);
+    /* And a sees b's row, and its version. */
+    store_row r;
+    CHECK_INT(store_find(a, "n", "2", 0, &r), REMEM_OK);
+    store_row_clear(&r);
+    int64_t va = version_of(a, "n"), vb = version_of(b, "n");
+    CHECK_INT(va, vb);
+    /* A read-only handle reads and refuses writes. */
+    store *ro = NULL;
+    store_config rcfg = {.read_only = 1};
+    CHECK_INT(store_open(uri, &rcfg, &ro, err, sizeof err), REMEM_OK);
+    if (ro) {
+        CHECK_INT(store_find(ro, "n", "1", 0, &r), REMEM_OK);
+        store_row_clear(&r);
+        int rc = store_begin(ro);
+        if (rc == REMEM_OK) {
+            int64_t rowid;
+            m = memory("n", "3", "from ro", NULL);
+            CHECK(store_insert(ro, &m, "x", 1, &rowid) != REMEM_OK);
+            store_rollback(ro);
+        }
+        store_close(ro);
+    }
+    store_close(b);
+    done(a);
+}
+
+/* ---- rows in general ---- */
+
+static void test_row_copy(void) {
+    remem_memory m = memory("n", "id", "text", V2);
+    store_row src = {.rowid = 5, .m = m}, dst;
+    CHECK_INT(store_row_copy(&dst, &src), 0);
+    CHECK_INT(dst.rowid, 5);
+    check_same_memory(&dst.m, &m);
+    CHECK(dst.m.id != m.id);
+    CHECK(dst.vec && dst.m.vector == dst.vec && memcmp(dst.vec, V2, sizeof V2) == 0);
+    store_row_clear(&dst);
+    store_row_clear(NULL);
+}
+
+int main(int argc, char **argv) {
+    TEST_INIT(argc, argv);
+    RUN(test_open_unknown_scheme);
+    RUN(test_row_copy);
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        be = &backends[i];
+        fprintf(stderr, "-- backend %s\n", be->name);
+        RUN(test_open);
+        RUN(test_ns_info_and_model);
+        RUN(test_namespaces);
+        RUN(test_insert_find_get);
+        RUN(test_find_dup);
+        RUN(test_replace);
+        RUN(test_bump_duplicate);
+        RUN(test_delete);
+        RUN(test_touch);
+        RUN(test_set_vector);
+        RUN(test_transactions);
+        RUN(test_history);
+        RUN(test_scan);
+        RUN(test_lexical);
+        RUN(test_stats);
+        RUN(test_clear);
+        RUN(test_changed_by_another);
+    }
+    return TEST_EXIT();
+}
