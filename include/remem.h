@@ -60,7 +60,39 @@
 extern "C" {
 #endif
 
-#define REMEM_VERSION "0.1.0"
+/* ------------------------------------------------------------------ */
+/* Version and exported names                                          */
+/* ------------------------------------------------------------------ */
+/* The one place the version is written: the Makefile reads these three
+ * lines for remem.pc, and remem_version() returns the library's own at run
+ * time (compare it with REMEM_VERSION to catch a header/library mismatch).
+ * REMEM_VERSION_NUMBER is MAJOR * 10000 + MINOR * 100 + PATCH, for #if. */
+#define REMEM_VERSION_MAJOR 0
+#define REMEM_VERSION_MINOR 1
+#define REMEM_VERSION_PATCH 0
+#define REMEM__STR2(x)      #x
+#define REMEM__STR(x)       REMEM__STR2(x)
+#define REMEM_VERSION               \
+    REMEM__STR(REMEM_VERSION_MAJOR) \
+    "." REMEM__STR(REMEM_VERSION_MINOR) "." REMEM__STR(REMEM_VERSION_PATCH)
+#define REMEM_VERSION_NUMBER \
+    (REMEM_VERSION_MAJOR * 10000 + REMEM_VERSION_MINOR * 100 + REMEM_VERSION_PATCH)
+
+/* libremem is built with -fvisibility=hidden: only the declarations marked
+ * REMEM_API (every function in this header, all named remem_*) are exported
+ * from libremem.so; the engine's and the parts' internal names are not, so
+ * they cannot clash with other libraries in the caller's process
+ * (tests/e2e/abi_symbols.sh checks the list). */
+#if defined(__GNUC__) || defined(__clang__)
+#define REMEM_API __attribute__((visibility("default")))
+#else
+#define REMEM_API
+#endif
+
+/* The version of the library actually loaded ("0.1.0"). Static storage. */
+REMEM_API const char *remem_version(void);
+/* The same as REMEM_VERSION_NUMBER, for the library actually loaded. */
+REMEM_API int remem_version_number(void);
 
 /* ------------------------------------------------------------------ */
 /* Status codes. One table gives each its name and default message.    */
@@ -90,9 +122,9 @@ enum remem_status {
 };
 
 /* The name of a status code ("REMEM_EFILTER"), or "REMEM_UNKNOWN". Static. */
-const char *remem_status_name(int rc);
+REMEM_API const char *remem_status_name(int rc);
 /* The default one-line message of a status code. Static storage. */
-const char *remem_strerror(int rc);
+REMEM_API const char *remem_strerror(int rc);
 
 /* ------------------------------------------------------------------ */
 /* Opening a store                                                     */
@@ -105,6 +137,7 @@ enum remem_durability {
 };
 
 typedef struct remem_options {
+    size_t size; /* set by remem_options_init (see STRUCT SIZES) */
     /* Embedder: "hash" (default), "http", "minilm", or NULL for "auto":
      * minilm when a verified model is installed and the namespace has no
      * vectors of another model yet, hash otherwise. */
@@ -124,8 +157,9 @@ typedef struct remem_options {
     int read_only;             /* open without writing anything */
 } remem_options;
 
-/* Fill *opt with the defaults. */
-void remem_options_init(remem_options *opt);
+/* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */
+#define remem_options_init(opt) remem_options_init_((opt), sizeof *(opt))
+REMEM_API void remem_options_init_(remem_options *opt, size_t size);
 
 /*
  * Open (creating if needed) the store at uri: a file path or ":memory:".
@@ -133,23 +167,24 @@ void remem_options_init(remem_options *opt);
  * it with remem_close). On failure *out is a handle too, unless memory ran
  * out (then NULL), so that remem_errmsg(*out) can say why; close it.
  */
-int remem_open(const char *uri, const remem_options *opt, remem **out);
+REMEM_API int remem_open(const char *uri, const remem_options *opt, remem **out);
 /* Close the handle and free everything it holds. NULL is fine. */
-void remem_close(remem *db);
+REMEM_API void remem_close(remem *db);
 /* Detail of the last failure on db (or "" after a success). Valid until the
  * next call on db. db may be NULL ("out of memory"). */
-const char *remem_errmsg(const remem *db);
+REMEM_API const char *remem_errmsg(const remem *db);
 /* Name, model id and dimension of the handle's embedder. Valid until close. */
-const char *remem_embedder_name(const remem *db);
-const char *remem_embedder_model(const remem *db);
-int remem_embedder_dim(const remem *db);
+REMEM_API const char *remem_embedder_name(const remem *db);
+REMEM_API const char *remem_embedder_model(const remem *db);
+REMEM_API int remem_embedder_dim(const remem *db);
 /* Why "auto" chose the embedder it did (one line), or "". */
-const char *remem_embedder_note(const remem *db);
+REMEM_API const char *remem_embedder_note(const remem *db);
 
 /* ------------------------------------------------------------------ */
 /* The memory record                                                   */
 /* ------------------------------------------------------------------ */
 typedef struct remem_memory {
+    size_t size;                     /* set by remem_memory_init (see STRUCT SIZES) */
     const char *ns;                  /* namespace; required on add */
     const char *id;                  /* NULL on add: generated, unique, time-ordered */
     const char *kind;                /* open set; NULL on add: "observation" */
@@ -171,13 +206,15 @@ typedef struct remem_memory {
     int dim;                   /* its length; must match the embedder */
 } remem_memory;
 
-/* Zero *m and set importance to -1 (= kind default). */
-void remem_memory_init(remem_memory *m);
+/* Zero *m, set importance to -1 (= kind default) and its size. A macro:
+ * see STRUCT SIZES. */
+#define remem_memory_init(m) remem_memory_init_((m), sizeof *(m))
+REMEM_API void remem_memory_init_(remem_memory *m, size_t size);
 
 /* A record owned by the library (from remem_get). */
 typedef struct remem_record remem_record;
-const remem_memory *remem_record_memory(const remem_record *r);
-void remem_record_free(remem_record *r);
+REMEM_API const remem_memory *remem_record_memory(const remem_record *r);
+REMEM_API void remem_record_free(remem_record *r);
 
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
@@ -196,7 +233,8 @@ enum remem_add_outcome {
  * 64 bytes always suffice for generated ids. outcome (may be NULL)
  * receives an enum remem_add_outcome. One transaction; a history row.
  */
-int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap, int *outcome);
+REMEM_API int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap,
+                        int *outcome);
 
 /*
  * Add n memories in one transaction: all or none. ids (may be NULL) is an
@@ -204,8 +242,8 @@ int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap, int
  * On failure *failed_index (may be NULL) is the index of the memory at fault
  * (or -1 when no single memory is), and nothing was written.
  */
-int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
-                    long *failed_index);
+REMEM_API int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
+                              long *failed_index);
 
 /* Fields of a patch (bit mask). */
 enum remem_patch_field {
@@ -218,6 +256,7 @@ enum remem_patch_field {
     REMEM_SET_LINKS = 1 << 6
 };
 typedef struct remem_patch {
+    size_t size;     /* set by remem_patch_init (see STRUCT SIZES) */
     unsigned fields; /* which of the values below apply */
     const char *text, *kind, *tier, *metadata, *links;
     double importance;
@@ -225,26 +264,31 @@ typedef struct remem_patch {
     const char *actor; /* who made the change, for history; may be NULL */
 } remem_patch;
 
+/* Zero *p (no fields) and set its size. A macro: see STRUCT SIZES. */
+#define remem_patch_init(p) remem_patch_init_((p), sizeof *(p))
+REMEM_API void remem_patch_init_(remem_patch *p, size_t size);
+
 /* Change the memory (ns, id). ns may be NULL when the id is unique across
  * namespaces (else REMEM_EAMBIGUOUS). History keeps before and after. */
-int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p);
+REMEM_API int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p);
 /* Hide (ns, id) from recall and keep it; superseded_by may be NULL. */
-int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
-                     const char *reason);
+REMEM_API int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
+                               const char *reason);
 /* Delete (ns, id). With purge = 0 it moves to tier "archived" (out of
  * recall, restorable with remem_update); with purge = 1 the row and its
  * vector are deleted and history keeps a row without the text. */
-int remem_forget(remem *db, const char *ns, const char *id, int purge);
+REMEM_API int remem_forget(remem *db, const char *ns, const char *id, int purge);
 
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */
 /* Fetch (ns, id); ns may be NULL as for remem_update. *out: free with
  * remem_record_free. Does not touch the memory. */
-int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
+REMEM_API int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
 /* A query. remem_query_init sets every override to "use the profile". */
 typedef struct remem_query {
+    size_t size;         /* set by remem_query_init (see STRUCT SIZES) */
     const char *text;    /* query text (embedded and used for BM25) */
     const float *vector; /* or a vector (then no lexical lane unless text) */
     int dim;
@@ -267,7 +311,9 @@ typedef struct remem_query {
     double w_context;       /* weight of the temporal-context component */
 } remem_query;
 
-void remem_query_init(remem_query *q);
+/* A macro: see STRUCT SIZES. */
+#define remem_query_init(q) remem_query_init_((q), sizeof *(q))
+REMEM_API void remem_query_init_(remem_query *q, size_t size);
 
 /* One ranked result. */
 typedef struct remem_hit {
@@ -295,14 +341,14 @@ typedef struct remem_result {
 } remem_result;
 
 /* Run a query. *out: free with remem_result_free. */
-int remem_recall(remem *db, const remem_query *q, remem_result **out);
-void remem_result_free(remem_result *r);
+REMEM_API int remem_recall(remem *db, const remem_query *q, remem_result **out);
+REMEM_API void remem_result_free(remem_result *r);
 
 /* The names of the built-in profiles, NULL-terminated. Static. */
-const char *const *remem_profiles(void);
+REMEM_API const char *const *remem_profiles(void);
 /* The definition of a profile as a JSON object (weights, decay, thresholds),
  * malloc'd: free with remem_free. NULL if unknown. */
-char *remem_profile_json(const char *name);
+REMEM_API char *remem_profile_json(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* History, stats, namespaces                                          */
@@ -310,19 +356,19 @@ char *remem_profile_json(const char *name);
 /* The history of (ns, id) as a JSON array (oldest first) of
  * {"seq","at","op","actor","before","after"}; *json is malloc'd (remem_free).
  * Works for purged memories too. */
-int remem_history(remem *db, const char *ns, const char *id, char **json);
+REMEM_API int remem_history(remem *db, const char *ns, const char *id, char **json);
 
 /* Statistics as a JSON object: memories in total and per namespace, per
  * kind and tier, invalidated, expired, models, file size. ns may be NULL
  * for all. *json: remem_free. */
-int remem_stats(remem *db, const char *ns, char **json);
+REMEM_API int remem_stats(remem *db, const char *ns, char **json);
 
 /* The namespaces as a JSON array of {"ns","count","model","dim"}.
  * *json: remem_free. */
-int remem_namespaces(remem *db, char **json);
+REMEM_API int remem_namespaces(remem *db, char **json);
 /* Delete every memory of a namespace (history keeps one "clear" row).
  * *deleted (may be NULL) receives the count. */
-int remem_clear(remem *db, const char *ns, int64_t *deleted);
+REMEM_API int remem_clear(remem *db, const char *ns, int64_t *deleted);
 
 /* ------------------------------------------------------------------ */
 /* Export, import, reindex                                             */
@@ -331,8 +377,8 @@ int remem_clear(remem *db, const char *ns, int64_t *deleted);
  * the callback; with_vectors adds "vector". The callback returns 0 to go
  * on, non-zero to stop (then REMEM_EIO). *count (may be NULL): lines. */
 typedef int (*remem_write_fn)(void *ctx, const char *data, size_t len);
-int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write, void *ctx,
-                 int64_t *count);
+REMEM_API int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write,
+                           void *ctx, int64_t *count);
 
 /* Parse one JSONL line (an object: text required; id, ns, kind, tier,
  * importance, created_at (ms or ISO 8601), expires_at, metadata, links,
@@ -342,38 +388,38 @@ int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn wri
  * but the vector's dimension), so a line that parses is one remem_add takes:
  * REMEM_EPARSE for malformed lines, REMEM_EINVAL (say) for an unknown tier. */
 typedef struct remem_line remem_line;
-int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
-                     remem_memory *m, remem_line **holder);
-void remem_free_line(remem_line *holder);
+REMEM_API int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
+                               remem_memory *m, remem_line **holder);
+REMEM_API void remem_free_line(remem_line *holder);
 
 /* Re-embed every memory of ns (NULL: all) with the handle's embedder, in
  * batches, each batch one transaction. progress (may be NULL) is called
  * after each batch with done/total. */
 typedef void (*remem_progress_fn)(void *ctx, int64_t done, int64_t total);
-int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *ctx);
+REMEM_API int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Utilities                                                           */
 /* ------------------------------------------------------------------ */
 /* Embed texts with the handle's embedder: out holds n * dim floats. */
-int remem_embed(remem *db, const char *const *texts, size_t n, float *out);
+REMEM_API int remem_embed(remem *db, const char *const *texts, size_t n, float *out);
 /* Parse a time: ISO 8601 ("2023-05-08", "2023-05-08T13:56:00Z"), integer
  * milliseconds, or "now". Returns 0 and sets *ms, or REMEM_EPARSE. */
-int remem_parse_time(const char *s, int64_t *ms);
+REMEM_API int remem_parse_time(const char *s, int64_t *ms);
 /* Format ms as ISO 8601 UTC ("2023-05-08T13:56:00.000Z") into buf (>= 32). */
-void remem_format_time(int64_t ms, char *buf, size_t cap);
+REMEM_API void remem_format_time(int64_t ms, char *buf, size_t cap);
 /* The current time in ms. */
-int64_t remem_now(void);
+REMEM_API int64_t remem_now(void);
 /* A memory or a hit as a JSON object text (every field; a hit adds "score"
  * and "components"). malloc'd: free with remem_free. NULL when out of
  * memory. The faces (CLI, server, MCP, bindings) all print these, so the
  * shapes match everywhere. */
-char *remem_memory_to_json(const remem_memory *m);
-char *remem_hit_to_json(const remem_hit *h);
+REMEM_API char *remem_memory_to_json(const remem_memory *m);
+REMEM_API char *remem_hit_to_json(const remem_hit *h);
 /* A whole result: {"profile","now","candidates","took_ms","hits":[...]}. */
-char *remem_result_to_json(const remem_result *r);
+REMEM_API char *remem_result_to_json(const remem_result *r);
 /* Free memory returned by remem (JSON strings). */
-void remem_free(void *p);
+REMEM_API void remem_free(void *p);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */
@@ -395,8 +441,9 @@ typedef void (*remem_model_progress_fn)(void *ctx, const char *file, int64_t don
  * place only when all three check out, so a failure leaves dir as it was
  * and no partial file behind. Files already installed and verified with
  * the expected checksum are not fetched again. progress may be NULL. */
-int remem_model_pull(const char *dir, const char *base_url, const char *const sha256[3],
-                     remem_model_progress_fn progress, void *ctx, char *err, size_t errcap);
+REMEM_API int remem_model_pull(const char *dir, const char *base_url, const char *const sha256[3],
+                               remem_model_progress_fn progress, void *ctx, char *err,
+                               size_t errcap);
 
 /* What dir holds, as a JSON object (*json: remem_free):
  *   {"dir", "model", "files": [{"name", "present", "size", "sha256",
@@ -406,12 +453,13 @@ int remem_model_pull(const char *dir, const char *base_url, const char *const sh
  * sha256 and official appear when known (from the verification marker, or
  * computed). verify = 1 re-hashes every file (a second or so for the real
  * model) and renews or removes the marker accordingly; 0 trusts it. */
-int remem_model_info(const char *dir, int verify, char **json, char *err, size_t errcap);
+REMEM_API int remem_model_info(const char *dir, int verify, char **json, char *err, size_t errcap);
 
 /* The ids the minilm embedder feeds its model for text ([CLS] ... [SEP],
  * at most 256), with their tokens: {"ids": [...], "tokens": [...]}
  * (*json: remem_free). Needs only dir's vocab.txt and config.json. */
-int remem_model_tokenize(const char *dir, const char *text, char **json, char *err, size_t errcap);
+REMEM_API int remem_model_tokenize(const char *dir, const char *text, char **json, char *err,
+                                   size_t errcap);
 
 #ifdef __cplusplus
 }

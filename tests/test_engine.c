@@ -569,7 +569,7 @@ static void test_ttl(void) {
     remem_free(js);
     /* Extending the TTL brings it back. */
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_EXPIRES;
     p.expires_at = T0 + 10 * HOUR_MS;
     CHECK_INT(remem_update(db, "t", "temp", &p), REMEM_OK);
@@ -630,7 +630,7 @@ static void test_forget_archive(void) {
     CHECK_INT(ns_count(db, "a"), 2);
     /* Restored by moving it to another tier. */
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TIER;
     p.tier = "long";
     CHECK_INT(remem_update(db, "a", "trip", &p), REMEM_OK);
@@ -666,7 +666,7 @@ static void test_forget_purge(void) {
     CHECK_INT(add_text(db, "p", "secret", "My bank PIN is zanzibar4711", NULL, NULL), REMEM_OK);
     CHECK_INT(add_text(db, "p", "keep", "My favourite colour is teal", NULL, NULL), REMEM_OK);
     remem_patch pt;
-    memset(&pt, 0, sizeof pt);
+    remem_patch_init(&pt);
     pt.fields = REMEM_SET_TEXT;
     pt.text = "My bank PIN is quagmire0815";
     CHECK_INT(remem_update(db, "p", "secret", &pt), REMEM_OK);
@@ -718,14 +718,14 @@ static void test_history_sequence(void) {
     if (!db) return;
     CHECK_INT(add_text(db, "h", "x", "The meeting is on Monday", NULL, NULL), REMEM_OK);
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TEXT | REMEM_SET_IMPORTANCE | REMEM_SET_METADATA;
     p.text = "The meeting is on Tuesday";
     p.importance = 0.8;
     p.metadata = "{\"source\":\"email\"}";
     p.actor = "alice";
     CHECK_INT(remem_update(db, "h", "x", &p), REMEM_OK);
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TIER;
     p.tier = "long";
     CHECK_INT(remem_update(db, "h", "x", &p), REMEM_OK);
@@ -916,6 +916,7 @@ static void test_export_import(void) {
     for (char *line = out.data; line && *line && n < 8;) {
         char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        remem_memory_init(&ms[n]);
         CHECK_INT(remem_parse_line(b, line, len, NULL, &ms[n], &holders[n]), REMEM_OK);
         n++;
         line = nl ? nl + 1 : NULL;
@@ -1002,6 +1003,7 @@ static void test_parse_line_errors(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         remem_memory m;
+        remem_memory_init(&m);
         remem_line *h = (remem_line *)1;
         int rc = remem_parse_line(db, cases[i].line, strlen(cases[i].line), NULL, &m, &h);
         CHECK(rc == REMEM_EPARSE || rc == REMEM_EINVAL);
@@ -1015,6 +1017,7 @@ static void test_parse_line_errors(void) {
         "\"expires_at\":1700000000000,\"metadata\":{\"a\":1},"
         "\"links\":[\"p\"],\"vector\":[3,4]}";
     remem_memory m;
+    remem_memory_init(&m);
     remem_line *h = NULL;
     CHECK_INT(remem_parse_line(db, good, strlen(good), "dflt", &m, &h), REMEM_OK);
     CHECK_STR(m.ns, "x");
@@ -1309,7 +1312,7 @@ static void test_model_mismatch(void) {
     CHECK_INT(ns_count(w, "x"), 2);
     /* Nor can a text update re-embed one of its memories. */
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TEXT;
     p.text = "changed";
     CHECK_INT(remem_update(w, "x", "x1", &p), REMEM_EMODEL);
@@ -1388,7 +1391,7 @@ static void test_two_handles(void) {
     CHECK_INT(remem_get(b, "s", "s2", &r), REMEM_OK);
     remem_record_free(r);
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TEXT;
     p.text = "the lighthouse keeper is called Ole";
     CHECK_INT(remem_update(a, "s", "s2", &p), REMEM_OK);

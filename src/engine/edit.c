@@ -41,6 +41,7 @@ int remem_get(remem *db, const char *ns, const char *id, remem_record **out) {
         free(r);
         return eng_store_fail(db, rc);
     }
+    r->row.m.size = sizeof r->row.m; /* a caller may hand it back (remem_memory_to_json) */
     *out = r;
     return REMEM_OK;
 }
@@ -152,10 +153,13 @@ static int apply_patch(remem *db, void *ctx, remem_memory *m, const char **op, i
     return REMEM_OK;
 }
 
-int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p) {
+int remem_update(remem *db, const char *ns, const char *id, const remem_patch *in) {
     int rc = eng_need_open(db);
     if (rc) return rc;
-    if (!p || !p->fields) return eng_fail(db, REMEM_EINVAL, "nothing to update");
+    remem_patch pp;
+    if ((rc = eng_take_patch(db, in, &pp))) return rc;
+    const remem_patch *p = &pp;
+    if (!p->fields) return eng_fail(db, REMEM_EINVAL, "nothing to update");
     /* Validate the new values as an add would. */
     remem_memory probe;
     remem_memory_init(&probe);

@@ -467,7 +467,7 @@ static char *out_take(out *o) {
     return o->data;
 }
 
-char *remem_memory_to_json(const remem_memory *m) {
+char *eng_memory_text(const remem_memory *m) {
     out o = {0};
     int first = 1;
     put(&o, "{", 1);
@@ -476,13 +476,31 @@ char *remem_memory_to_json(const remem_memory *m) {
     return out_take(&o);
 }
 
-char *remem_hit_to_json(const remem_hit *h) {
+/* The public renderings read a caller's memory only up to its size (an
+ * older remem.h's memory is smaller) and refuse one never initialised. */
+char *remem_memory_to_json(const remem_memory *in) {
+    remem_memory m;
+    if (eng_take_memory(NULL, in, &m)) return NULL;
+    return eng_memory_text(&m);
+}
+
+/* The hit with its memory at the library's size, or -1. */
+static int take_hit(const remem_hit *in, remem_hit *h) {
+    if (!in) return -1;
+    *h = *in;
+    return eng_take_memory(NULL, &in->mem, &h->mem) ? -1 : 0;
+}
+
+char *remem_hit_to_json(const remem_hit *in) {
+    remem_hit h;
+    if (take_hit(in, &h)) return NULL;
     out o = {0};
-    put_hit(&o, h);
+    put_hit(&o, &h);
     return out_take(&o);
 }
 
 char *remem_result_to_json(const remem_result *r) {
+    if (!r) return NULL;
     out o = {0};
     out_reserve(&o, 1024 + r->n * 1024);
     int first = 1;
@@ -494,8 +512,10 @@ char *remem_result_to_json(const remem_result *r) {
     put_key(&o, &first, "hits");
     put(&o, "[", 1);
     for (size_t i = 0; i < r->n; i++) {
+        remem_hit h;
+        if (take_hit(&r->hits[i], &h)) o.oom = 1;
         if (i) put(&o, ",", 1);
-        put_hit(&o, &r->hits[i]);
+        if (!o.oom) put_hit(&o, &h);
     }
     put(&o, "]}", 2);
     return out_take(&o);

@@ -173,8 +173,8 @@ int eng_txn_end(remem *db, txn *x, int rc) {
 int eng_history(remem *db, const remem_memory *before, const remem_memory *after, const char *op,
                 const char *actor, int64_t now) {
     const remem_memory *key = after ? after : before;
-    char *b = before ? remem_memory_to_json(before) : NULL;
-    char *a = after ? remem_memory_to_json(after) : NULL;
+    char *b = before ? eng_memory_text(before) : NULL;
+    char *a = after ? eng_memory_text(after) : NULL;
     int rc;
     if ((before && !b) || (after && !a))
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
