@@ -89,7 +89,7 @@ $(BUILD)/remem.pc: remem.pc.in include/remem.h
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h $(wildcard tests/support/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -Itests -o $@ $< $(SUPPORT_OBJ) $(BUILD)/libremem.a $(LDLIBS)
 
