@@ -5,6 +5,7 @@
  * purge deletes the row, scrubs its text from history and the full-text
  * index, and leaves a text-less history row.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +72,7 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     const char *op = "update";
     int purge = 0;
     rc = fn(db, ctx, &m, &op, &purge);
+    assert(op && (!purge || strcmp(op, "delete") == 0)); /* only forget --purge deletes */
     if (!rc && newvec) rc = eng_check_model(db, m.ns);
     if (!rc && purge) {
         rc = store_delete(db->st, old.rowid);

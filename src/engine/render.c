@@ -4,6 +4,7 @@
  * one shape of a memory everywhere: times as ISO 8601 UTC, metadata and
  * links as JSON values, score components under "components".
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,6 +464,7 @@ static char *out_take(out *o) {
         free(o->data);
         return NULL;
     }
+    assert(o->len < o->cap); /* out_reserve keeps room for the NUL */
     o->data[o->len] = '\0';
     return o->data;
 }

@@ -4,6 +4,7 @@
  * into the existing row (duplicate_count), a caller's id upserts, and a
  * batch is one transaction.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +34,9 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec, 
     m.vector = vec;
     m.dim = db->emb->dim;
     m.model = db->emb->model_id;
+    /* eng_validate ran: what is stored is within the documented ranges. */
+    assert(m.ns && m.text && m.kind && m.tier);
+    assert(m.importance >= 0 && m.importance <= 1);
     char idbuf[27];
     char *norm = util_normalize_text(m.text);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
