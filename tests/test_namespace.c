@@ -268,7 +268,7 @@ static void test_reindex(void) {
     for (int i = 0; i < 3; i++) {
         remem_memory m;
         remem_memory_init(&m);
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "r%d", i);
         axis_vec(v, dim, 0.1 * i); /* not the text's embedding */
         m.ns = i < 2 ? "r" : "r2";

@@ -447,7 +447,7 @@ static void test_profile_replay(void) {
     /* Ten rewarded trajectories and three the reward filter must drop
      * although they are the most similar. */
     spec s[13];
-    char ids[13][8], metas[13][48];
+    char ids[13][16], metas[13][48];
     const double coss[13] = {0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.72,
                              0.81, 0.88, 0.93, 0.99, 0.98, 0.97};
     for (int i = 0; i < 13; i++) {

@@ -133,12 +133,14 @@ static int take_batch(remem *db, const remem_memory *in, size_t n, remem_memory 
     if (!ms) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const remem_memory *m = (const remem_memory *)((const char *)in + i * stride);
-        int rc = eng_take_memory(db, m, &ms[i]);
-        if (!rc && eng_struct_size(m) != stride)
-            rc = eng_fail(db, REMEM_EINVAL,
-                          "memory %zu has size %zu, memory 0 has %zu: initialise every "
-                          "element with remem_memory_init",
-                          i, eng_struct_size(m), stride);
+        /* The size is checked against the stride before anything else of
+         * the element is read: a larger one would read into the next. */
+        int rc = eng_struct_size(m) != stride
+                     ? eng_fail(db, REMEM_EINVAL,
+                                "memory %zu has size %zu, memory 0 has %zu: initialise every "
+                                "element with remem_memory_init",
+                                i, eng_struct_size(m), stride)
+                     : eng_take_memory(db, m, &ms[i]);
         if (rc) {
             if (failed_index) *failed_index = (long)i;
             free(ms);
