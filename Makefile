@@ -4,7 +4,7 @@
 # pkg-config; scripts/deps.sh installs the Debian packages they live in.
 #
 #   make            library and command (build/)
-#   make test       every test, ending with "N passed, M failed"
+#   make test       every test, ending with "N passed, M failed, K skipped"
 #   make asan       the whole suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (default 10)
 #   make bench      the benchmarks (bench/README.md)
@@ -17,11 +17,22 @@ BUILD   ?= build
 CC      ?= cc
 PKGS    := sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libxxhash libcrypto
 OPT     ?= -O2
+# assert() stays on in every build this Makefile makes (default, test,
+# asan): the asserted invariants sit outside the per-candidate loops and
+# cost nothing measurable. A packager who wants them out adds -DNDEBUG.
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -pthread \
            -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 SANFLAGS ?=
+# The library exports only what include/remem.h marks REMEM_API (the
+# remem_* calls); everything else in libremem.so is hidden, so its internal
+# names (cache_get, store_open, ...) cannot clash with other libraries in a
+# caller's process. tests/e2e/abi_symbols.sh checks the exported list.
+LIB_CFLAGS := -fvisibility=hidden
+# The version is written once, in include/remem.h (REMEM_VERSION_MAJOR,
+# _MINOR, _PATCH); remem.pc takes it from there.
+VERSION := $(shell sed -n 's/^\#define REMEM_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/remem.h | paste -sd.)
 
 # Every .c under src/ (at any depth) is the library; cli/, server/ and mcp/
 # are the faces linked into the remem command. fuzz/run.sh asks for the same
@@ -33,6 +44,7 @@ BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+$(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 FACE_OBJ := $(FACE_SRC:%.c=$(BUILD)/obj/%.o)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -49,7 +61,10 @@ format:
 print-lib-src:
 	@echo $(LIB_SRC)
 
-.PHONY: format print-lib-src all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
+print-version:
+	@echo $(VERSION)
+
+.PHONY: format print-lib-src print-version all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
 all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
 
@@ -65,7 +80,7 @@ $(BUILD)/libremem.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/libremem.so: $(LIB_OBJ)
-	$(CC) $(CFLAGS) $(SANFLAGS) -shared -Wl,-soname,libremem.so.0 -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(SANFLAGS) -shared -Wl,-soname,libremem.so.0 -o $@ $^ $(LDLIBS)
 
 $(BUILD)/remem: $(FACE_OBJ) $(BUILD)/libremem.a
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(FACE_OBJ) $(BUILD)/libremem.a $(LDLIBS)
@@ -73,11 +88,11 @@ $(BUILD)/remem: $(FACE_OBJ) $(BUILD)/libremem.a
 # server/openapi.c embeds docs/openapi.json with .incbin, which -MMD cannot see.
 $(BUILD)/obj/server/openapi.o: docs/openapi.json
 
-$(BUILD)/remem.pc: remem.pc.in
+$(BUILD)/remem.pc: remem.pc.in include/remem.h
 	@mkdir -p $(BUILD)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h $(wildcard tests/support/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -Itests -o $@ $< $(SUPPORT_OBJ) $(BUILD)/libremem.a $(LDLIBS)
 

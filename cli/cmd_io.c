@@ -55,6 +55,7 @@ static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t bat
         if (blank(line, (size_t)len)) continue;
         remem_memory m;
         remem_line *h = NULL;
+        remem_memory_init(&m);
         int prc = remem_parse_line(db, line, (size_t)len, ns, &m, &h);
         if (prc == REMEM_OK && m.vector && m.dim != dim) {
             remem_free_line(h);

@@ -185,7 +185,7 @@ int cmd_update(const cli_env *env, int argc, char **argv) {
     }
     const char *ns = NULL, *id = NULL;
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = cli_opt(argc, argv, &i, "--text")))

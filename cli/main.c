@@ -56,6 +56,7 @@ static void usage(FILE *f) {
                "  --model-dir DIR    MiniLM model folder\n"
                "  --durable          synchronous=FULL: survive power loss, not only crashes\n"
                "  --quiet            no progress or notes on stderr\n"
+               "  --version          the version of remem (with --json: an object)\n"
                "\n`remem <command> --help` describes each command.\n");
 }
 
@@ -157,7 +158,13 @@ int main(int argc, char **argv) {
         usage(stdout);
         rc = nrest == 0 ? 2 : 0;
     } else if (!strcmp(rest[0], "--version") || !strcmp(rest[0], "version")) {
-        printf("remem %s\n", REMEM_VERSION);
+        /* The library's own version: the command may be linked against a
+         * libremem other than the header it was compiled with. */
+        if (env.json)
+            printf("{\"version\":\"%s\",\"version_number\":%d}\n", remem_version(),
+                   remem_version_number());
+        else
+            printf("remem %s\n", remem_version());
         rc = 0;
     } else {
         rc = -1;

@@ -45,6 +45,7 @@ static remem *db_for_add(void) {
 static void check_line(remem *db, const uint8_t *data, size_t size, const char *default_ns) {
     remem_memory m;
     remem_line *h = NULL;
+    remem_memory_init(&m);
     int rc = remem_parse_line(db, (const char *)data, size, default_ns, &m, &h);
     if (rc != REMEM_OK) {
         assert(h == NULL);

@@ -14,9 +14,27 @@
  *   profile    a named scoring preset (see PROFILES below).
  *
  * CONVENTIONS
- *   - Every function that can fail returns an int status: REMEM_OK (0) or a
- *     negative REMEM_E* code. remem_errmsg(db) gives the detail of the last
- *     failure on that handle ("filter: unknown operator $regexx at $.kind").
+ *   - Errors, one style: every call on a handle that can fail returns an int
+ *     status, REMEM_OK (0) or a negative REMEM_E* code, and remem_errmsg(db)
+ *     gives the detail of the last failure on that handle ("filter: unknown
+ *     operator $regexx at $.kind"); a success clears it. The calls that
+ *     need no handle (remem_model_*, remem_parse_time) return the status
+ *     too and, having no handle to hold a message, write it into the
+ *     caller's err buffer where there is one. The few calls that return a
+ *     pointer (remem_*_to_json, remem_profile_json) return NULL on failure;
+ *     each says when.
+ *   - Each call below lists the statuses it can return ("Returns:"). Two
+ *     apply to every call on a handle and are not repeated: REMEM_EINVAL
+ *     when db is NULL or its open failed ("the store is not open"), and
+ *     REMEM_ENOMEM when memory runs out. Every call that writes (and every
+ *     read that must take the store's read lock while another process holds
+ *     a write lock for longer) may return REMEM_EBUSY once the busy timeout
+ *     (remem_options.busy_timeout_ms, default 10 s) has passed, REMEM_ESTORE
+ *     or REMEM_EIO for an SQLite or disk failure, and REMEM_ECORRUPT for a
+ *     damaged file: these three are listed as "store errors". A failed write
+ *     changes nothing.
+ *   - Writes on a handle opened read_only return REMEM_EINVAL ("the store is
+ *     open read-only") and change nothing.
  *   - The library never prints and never exits.
  *   - Times are int64 milliseconds since the Unix epoch (UTC).
  *   - Strings are UTF-8 and NUL-terminated. Strings passed in are copied
@@ -32,6 +50,30 @@
  *     REMEM_DURABLE_FULL also survives power loss).
  *   - Several processes may open one store; each sees the others' commits on
  *     its next call.
+ *
+ * STRUCT SIZES (how a struct can grow without breaking older callers)
+ *   The structs a caller fills (remem_options, remem_memory, remem_patch,
+ *   remem_query) begin with `size_t size`, and their init functions are the
+ *   only supported way to prepare them: remem_query_init(&q) is a macro for
+ *   remem_query_init_(&q, sizeof q), which fills the defaults and records
+ *   the size the caller's header gave the struct. New fields are only ever
+ *   appended. Every call that reads such a struct reads `size` bytes of it
+ *   and takes the defaults for the fields beyond: a program compiled
+ *   against an older, smaller remem.h keeps working with a newer library,
+ *   and the library never reads or writes past the caller's struct (the
+ *   init functions write only `size` bytes; remem_parse_line fills only
+ *   `size` bytes; remem_add_batch steps through its array at the caller's
+ *   size). A size of 0 (a struct never passed to its init function) is
+ *   refused with REMEM_EINVAL "remem_query was not initialised with
+ *   remem_query_init"; so is a size larger than the library's own (a
+ *   program built against a newer remem.h than the library it runs with).
+ *   Copying an initialised struct (q2 = q) keeps its size and is fine.
+ *   The structs the library fills and the caller only reads (remem_result,
+ *   remem_hit, and the remem_memory in them or behind remem_record_memory)
+ *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory) and
+ *   are never grown within one soname (libremem.so.0): the caller indexes
+ *   the hits array with its own sizeof, so growing remem_hit is a new
+ *   soname, which an old program does not load.
  *
  * PROFILES (see docs/profiles.md for the formulas)
  *   "default"            hybrid: 0.4 relevance + 0.6 lexical (BM25) + 0.3
@@ -60,7 +102,39 @@
 extern "C" {
 #endif
 
-#define REMEM_VERSION "0.1.0"
+/* ------------------------------------------------------------------ */
+/* Version and exported names                                          */
+/* ------------------------------------------------------------------ */
+/* The one place the version is written: the Makefile reads these three
+ * lines for remem.pc, and remem_version() returns the library's own at run
+ * time (compare it with REMEM_VERSION to catch a header/library mismatch).
+ * REMEM_VERSION_NUMBER is MAJOR * 10000 + MINOR * 100 + PATCH, for #if. */
+#define REMEM_VERSION_MAJOR 0
+#define REMEM_VERSION_MINOR 1
+#define REMEM_VERSION_PATCH 0
+#define REMEM__STR2(x)      #x
+#define REMEM__STR(x)       REMEM__STR2(x)
+#define REMEM_VERSION               \
+    REMEM__STR(REMEM_VERSION_MAJOR) \
+    "." REMEM__STR(REMEM_VERSION_MINOR) "." REMEM__STR(REMEM_VERSION_PATCH)
+#define REMEM_VERSION_NUMBER \
+    (REMEM_VERSION_MAJOR * 10000 + REMEM_VERSION_MINOR * 100 + REMEM_VERSION_PATCH)
+
+/* libremem is built with -fvisibility=hidden: only the declarations marked
+ * REMEM_API (every function in this header, all named remem_*) are exported
+ * from libremem.so; the engine's and the parts' internal names are not, so
+ * they cannot clash with other libraries in the caller's process
+ * (tests/e2e/abi_symbols.sh checks the list). */
+#if defined(__GNUC__) || defined(__clang__)
+#define REMEM_API __attribute__((visibility("default")))
+#else
+#define REMEM_API
+#endif
+
+/* The version of the library actually loaded ("0.1.0"). Static storage. */
+REMEM_API const char *remem_version(void);
+/* The same as REMEM_VERSION_NUMBER, for the library actually loaded. */
+REMEM_API int remem_version_number(void);
 
 /* ------------------------------------------------------------------ */
 /* Status codes. One table gives each its name and default message.    */
@@ -89,10 +163,11 @@ enum remem_status {
 #undef REMEM__ENUM
 };
 
-/* The name of a status code ("REMEM_EFILTER"), or "REMEM_UNKNOWN". Static. */
-const char *remem_status_name(int rc);
+/* The name of a status code ("REMEM_EFILTER"), or "REMEM_UNKNOWN". Static.
+ * These two never fail. */
+REMEM_API const char *remem_status_name(int rc);
 /* The default one-line message of a status code. Static storage. */
-const char *remem_strerror(int rc);
+REMEM_API const char *remem_strerror(int rc);
 
 /* ------------------------------------------------------------------ */
 /* Opening a store                                                     */
@@ -105,6 +180,7 @@ enum remem_durability {
 };
 
 typedef struct remem_options {
+    size_t size; /* set by remem_options_init (see STRUCT SIZES) */
     /* Embedder: "hash" (default), "http", "minilm", or NULL for "auto":
      * minilm when a verified model is installed and the namespace has no
      * vectors of another model yet, hash otherwise. */
@@ -124,32 +200,45 @@ typedef struct remem_options {
     int read_only;             /* open without writing anything */
 } remem_options;
 
-/* Fill *opt with the defaults. */
-void remem_options_init(remem_options *opt);
+/* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */
+#define remem_options_init(opt) remem_options_init_((opt), sizeof *(opt))
+REMEM_API void remem_options_init_(remem_options *opt, size_t size);
 
 /*
  * Open (creating if needed) the store at uri: a file path or ":memory:".
  * opt may be NULL for the defaults. On success *out is a new handle (free
  * it with remem_close). On failure *out is a handle too, unless memory ran
  * out (then NULL), so that remem_errmsg(*out) can say why; close it.
+ * Creates the file and its schema (or migrates an older schema) unless
+ * read_only; loads the MiniLM weights when that embedder is chosen.
+ * Returns: REMEM_OK; REMEM_EINVAL (no uri, opt not initialised, an unknown
+ * embedder, the http embedder without a URL); REMEM_EUNSUPPORTED
+ * (postgres:// URIs, not built in yet); REMEM_ECORRUPT (not a remem store,
+ * a schema newer than this library, a broken model folder); REMEM_EIO (the
+ * file or model cannot be read or created); REMEM_EEMBED (the embedder
+ * cannot start); REMEM_ENOTFOUND (minilm asked for and not installed);
+ * store errors (REMEM_EBUSY while another process migrates the schema).
  */
-int remem_open(const char *uri, const remem_options *opt, remem **out);
-/* Close the handle and free everything it holds. NULL is fine. */
-void remem_close(remem *db);
+REMEM_API int remem_open(const char *uri, const remem_options *opt, remem **out);
+/* Close the handle and free everything it holds (results and records
+ * obtained from it stay valid: they own their memory). NULL is fine. */
+REMEM_API void remem_close(remem *db);
 /* Detail of the last failure on db (or "" after a success). Valid until the
  * next call on db. db may be NULL ("out of memory"). */
-const char *remem_errmsg(const remem *db);
-/* Name, model id and dimension of the handle's embedder. Valid until close. */
-const char *remem_embedder_name(const remem *db);
-const char *remem_embedder_model(const remem *db);
-int remem_embedder_dim(const remem *db);
+REMEM_API const char *remem_errmsg(const remem *db);
+/* Name, model id and dimension of the handle's embedder. Valid until close;
+ * "" and 0 on a handle whose open failed. Never fail. */
+REMEM_API const char *remem_embedder_name(const remem *db);
+REMEM_API const char *remem_embedder_model(const remem *db);
+REMEM_API int remem_embedder_dim(const remem *db);
 /* Why "auto" chose the embedder it did (one line), or "". */
-const char *remem_embedder_note(const remem *db);
+REMEM_API const char *remem_embedder_note(const remem *db);
 
 /* ------------------------------------------------------------------ */
 /* The memory record                                                   */
 /* ------------------------------------------------------------------ */
 typedef struct remem_memory {
+    size_t size;                     /* set by remem_memory_init (see STRUCT SIZES) */
     const char *ns;                  /* namespace; required on add */
     const char *id;                  /* NULL on add: generated, unique, time-ordered */
     const char *kind;                /* open set; NULL on add: "observation" */
@@ -171,13 +260,16 @@ typedef struct remem_memory {
     int dim;                   /* its length; must match the embedder */
 } remem_memory;
 
-/* Zero *m and set importance to -1 (= kind default). */
-void remem_memory_init(remem_memory *m);
+/* Zero *m, set importance to -1 (= kind default) and its size. A macro:
+ * see STRUCT SIZES. */
+#define remem_memory_init(m) remem_memory_init_((m), sizeof *(m))
+REMEM_API void remem_memory_init_(remem_memory *m, size_t size);
 
-/* A record owned by the library (from remem_get). */
+/* A record owned by the library (from remem_get). remem_record_memory's
+ * pointer and every string in it stay valid until remem_record_free. */
 typedef struct remem_record remem_record;
-const remem_memory *remem_record_memory(const remem_record *r);
-void remem_record_free(remem_record *r);
+REMEM_API const remem_memory *remem_record_memory(const remem_record *r);
+REMEM_API void remem_record_free(remem_record *r);
 
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
@@ -190,22 +282,37 @@ enum remem_add_outcome {
 };
 
 /*
- * Add one memory. The embedder runs unless m->vector is given.
- * id_out (may be NULL) receives the memory's id (generated or the
- * existing duplicate's), NUL-terminated, truncated to id_cap bytes;
- * 64 bytes always suffice for generated ids. outcome (may be NULL)
- * receives an enum remem_add_outcome. One transaction; a history row.
+ * Add one memory. The embedder runs unless m->vector is given (it is then
+ * scaled to unit length). id_out (may be NULL) receives the memory's id
+ * (generated or the existing duplicate's), NUL-terminated, truncated to
+ * id_cap bytes; 64 bytes always suffice for generated ids. outcome (may be
+ * NULL) receives an enum remem_add_outcome.
+ * Side effects: one transaction with one history row ("add", "update" for
+ * an upsert, "duplicate" for a fold); the first vector written to a
+ * namespace records the handle's model as the namespace's.
+ * Returns: REMEM_OK; REMEM_EINVAL (m not initialised; ns or text empty; an
+ * id, ns or kind too long; an unknown tier; importance above 1 or NaN;
+ * expires_at negative; read-only); REMEM_EPARSE (metadata not a JSON
+ * object, links not a JSON array of ids); REMEM_EDIM (m->dim is not the
+ * embedder's); REMEM_EMODEL (the namespace holds another model's vectors);
+ * REMEM_EEMBED (the embedder failed: nothing written; the http embedder's
+ * REMEM_EDIM when its endpoint changes dimension); store errors.
  */
-int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap, int *outcome);
+REMEM_API int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap,
+                        int *outcome);
 
 /*
  * Add n memories in one transaction: all or none. ids (may be NULL) is an
  * array of n buffers of id_cap bytes each, filled as remem_add does.
+ * Every element of ms must have been initialised (all with one size: the
+ * array is walked at that stride). Every memory is checked and embedded
+ * before the transaction starts, so a slow embedder never holds the lock.
  * On failure *failed_index (may be NULL) is the index of the memory at fault
  * (or -1 when no single memory is), and nothing was written.
+ * Returns: those of remem_add, the message prefixed "memory I: " when n > 1.
  */
-int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
-                    long *failed_index);
+REMEM_API int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
+                              long *failed_index);
 
 /* Fields of a patch (bit mask). */
 enum remem_patch_field {
@@ -217,7 +324,9 @@ enum remem_patch_field {
     REMEM_SET_EXPIRES = 1 << 5,
     REMEM_SET_LINKS = 1 << 6
 };
+/* A change to a memory: set the bits of `fields` whose values apply. */
 typedef struct remem_patch {
+    size_t size;     /* set by remem_patch_init (see STRUCT SIZES) */
     unsigned fields; /* which of the values below apply */
     const char *text, *kind, *tier, *metadata, *links;
     double importance;
@@ -225,23 +334,47 @@ typedef struct remem_patch {
     const char *actor; /* who made the change, for history; may be NULL */
 } remem_patch;
 
+/* Zero *p (no fields) and set its size. A macro: see STRUCT SIZES. */
+#define remem_patch_init(p) remem_patch_init_((p), sizeof *(p))
+REMEM_API void remem_patch_init_(remem_patch *p, size_t size);
+
 /* Change the memory (ns, id). ns may be NULL when the id is unique across
- * namespaces (else REMEM_EAMBIGUOUS). History keeps before and after. */
-int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p);
-/* Hide (ns, id) from recall and keep it; superseded_by may be NULL. */
-int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
-                     const char *reason);
+ * namespaces. A new text is embedded again (outside the transaction).
+ * Side effects: one transaction; a history row with before and after, op
+ * "update", or "migrate" / "archive" / "restore" for a tier change.
+ * Returns: REMEM_OK; REMEM_EINVAL (p not initialised, no fields, no id, a
+ * value remem_add would refuse, read-only); REMEM_EPARSE (metadata, links);
+ * REMEM_ENOTFOUND; REMEM_EAMBIGUOUS (ns NULL and the id in several
+ * namespaces); REMEM_EEMBED; REMEM_EMODEL (a new text in a namespace of
+ * another model); store errors. */
+REMEM_API int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p);
+/* Hide (ns, id) from recall and keep it; superseded_by (may be NULL) names
+ * the memory that replaces it; reason (may be NULL) is the history row's
+ * actor. One transaction; a history row "invalidate".
+ * Returns: REMEM_OK; REMEM_EINVAL (no id, read-only); REMEM_ENOTFOUND;
+ * REMEM_EAMBIGUOUS; store errors. */
+REMEM_API int remem_invalidate(remem *db, const char *ns, const char *id, const char *superseded_by,
+                               const char *reason);
 /* Delete (ns, id). With purge = 0 it moves to tier "archived" (out of
- * recall, restorable with remem_update); with purge = 1 the row and its
- * vector are deleted and history keeps a row without the text. */
-int remem_forget(remem *db, const char *ns, const char *id, int purge);
+ * recall, restorable with remem_update; history row "archive"); with
+ * purge = 1 the row and its vector are deleted, its text is scrubbed from
+ * the earlier history rows and the full-text index, and history keeps a
+ * row "delete" without the text.
+ * Returns: REMEM_OK; REMEM_EINVAL (no id, read-only); REMEM_ENOTFOUND;
+ * REMEM_EAMBIGUOUS; store errors. A purge whose row is deleted but whose
+ * full-text scrub then fails returns the store error with a message that
+ * says so: run it again. */
+REMEM_API int remem_forget(remem *db, const char *ns, const char *id, int purge);
 
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */
 /* Fetch (ns, id); ns may be NULL as for remem_update. *out: free with
- * remem_record_free. Does not touch the memory. */
-int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
+ * remem_record_free (NULL on failure). Does not touch the memory
+ * (accessed_at and access_count stay). The record has no vector.
+ * Returns: REMEM_OK; REMEM_EINVAL (no id); REMEM_ENOTFOUND;
+ * REMEM_EAMBIGUOUS; store errors. */
+REMEM_API int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
 /* The longest query text remem_recall takes, in bytes (REMEM_EINVAL
  * beyond). Of its words, the first 64 distinct ones reach the lexical lane,
@@ -250,6 +383,7 @@ int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
 /* A query. remem_query_init sets every override to "use the profile". */
 typedef struct remem_query {
+    size_t size;         /* set by remem_query_init (see STRUCT SIZES) */
     const char *text;    /* query text (embedded and used for BM25), at most
                             REMEM_QUERY_TEXT_MAX bytes */
     const float *vector; /* or a vector (then no lexical lane unless text) */
@@ -275,7 +409,9 @@ typedef struct remem_query {
     double w_context;       /* weight of the temporal-context component */
 } remem_query;
 
-void remem_query_init(remem_query *q);
+/* A macro: see STRUCT SIZES. */
+#define remem_query_init(q) remem_query_init_((q), sizeof *(q))
+REMEM_API void remem_query_init_(remem_query *q, size_t size);
 
 /* One ranked result. */
 typedef struct remem_hit {
@@ -302,45 +438,66 @@ typedef struct remem_result {
     double took_ms;
 } remem_result;
 
-/* Run a query. *out: free with remem_result_free. */
-int remem_recall(remem *db, const remem_query *q, remem_result **out);
-void remem_result_free(remem_result *r);
+/* Run a query. *out: free with remem_result_free (NULL on failure); every
+ * pointer inside it (hits, their memories' strings, profile) stays valid
+ * until then. The hits' memories carry no vector.
+ * Side effects: the returned memories are touched (accessed_at = now,
+ * access_count + 1) unless q->no_touch or the handle is read-only; the
+ * touch is a small transaction of its own and best effort: when the store
+ * is busy the recall still succeeds, untouched. The first recall of a
+ * namespace loads its vectors into memory (held until close; another
+ * process's writes are caught up on the next call).
+ * Returns: REMEM_OK; REMEM_EINVAL (q not initialised, no namespaces, an
+ * empty namespace name, neither text nor vector, k above 1000, a bad tier
+ * list); REMEM_EDIM (the vector's dimension); REMEM_EPROFILE; REMEM_EFILTER
+ * (the message names the offending part); REMEM_EMODEL (a namespace of
+ * another model); REMEM_EEMBED (embedding the text); store errors. A
+ * namespace that does not exist is not an error: it has no hits. */
+REMEM_API int remem_recall(remem *db, const remem_query *q, remem_result **out);
+REMEM_API void remem_result_free(remem_result *r);
 
-/* The names of the built-in profiles, NULL-terminated. Static. */
-const char *const *remem_profiles(void);
+/* The names of the built-in profiles, NULL-terminated. Static; never fails. */
+REMEM_API const char *const *remem_profiles(void);
 /* The definition of a profile as a JSON object (weights, decay, thresholds),
- * malloc'd: free with remem_free. NULL if unknown. */
-char *remem_profile_json(const char *name);
+ * malloc'd: free with remem_free. NULL if unknown (or out of memory). */
+REMEM_API char *remem_profile_json(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* History, stats, namespaces                                          */
 /* ------------------------------------------------------------------ */
 /* The history of (ns, id) as a JSON array (oldest first) of
  * {"seq","at","op","actor","before","after"}; *json is malloc'd (remem_free).
- * Works for purged memories too. */
-int remem_history(remem *db, const char *ns, const char *id, char **json);
+ * Works for purged memories too. Reads only.
+ * Returns: REMEM_OK; REMEM_EINVAL (no id); REMEM_ENOTFOUND (no history);
+ * REMEM_EAMBIGUOUS; store errors. */
+REMEM_API int remem_history(remem *db, const char *ns, const char *id, char **json);
 
 /* Statistics as a JSON object: memories in total and per namespace, per
  * kind and tier, invalidated, expired, models, file size. ns may be NULL
- * for all. *json: remem_free. */
-int remem_stats(remem *db, const char *ns, char **json);
+ * for all. *json: remem_free. Reads only.
+ * Returns: REMEM_OK; store errors. */
+REMEM_API int remem_stats(remem *db, const char *ns, char **json);
 
 /* The namespaces as a JSON array of {"ns","count","model","dim"}.
- * *json: remem_free. */
-int remem_namespaces(remem *db, char **json);
-/* Delete every memory of a namespace (history keeps one "clear" row).
- * *deleted (may be NULL) receives the count. */
-int remem_clear(remem *db, const char *ns, int64_t *deleted);
+ * *json: remem_free. Reads only. Returns: REMEM_OK; store errors. */
+REMEM_API int remem_namespaces(remem *db, char **json);
+/* Delete every memory of a namespace (history keeps one "clear" row), in
+ * one transaction. *deleted (may be NULL) receives the count.
+ * Returns: REMEM_OK; REMEM_EINVAL (ns empty or too long, read-only); store
+ * errors. */
+REMEM_API int remem_clear(remem *db, const char *ns, int64_t *deleted);
 
 /* ------------------------------------------------------------------ */
 /* Export, import, reindex                                             */
 /* ------------------------------------------------------------------ */
 /* Write the memories of ns (NULL: all) as JSONL, one object per line, to
  * the callback; with_vectors adds "vector". The callback returns 0 to go
- * on, non-zero to stop (then REMEM_EIO). *count (may be NULL): lines. */
+ * on, non-zero to stop (then REMEM_EIO). *count (may be NULL): lines. data
+ * is valid only during the callback. Reads only, in one read transaction
+ * (a consistent snapshot). Returns: REMEM_OK; REMEM_EIO; store errors. */
 typedef int (*remem_write_fn)(void *ctx, const char *data, size_t len);
-int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write, void *ctx,
-                 int64_t *count);
+REMEM_API int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write,
+                           void *ctx, int64_t *count);
 
 /* Parse one JSONL line (an object: text required; id, ns, kind, tier,
  * importance, created_at (ms or ISO 8601), expires_at, metadata, links,
@@ -348,47 +505,62 @@ int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn wri
  * Strings point into *holder, which the caller frees with remem_free_line
  * after using m. The fields are also checked as remem_add checks them (all
  * but the vector's dimension), so a line that parses is one remem_add takes:
- * REMEM_EPARSE for malformed lines, REMEM_EINVAL (say) for an unknown tier. */
+ * REMEM_EPARSE for malformed lines, REMEM_EINVAL (say) for an unknown tier.
+ * *m must have been initialised (remem_memory_init): it is filled up to its
+ * size. *holder is NULL on failure. Touches no store.
+ * Returns: REMEM_OK; REMEM_EPARSE; REMEM_EINVAL (db NULL, m not
+ * initialised, a field remem_add would refuse). */
 typedef struct remem_line remem_line;
-int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
-                     remem_memory *m, remem_line **holder);
-void remem_free_line(remem_line *holder);
+REMEM_API int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
+                               remem_memory *m, remem_line **holder);
+REMEM_API void remem_free_line(remem_line *holder);
 
-/* Re-embed every memory of ns (NULL: all) with the handle's embedder, in
- * batches, each batch one transaction. progress (may be NULL) is called
- * after each batch with done/total. */
+/* Re-embed every memory of ns (NULL: every namespace) with the handle's
+ * embedder. A namespace is embedded in batches of 256 (progress, may be
+ * NULL, is called after each with done/total), then written in one
+ * transaction with its new model and a history row "reindex" (id "*"), so
+ * it is never half in one model; namespaces are done one after another.
+ * Returns: REMEM_OK; REMEM_EINVAL (read-only); REMEM_EEMBED; store errors.
+ * On failure the namespaces already done stay reindexed. */
 typedef void (*remem_progress_fn)(void *ctx, int64_t done, int64_t total);
-int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *ctx);
+REMEM_API int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Utilities                                                           */
 /* ------------------------------------------------------------------ */
-/* Embed texts with the handle's embedder: out holds n * dim floats. */
-int remem_embed(remem *db, const char *const *texts, size_t n, float *out);
+/* Embed texts with the handle's embedder: out holds n * dim floats. Touches
+ * no store. Returns: REMEM_OK; REMEM_EEMBED (the embedder failed: the http
+ * endpoint down after its retries, a model error); REMEM_EDIM (the http
+ * endpoint answered with another dimension than before). */
+REMEM_API int remem_embed(remem *db, const char *const *texts, size_t n, float *out);
 /* Parse a time: ISO 8601 ("2023-05-08", "2023-05-08T13:56:00Z"), integer
- * milliseconds, or "now". Returns 0 and sets *ms, or REMEM_EPARSE. */
-int remem_parse_time(const char *s, int64_t *ms);
-/* Format ms as ISO 8601 UTC ("2023-05-08T13:56:00.000Z") into buf (>= 32). */
-void remem_format_time(int64_t ms, char *buf, size_t cap);
+ * milliseconds, or "now". Returns 0 and sets *ms, or REMEM_EPARSE (no
+ * handle: no message). */
+REMEM_API int remem_parse_time(const char *s, int64_t *ms);
+/* Format ms as ISO 8601 UTC ("2023-05-08T13:56:00.000Z") into buf (>= 32).
+ * Never fails. */
+REMEM_API void remem_format_time(int64_t ms, char *buf, size_t cap);
 /* The current time in ms. */
-int64_t remem_now(void);
+REMEM_API int64_t remem_now(void);
 /* A memory or a hit as a JSON object text (every field; a hit adds "score"
  * and "components"). malloc'd: free with remem_free. NULL when out of
- * memory. The faces (CLI, server, MCP, bindings) all print these, so the
- * shapes match everywhere. */
-char *remem_memory_to_json(const remem_memory *m);
-char *remem_hit_to_json(const remem_hit *h);
+ * memory or when m (or a hit's mem) was never initialised (STRUCT SIZES).
+ * The faces (CLI, server, MCP, bindings) all print these, so the shapes
+ * match everywhere. */
+REMEM_API char *remem_memory_to_json(const remem_memory *m);
+REMEM_API char *remem_hit_to_json(const remem_hit *h);
 /* A whole result: {"profile","now","candidates","took_ms","hits":[...]}. */
-char *remem_result_to_json(const remem_result *r);
+REMEM_API char *remem_result_to_json(const remem_result *r);
 /* Free memory returned by remem (JSON strings). */
-void remem_free(void *p);
+REMEM_API void remem_free(void *p);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */
 /* ------------------------------------------------------------------ */
 /* A model folder holds model.safetensors, vocab.txt and config.json; dir
  * NULL means $REMEM_MODEL_DIR, else ~/.cache/remem/models/all-MiniLM-L6-v2.
- * These calls need no store; on failure err (errcap bytes) says why. */
+ * These calls need no store; on failure err (errcap bytes, may be NULL)
+ * says why: they have no handle for remem_errmsg (CONVENTIONS). */
 
 /* Called while a file downloads: bytes done and total (0: not known yet). */
 typedef void (*remem_model_progress_fn)(void *ctx, const char *file, int64_t done, int64_t total);
@@ -402,9 +574,13 @@ typedef void (*remem_model_progress_fn)(void *ctx, const char *file, int64_t don
  * All or nothing: files arrive under temporary names and are moved into
  * place only when all three check out, so a failure leaves dir as it was
  * and no partial file behind. Files already installed and verified with
- * the expected checksum are not fetched again. progress may be NULL. */
-int remem_model_pull(const char *dir, const char *base_url, const char *const sha256[3],
-                     remem_model_progress_fn progress, void *ctx, char *err, size_t errcap);
+ * the expected checksum are not fetched again. progress may be NULL.
+ * Returns: REMEM_OK; REMEM_EINVAL (a bad checksum or URL); REMEM_EIO (the
+ * download or a write failed, e.g. no network); REMEM_ECORRUPT (a file
+ * does not match its checksum); REMEM_ENOMEM. */
+REMEM_API int remem_model_pull(const char *dir, const char *base_url, const char *const sha256[3],
+                               remem_model_progress_fn progress, void *ctx, char *err,
+                               size_t errcap);
 
 /* What dir holds, as a JSON object (*json: remem_free):
  *   {"dir", "model", "files": [{"name", "present", "size", "sha256",
@@ -413,13 +589,19 @@ int remem_model_pull(const char *dir, const char *base_url, const char *const sh
  *    "vocab_size", "note"}
  * sha256 and official appear when known (from the verification marker, or
  * computed). verify = 1 re-hashes every file (a second or so for the real
- * model) and renews or removes the marker accordingly; 0 trusts it. */
-int remem_model_info(const char *dir, int verify, char **json, char *err, size_t errcap);
+ * model) and renews or removes the marker accordingly; 0 trusts it.
+ * Returns: REMEM_OK (also for a folder with nothing installed: see
+ * "installed"); REMEM_EINVAL (json NULL); REMEM_EIO; REMEM_ENOMEM. */
+REMEM_API int remem_model_info(const char *dir, int verify, char **json, char *err, size_t errcap);
 
 /* The ids the minilm embedder feeds its model for text ([CLS] ... [SEP],
  * at most 256), with their tokens: {"ids": [...], "tokens": [...]}
- * (*json: remem_free). Needs only dir's vocab.txt and config.json. */
-int remem_model_tokenize(const char *dir, const char *text, char **json, char *err, size_t errcap);
+ * (*json: remem_free). Needs only dir's vocab.txt and config.json.
+ * Returns: REMEM_OK; REMEM_EINVAL (json or text NULL); REMEM_ENOTFOUND or
+ * REMEM_EIO (no vocabulary); REMEM_ECORRUPT (an unreadable one);
+ * REMEM_ENOMEM. */
+REMEM_API int remem_model_tokenize(const char *dir, const char *text, char **json, char *err,
+                                   size_t errcap);
 
 #ifdef __cplusplus
 }

@@ -521,7 +521,7 @@ static json_t *tool_update(tool_call *c) {
     int present, rc;
     json_t *out = NULL;
 
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     if (arg_string(c, "ns", 1, &ns) || arg_string(c, "id", 1, &id)) goto done;
     if (arg_string(c, "text", 0, &p.text)) goto done;
     if (p.text) p.fields |= REMEM_SET_TEXT;

@@ -326,6 +326,7 @@ static const char *outcome_name(int outcome) {
  * to the path's namespace. */
 static int parse_memory(remem *db, request *rq, reply *rp, const char *text, size_t len,
                         remem_memory *m, remem_line **holder, long index) {
+    remem_memory_init(m);
     int rc = remem_parse_line(db, text, len, rq->ns, m, holder);
     char where[48] = "";
     if (index >= 0) snprintf(where, sizeof where, "memories[%ld]: ", index);
@@ -470,7 +471,7 @@ static void h_patch(request *rq, reply *rp, remem *db) {
                                         "expires_at", "links", "actor", NULL};
     char *metadata = NULL, *links = NULL;
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     if (!known_fields(o, known, rp, "update")) goto done;
     json_t *v;
     static const struct {

@@ -1,29 +1,51 @@
 #!/usr/bin/env bash
 # run.sh: runs every test program in BUILD/tests and every end-to-end script
-# in tests/e2e, each with a time limit, and ends with "N passed, M failed"
-# (counted per test program or script). Output of a failing one is shown.
+# in tests/e2e, each with a time limit, and ends with one line,
+#   N passed, M failed, K skipped
+# counted per test program or script, plus one skip per skipped part.
 #   tests/run.sh [BUILD] [NAME-SUBSTRING]
+#
+# Skips are never counted as passes. A program or script says it skipped:
+#   - wholly, by exiting with status 77 (the automake convention): counted
+#     as one skip, not a pass; its "SKIP: ..." lines say why;
+#   - in part, by printing a line "SKIP: name: why" (tests/test.h's SKIP()
+#     does this for one C test function; a script echoes it) and exiting 0:
+#     counted as a pass for what ran, and one skip per such line.
+# Any other non-zero status is a failure, and its output is shown. The
+# SKIP lines of every test are printed under its name, so the reason for
+# each skip is in the log.
 set -u
 build=${1:-build}
 only=${2:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 export REMEM_BIN="$here/$build/remem" REMEM_BUILD="$here/$build" REMEM_ROOT="$here"
-pass=0; fail=0; failed=()
+pass=0; fail=0; skip=0; failed=()
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run_one() { # name, command...
     local name=$1; shift
     [ -n "$only" ] && [[ $name != *"$only"* ]] && return
-    local t0=$SECONDS
-    if timeout "${REMEM_TEST_TIMEOUT:-600}" "$@" >"$tmp/out" 2>&1; then
-        pass=$((pass+1)); printf 'ok    %-40s %3ds\n' "$name" $((SECONDS-t0))
+    local t0=$SECONDS st=0
+    timeout "${REMEM_TEST_TIMEOUT:-600}" "$@" >"$tmp/out" 2>&1 || st=$?
+    local skips
+    skips=$(grep -c '^ *SKIP: ' "$tmp/out" || true)
+    if [ $st -eq 0 ]; then
+        pass=$((pass+1)); skip=$((skip+skips))
+        printf 'ok    %-40s %3ds\n' "$name" $((SECONDS-t0))
+    elif [ $st -eq 77 ]; then
+        skip=$((skip+1))
+        printf 'skip  %-40s %3ds\n' "$name" $((SECONDS-t0))
     else
         fail=$((fail+1)); failed+=("$name")
         printf 'FAIL  %-40s %3ds\n' "$name" $((SECONDS-t0))
         sed 's/^/      | /' "$tmp/out" | tail -n 60
+        return
     fi
+    grep '^ *SKIP: ' "$tmp/out" | sed 's/^ */      | /' || true
 }
 for t in "$here/$build"/tests/test_*; do
     [ -x "$t" ] || continue
+    # A binary left from a test file since removed or renamed is not run.
+    [ -f "$here/tests/$(basename "$t").c" ] || continue
     run_one "$(basename "$t")" "$t"
 done
 for s in "$here"/tests/e2e/*.sh; do
@@ -31,5 +53,5 @@ for s in "$here"/tests/e2e/*.sh; do
     run_one "e2e/$(basename "$s" .sh)" bash "$s"
 done
 [ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

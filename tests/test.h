@@ -4,6 +4,12 @@
  * TEST_EXIT(). A failed CHECK prints file:line and the expression, marks the
  * current test failed and goes on, so one run shows every failure.
  * Run one file alone: build/tests/test_NAME [test-name-substring].
+ *
+ * SKIP(why) ends the current test as skipped (never passed): it prints
+ * "SKIP: test_fn: why", which tests/run.sh counts as one skip. When every
+ * test that ran was skipped, TEST_EXIT() returns 77, the runner's "skipped
+ * whole" status. Skip only for what the machine lacks (weights, a tool),
+ * never to hide a failure.
  */
 #ifndef REMEM_TEST_H
 #define REMEM_TEST_H
@@ -14,7 +20,8 @@
 #include <string.h>
 
 static int test__failed_checks, test__tests, test__failed_tests, test__cur_failed;
-static const char *test__only;
+static int test__skipped_tests, test__cur_skipped;
+static const char *test__only, *test__cur_name;
 
 #define CHECK(cond)                                                                    \
     do {                                                                               \
@@ -70,20 +77,40 @@ static const char *test__only;
         }                                                                                    \
     } while (0)
 
-#define TEST_INIT(argc, argv) (test__only = (argc) > 1 ? (argv)[1] : NULL)
-
-#define RUN(fn)                                                              \
-    do {                                                                     \
-        if (test__only && !strstr(#fn, test__only)) break;                   \
-        test__cur_failed = 0;                                                \
-        test__tests++;                                                       \
-        fn();                                                                \
-        if (test__cur_failed) test__failed_tests++;                          \
-        fprintf(stderr, "%s %s\n", test__cur_failed ? "FAIL" : "ok  ", #fn); \
+/* Skip the rest of the current test function (a statement; returns). */
+#define SKIP(why)                                                               \
+    do {                                                                        \
+        fprintf(stderr, "SKIP: %s: %s\n", test__cur_name, (const char *)(why)); \
+        test__cur_skipped = 1;                                                  \
+        return;                                                                 \
     } while (0)
 
-#define TEST_EXIT()                                                             \
-    (fprintf(stderr, "%d tests, %d failed\n", test__tests, test__failed_tests), \
-     test__failed_tests ? 1 : 0)
+#define TEST_INIT(argc, argv) (test__only = (argc) > 1 ? (argv)[1] : NULL)
+
+#define RUN(fn)                                            \
+    do {                                                   \
+        if (test__only && !strstr(#fn, test__only)) break; \
+        test__cur_failed = test__cur_skipped = 0;          \
+        test__cur_name = #fn;                              \
+        test__tests++;                                     \
+        fn();                                              \
+        if (test__cur_failed)                              \
+            test__failed_tests++;                          \
+        else if (test__cur_skipped)                        \
+            test__skipped_tests++;                         \
+        fprintf(stderr, "%s %s\n",                         \
+                test__cur_failed    ? "FAIL"               \
+                : test__cur_skipped ? "skip"               \
+                                    : "ok  ",              \
+                #fn);                                      \
+    } while (0)
+
+/* 1 when a test failed; 77 when every test that ran was skipped; else 0. */
+#define TEST_EXIT()                                                                        \
+    (fprintf(stderr, "%d tests, %d failed, %d skipped\n", test__tests, test__failed_tests, \
+             test__skipped_tests),                                                         \
+     test__failed_tests                                      ? 1                           \
+     : test__tests > 0 && test__skipped_tests == test__tests ? 77                          \
+                                                             : 0)
 
 #endif

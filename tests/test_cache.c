@@ -87,7 +87,7 @@ static void test_other_handle_writes(void) {
     add(b, "m3", "upserted: watering schedule for the garden is now twice a day");
     agree(a, q, "an upsert by B");
     remem_patch p;
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TEXT | REMEM_SET_IMPORTANCE;
     p.text = "re-embedded: tomatoes were moved to the greenhouse";
     p.importance = 0.9;

@@ -365,14 +365,14 @@ static void test_invalid_utf8_edit(void) {
                   {REMEM_SET_METADATA, "metadata"},
                   {REMEM_SET_LINKS, "links"}};
     for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
-        memset(&p, 0, sizeof p);
+        remem_patch_init(&p);
         p.fields = fields[f].field;
         p.text = p.kind = p.tier = p.metadata = p.links = bad;
         char msg[96];
         snprintf(msg, sizeof msg, "%s is not valid UTF-8 at byte 2", fields[f].name);
         CHECK_REFUSED(db, remem_update(db, "u", "old", &p), msg, before, ids);
     }
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_IMPORTANCE;
     p.importance = 0.5;
     p.actor = bad;
@@ -399,7 +399,7 @@ static void test_invalid_utf8_edit(void) {
     CHECK_REFUSED(db, remem_reindex(db, bad, NULL, NULL), "namespace is not valid UTF-8 at byte 2",
                   before, ids);
     /* The memory itself is still there and editable. */
-    memset(&p, 0, sizeof p);
+    remem_patch_init(&p);
     p.fields = REMEM_SET_TEXT;
     p.text = "an edited memory";
     CHECK_INT(remem_update(db, "u", "old", &p), REMEM_OK);
@@ -423,7 +423,7 @@ static void test_blank_text_refused(void) {
         CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "text is only white space", before,
                       ids);
         remem_patch p;
-        memset(&p, 0, sizeof p);
+        remem_patch_init(&p);
         p.fields = REMEM_SET_TEXT;
         p.text = blanks[i];
         CHECK_REFUSED(db, remem_update(db, "u", "old", &p), "text is only white space", before,

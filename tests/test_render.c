@@ -32,7 +32,7 @@ static uint64_t next_random(void) {
 
 static remem_memory sample_memory(void) {
     remem_memory m;
-    memset(&m, 0, sizeof m);
+    remem_memory_init(&m);
     m.id = "01JABCDEF";
     m.ns = "agent:one";
     m.kind = "observation";

@@ -70,6 +70,7 @@ _lib = ctypes.CDLL(_find_library())
 
 class _Options(Structure):
     _fields_ = [
+        ("size", c_size_t),  # set by the init function (remem.h, STRUCT SIZES)
         ("embedder", c_char_p),
         ("embed_url", c_char_p),
         ("embed_model", c_char_p),
@@ -86,6 +87,7 @@ class _Options(Structure):
 
 class _Memory(Structure):
     _fields_ = [
+        ("size", c_size_t),  # set by the init function (remem.h, STRUCT SIZES)
         ("ns", c_char_p),
         ("id", c_char_p),
         ("kind", c_char_p),
@@ -110,6 +112,7 @@ class _Memory(Structure):
 
 class _Patch(Structure):
     _fields_ = [
+        ("size", c_size_t),  # set by the init function (remem.h, STRUCT SIZES)
         ("fields", c_uint),
         ("text", c_char_p),
         ("kind", c_char_p),
@@ -124,6 +127,7 @@ class _Patch(Structure):
 
 class _Query(Structure):
     _fields_ = [
+        ("size", c_size_t),  # set by the init function (remem.h, STRUCT SIZES)
         ("text", c_char_p),
         ("vector", POINTER(c_float)),
         ("dim", c_int),
@@ -198,7 +202,18 @@ def _declare(name, restype, *argtypes):
 _H = c_void_p  # remem * and the other opaque handles
 _status_name = _declare("remem_status_name", c_char_p, c_int)
 _strerror = _declare("remem_strerror", c_char_p, c_int)
-_options_init = _declare("remem_options_init", None, POINTER(_Options))
+# The init functions are macros in C that pass the caller's sizeof (remem.h,
+# STRUCT SIZES); here the real functions get ctypes' size of the mirror.
+_options_init_ = _declare("remem_options_init_", None, POINTER(_Options), c_size_t)
+_memory_init_ = _declare("remem_memory_init_", None, POINTER(_Memory), c_size_t)
+_patch_init_ = _declare("remem_patch_init_", None, POINTER(_Patch), c_size_t)
+_query_init_ = _declare("remem_query_init_", None, POINTER(_Query), c_size_t)
+
+
+def _options_init(p): _options_init_(p, ctypes.sizeof(_Options))
+def _memory_init(p): _memory_init_(p, ctypes.sizeof(_Memory))
+def _patch_init(p): _patch_init_(p, ctypes.sizeof(_Patch))
+def _query_init(p): _query_init_(p, ctypes.sizeof(_Query))
 _open = _declare("remem_open", c_int, c_char_p, POINTER(_Options), POINTER(_H))
 _close = _declare("remem_close", None, _H)
 _errmsg = _declare("remem_errmsg", c_char_p, _H)
@@ -206,7 +221,6 @@ _embedder_name = _declare("remem_embedder_name", c_char_p, _H)
 _embedder_model = _declare("remem_embedder_model", c_char_p, _H)
 _embedder_dim = _declare("remem_embedder_dim", c_int, _H)
 _embedder_note = _declare("remem_embedder_note", c_char_p, _H)
-_memory_init = _declare("remem_memory_init", None, POINTER(_Memory))
 _record_memory = _declare("remem_record_memory", POINTER(_Memory), _H)
 _record_free = _declare("remem_record_free", None, _H)
 _add = _declare("remem_add", c_int, _H, POINTER(_Memory), c_char_p, c_size_t,
@@ -218,7 +232,6 @@ _invalidate = _declare("remem_invalidate", c_int, _H, c_char_p, c_char_p,
                        c_char_p, c_char_p)
 _forget = _declare("remem_forget", c_int, _H, c_char_p, c_char_p, c_int)
 _get = _declare("remem_get", c_int, _H, c_char_p, c_char_p, POINTER(_H))
-_query_init = _declare("remem_query_init", None, POINTER(_Query))
 _recall = _declare("remem_recall", c_int, _H, POINTER(_Query), POINTER(POINTER(_Result)))
 _result_free = _declare("remem_result_free", None, POINTER(_Result))
 _profiles = _declare("remem_profiles", POINTER(c_char_p))
@@ -668,6 +681,7 @@ class Remem:
         the id is unique); metadata and links are replaced whole; history
         keeps the previous version. Returns the memory as it now is."""
         p = _Patch()
+        _patch_init(byref(p))
         given = [(text, _SET_TEXT, "text", _b), (kind, _SET_KIND, "kind", _b),
                  (tier, _SET_TIER, "tier", _b),
                  (metadata, _SET_METADATA, "metadata", _json_text),

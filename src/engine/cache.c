@@ -20,12 +20,14 @@
  * instead of nine, and the vectors go to the index in batches, quantised in
  * one tight loop (flat_append_many).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
 
 static size_t hash_rowid(int64_t k, size_t cap) {
+    assert(cap && (cap & (cap - 1)) == 0); /* the probes mask with cap - 1 */
     uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ULL;
     return (size_t)(x >> 17) & (cap - 1);
 }
@@ -71,12 +73,14 @@ static size_t map_slot(const ns_cache *c, int64_t rowid) {
 /* Keys: 0 empty, -1 deleted (tombstone), > 0 rowid. map_used counts live
  * keys and tombstones, so probing always finds an empty slot. */
 static int map_put(ns_cache *c, int64_t rowid, uint32_t idx) {
+    assert(rowid > 0); /* 0 and -1 are the empty and deleted keys */
     size_t at = map_slot(c, rowid);
     if (at != (size_t)-1) {
         c->map_vals[at] = idx;
         return 0;
     }
     if ((c->map_used + 1) * 2 > c->map_cap && map_grow(c, 0)) return -1;
+    assert(c->map_used < c->map_cap); /* so the probe below ends */
     size_t h = hash_rowid(rowid, c->map_cap);
     while (c->map_keys[h] > 0) h = (h + 1) & (c->map_cap - 1);
     if (c->map_keys[h] == 0) c->map_used++;
@@ -204,10 +208,12 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     c->meta[c->n] = NULL;
     c->tier[c->n] = (uint8_t)cache_tier_code(c->rows[c->n].m.tier);
     c->n++;
+    assert(flat_count(c->ix) == c->n); /* rows[i] describes flat row i */
     return 0;
 }
 
 static void remove_at(ns_cache *c, size_t i) {
+    assert(i < c->n && flat_count(c->ix) == c->n);
     size_t h = map_slot(c, c->rows[i].rowid);
     if (h != (size_t)-1) c->map_keys[h] = -1;
     release_row(&c->rows[i]);
@@ -238,6 +244,7 @@ static int load_flush(load_ctx *lc) {
     if (!lc->pending) return 0;
     if (flat_append_many(lc->c->ix, lc->batch, lc->pending) < 0) return REMEM_ENOMEM;
     lc->pending = 0;
+    assert(flat_count(lc->c->ix) == lc->c->n); /* rows [n - pending, n) now indexed */
     return 0;
 }
 
@@ -488,4 +495,5 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64
     }
     c->version = after;
     c->hist_seq = hist_seq;
+    assert(flat_count(c->ix) == c->n);
 }

@@ -6,6 +6,7 @@
  * happened when (no text, metadata, links or reason), adds one such row for
  * the delete, and scrubs the full-text index, the WAL and freed pages.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ int remem_get(remem *db, const char *ns, const char *id, remem_record **out) {
         free(r);
         return eng_store_fail(db, rc);
     }
+    r->row.m.size = sizeof r->row.m; /* a caller may hand it back (remem_memory_to_json) */
     *out = r;
     return REMEM_OK;
 }
@@ -73,6 +75,7 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     const char *op = "update";
     int purge = 0;
     rc = fn(db, ctx, &m, &op, &purge);
+    assert(op && (!purge || strcmp(op, "delete") == 0)); /* only forget --purge deletes */
     if (!rc && newvec) rc = eng_check_model(db, m.ns);
     if (!rc && purge) {
         rc = store_delete(db->st, old.rowid);
@@ -155,10 +158,13 @@ static int apply_patch(remem *db, void *ctx, remem_memory *m, const char **op, i
     return REMEM_OK;
 }
 
-int remem_update(remem *db, const char *ns, const char *id, const remem_patch *p) {
+int remem_update(remem *db, const char *ns, const char *id, const remem_patch *in) {
     int rc = eng_need_open(db);
     if (rc) return rc;
-    if (!p || !p->fields) return eng_fail(db, REMEM_EINVAL, "nothing to update");
+    remem_patch pp;
+    if ((rc = eng_take_patch(db, in, &pp))) return rc;
+    const remem_patch *p = &pp;
+    if (!p->fields) return eng_fail(db, REMEM_EINVAL, "nothing to update");
     /* Validate the new values as an add would. */
     remem_memory probe;
     remem_memory_init(&probe);

@@ -57,6 +57,23 @@ int eng_fail(remem *db, int rc, const char *fmt, ...) __attribute__((format(prin
 int eng_store_fail(remem *db, int rc);
 void eng_ok(remem *db);
 
+/* ---- the struct-size guard (handle.c; include/remem.h, STRUCT SIZES) ---- */
+
+/* Copy the caller's struct *in over the library's defaults into *out (full
+ * size, out->size ours), reading only the in->size bytes the caller's
+ * header gave it. REMEM_EINVAL with the message set (db may be NULL) when
+ * in is NULL, was never initialised, or is larger than the library's. Every
+ * public call that reads one of these structs reads its *out instead. */
+int eng_take_options(remem *db, const remem_options *in, remem_options *out);
+int eng_take_memory(remem *db, const remem_memory *in, remem_memory *out);
+int eng_take_patch(remem *db, const remem_patch *in, remem_patch *out);
+int eng_take_query(remem *db, const remem_query *in, remem_query *out);
+/* Copy the library's *full into the caller's *out up to out->size (which
+ * the caller's remem_memory_init set), keeping that size. */
+int eng_give_memory(remem *db, const remem_memory *full, remem_memory *out);
+/* The leading size_t of a public struct (0 for NULL). */
+size_t eng_struct_size(const void *in);
+
 /* Caches (cache.c). */
 /* The cache of ns, loading it if needed. NULL with *rc set when the
  * namespace is empty (rc = REMEM_OK) or on error. It does not look for other
@@ -83,6 +100,9 @@ const json_t *cache_meta(ns_cache *c, size_t i);
 /* Renderings (render.c). The memory as a JSON object (times as ISO 8601;
  * with_vec adds "vector"). New reference. */
 json_t *eng_memory_json(const remem_memory *m, int with_vec);
+/* The memory as remem_memory_to_json renders it, without the size check:
+ * for the engine's own memories (store rows, history). malloc'd. */
+char *eng_memory_text(const remem_memory *m);
 
 /* The checks remem_add makes of a memory's fields (not of its vector's
  * dimension): REMEM_OK or the error, with the message set. */

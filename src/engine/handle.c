@@ -55,21 +55,139 @@ const char *remem_errmsg(const remem *db) { return db ? db->err : "out of memory
 
 /* ---- small public helpers ---- */
 
-void remem_options_init(remem_options *opt) { memset(opt, 0, sizeof *opt); }
+/* ---- versions and struct sizes ---- */
 
-void remem_memory_init(remem_memory *m) {
-    memset(m, 0, sizeof *m);
-    m->importance = -1;
+const char *remem_version(void) { return REMEM_VERSION; }
+int remem_version_number(void) { return REMEM_VERSION_NUMBER; }
+
+/* The init functions write the library's defaults into the first `size`
+ * bytes of the caller's struct (the caller's sizeof, which the init macros
+ * pass) and record that size: a caller built against an older, smaller
+ * remem.h gets no write past its struct, one built against a newer header
+ * gets zeros beyond ours (and its size, which eng_take refuses). */
+static void init_struct(void *dst, size_t size, const void *defaults, size_t full) {
+    if (!dst || size < sizeof(size_t)) return;
+    memset(dst, 0, size);
+    memcpy(dst, defaults, size < full ? size : full);
+    memcpy(dst, &size, sizeof size);
 }
 
-void remem_query_init(remem_query *q) {
-    memset(q, 0, sizeof *q);
-    q->w_relevance = q->w_lexical = q->w_recency = q->w_importance = NAN;
-    q->w_context = NAN;
-    q->min_similarity = q->min_score = NAN;
-    q->recency_base = q->half_life_hours = NAN;
-    q->normalize = -1;
-    q->candidates = -1;
+static remem_options default_options(void) {
+    remem_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    return o;
+}
+
+static remem_memory default_memory(void) {
+    remem_memory m;
+    memset(&m, 0, sizeof m);
+    m.size = sizeof m;
+    m.importance = -1;
+    return m;
+}
+
+static remem_patch default_patch(void) {
+    remem_patch p;
+    memset(&p, 0, sizeof p);
+    p.size = sizeof p;
+    return p;
+}
+
+static remem_query default_query(void) {
+    remem_query q;
+    memset(&q, 0, sizeof q);
+    q.size = sizeof q;
+    q.w_relevance = q.w_lexical = q.w_recency = q.w_importance = NAN;
+    q.w_context = NAN;
+    q.min_similarity = q.min_score = NAN;
+    q.recency_base = q.half_life_hours = NAN;
+    q.normalize = -1;
+    q.candidates = -1;
+    return q;
+}
+
+void remem_options_init_(remem_options *opt, size_t size) {
+    remem_options d = default_options();
+    init_struct(opt, size, &d, sizeof d);
+}
+
+void remem_memory_init_(remem_memory *m, size_t size) {
+    remem_memory d = default_memory();
+    init_struct(m, size, &d, sizeof d);
+}
+
+void remem_patch_init_(remem_patch *p, size_t size) {
+    remem_patch d = default_patch();
+    init_struct(p, size, &d, sizeof d);
+}
+
+void remem_query_init_(remem_query *q, size_t size) {
+    remem_query d = default_query();
+    init_struct(q, size, &d, sizeof d);
+}
+
+/* A caller's struct size must be at least the size field itself (0 means
+ * it never went through its init function) and at most ours (a larger one
+ * comes from a newer header than this library). db may be NULL (the render
+ * functions have no handle): then only the status. */
+static int check_size(remem *db, const char *type, size_t size, size_t full) {
+    if (size < sizeof(size_t))
+        return db ? eng_fail(db, REMEM_EINVAL, "%s was not initialised with %s_init", type, type)
+                  : REMEM_EINVAL;
+    if (size > full)
+        return db ? eng_fail(db, REMEM_EINVAL,
+                             "%s has %zu bytes, more than the %zu this library (remem %s) "
+                             "knows: the caller was built against a newer remem.h",
+                             type, size, full, REMEM_VERSION)
+                  : REMEM_EINVAL;
+    return REMEM_OK;
+}
+
+size_t eng_struct_size(const void *in) {
+    size_t size = 0;
+    if (in) memcpy(&size, in, sizeof size);
+    return size;
+}
+
+/* Copy a caller's struct `in` over `out`, which holds the library's
+ * defaults at full size: the fields the caller's header did not have keep
+ * their defaults, and out->size becomes ours. */
+static int take_struct(remem *db, const char *type, const void *in, void *out, size_t full) {
+    if (!in) return db ? eng_fail(db, REMEM_EINVAL, "no %s given", type) : REMEM_EINVAL;
+    size_t size = eng_struct_size(in);
+    int rc = check_size(db, type, size, full);
+    if (rc) return rc;
+    memcpy((char *)out + sizeof size, (const char *)in + sizeof size, size - sizeof size);
+    return REMEM_OK;
+}
+
+int eng_take_options(remem *db, const remem_options *in, remem_options *out) {
+    *out = default_options();
+    return take_struct(db, "remem_options", in, out, sizeof *out);
+}
+
+int eng_take_memory(remem *db, const remem_memory *in, remem_memory *out) {
+    *out = default_memory();
+    return take_struct(db, "remem_memory", in, out, sizeof *out);
+}
+
+int eng_take_patch(remem *db, const remem_patch *in, remem_patch *out) {
+    *out = default_patch();
+    return take_struct(db, "remem_patch", in, out, sizeof *out);
+}
+
+int eng_take_query(remem *db, const remem_query *in, remem_query *out) {
+    *out = default_query();
+    return take_struct(db, "remem_query", in, out, sizeof *out);
+}
+
+int eng_give_memory(remem *db, const remem_memory *full, remem_memory *out) {
+    size_t size = eng_struct_size(out);
+    int rc = check_size(db, "remem_memory", size, sizeof *full);
+    if (rc) return rc;
+    memcpy((char *)out + sizeof size, (const char *)full + sizeof size, size - sizeof size);
+    return REMEM_OK;
 }
 
 void remem_free(void *p) { free(p); }
@@ -168,7 +286,11 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
     remem *db = calloc(1, sizeof *db);
     *out = db;
     if (!db) return REMEM_ENOMEM;
-    if (opt) db->opt = *opt;
+    db->opt = default_options();
+    if (opt) {
+        int rc = eng_take_options(db, opt, &db->opt);
+        if (rc) return rc;
+    }
     if (!uri || !*uri) return eng_fail(db, REMEM_EINVAL, "no store path given");
     db->uri = strdup(uri);
     if (!db->uri) return eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -47,11 +47,10 @@ static int str_field(remem *db, json_t *o, const char *key, const char **out) {
     return REMEM_OK;
 }
 
-int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
-                     remem_memory *m, remem_line **holder) {
-    *holder = NULL;
+/* The line into *m, a remem_memory of the library's own size. */
+static int parse_line(remem *db, const char *line, size_t len, const char *default_ns,
+                      remem_memory *m, remem_line **holder) {
     remem_memory_init(m);
-    if (!db) return REMEM_EINVAL;
     remem_line *h = calloc(1, sizeof *h);
     if (!h) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     json_error_t e;
@@ -143,5 +142,20 @@ oom:
 out:
     remem_free_line(h);
     remem_memory_init(m);
+    return rc;
+}
+
+/* The caller's *m may be smaller than ours (an older remem.h): the line is
+ * parsed into a full one and handed over up to the caller's size. */
+int remem_parse_line(remem *db, const char *line, size_t len, const char *default_ns,
+                     remem_memory *m, remem_line **holder) {
+    *holder = NULL;
+    if (!db) return REMEM_EINVAL;
+    remem_memory full;
+    remem_memory_init(&full);
+    int rc = eng_give_memory(db, &full, m);
+    if (rc) return rc;
+    rc = parse_line(db, line, len, default_ns, &full, holder);
+    eng_give_memory(db, &full, m);
     return rc;
 }

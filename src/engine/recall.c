@@ -392,6 +392,7 @@ static size_t memory_bytes(const remem_memory *m) {
 
 static void copy_memory(result_impl *r, remem_memory *dst, const remem_memory *src) {
     *dst = *src;
+    dst->size = sizeof *dst; /* a caller may hand it back (remem_memory_to_json) */
     dst->vector = NULL;
     dst->dim = 0;
     dst->ns = keep(r, src->ns);
@@ -561,14 +562,18 @@ static void touch(remem *db, ranked *top, size_t n, int64_t now) {
     free(ids);
 }
 
-int remem_recall(remem *db, const remem_query *q, remem_result **out) {
+int remem_recall(remem *db, const remem_query *in, remem_result **out) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     *out = NULL;
     if (!db) return REMEM_EINVAL;
     if (!db->st || !db->emb) return eng_fail(db, REMEM_EINVAL, "the store is not open");
     eng_ok(db);
-    int rc = check_query(db, q);
+    remem_query qq; /* the caller's query at the library's size (STRUCT SIZES) */
+    int rc = eng_take_query(db, in, &qq);
+    if (rc) return rc;
+    const remem_query *q = &qq;
+    rc = check_query(db, q);
     if (rc) return rc;
     query_ctx x;
     memset(&x, 0, sizeof x);

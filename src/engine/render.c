@@ -4,6 +4,7 @@
  * one shape of a memory everywhere: times as ISO 8601 UTC, metadata and
  * links as JSON values, score components under "components".
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,7 +412,7 @@ static void out_init(strbuf *o, size_t expect) {
     sb_reserve(o, expect);
 }
 
-char *remem_memory_to_json(const remem_memory *m) {
+char *eng_memory_text(const remem_memory *m) {
     strbuf o;
     out_init(&o, 1024);
     int first = 1;
@@ -421,14 +422,32 @@ char *remem_memory_to_json(const remem_memory *m) {
     return sb_take(&o);
 }
 
-char *remem_hit_to_json(const remem_hit *h) {
+/* The public renderings read a caller's memory only up to its size (an
+ * older remem.h's memory is smaller) and refuse one never initialised. */
+char *remem_memory_to_json(const remem_memory *in) {
+    remem_memory m;
+    if (eng_take_memory(NULL, in, &m)) return NULL;
+    return eng_memory_text(&m);
+}
+
+/* The hit with its memory at the library's size, or -1. */
+static int take_hit(const remem_hit *in, remem_hit *h) {
+    if (!in) return -1;
+    *h = *in;
+    return eng_take_memory(NULL, &in->mem, &h->mem) ? -1 : 0;
+}
+
+char *remem_hit_to_json(const remem_hit *in) {
+    remem_hit h;
+    if (take_hit(in, &h)) return NULL;
     strbuf o;
     out_init(&o, 1024);
-    put_hit(&o, h);
+    put_hit(&o, &h);
     return sb_take(&o);
 }
 
 char *remem_result_to_json(const remem_result *r) {
+    if (!r) return NULL;
     strbuf o;
     out_init(&o, 1024 + r->n * 1024);
     int first = 1;
@@ -440,8 +459,10 @@ char *remem_result_to_json(const remem_result *r) {
     put_key(&o, &first, "hits");
     sb_append(&o, "[", 1);
     for (size_t i = 0; i < r->n; i++) {
+        remem_hit h;
+        if (take_hit(&r->hits[i], &h)) o.oom = 1;
         if (i) sb_append(&o, ",", 1);
-        put_hit(&o, &r->hits[i]);
+        if (!o.oom) put_hit(&o, &h);
     }
     sb_append(&o, "]}", 2);
     return sb_take(&o);

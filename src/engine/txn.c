@@ -7,6 +7,7 @@
  * drops the caches it may have touched. The transaction bookkeeping, the
  * model lock, the history rows and the field checks live here.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -149,6 +150,7 @@ touched *eng_txn_ns(remem *db, txn *x, const char *ns, int *rc) {
 }
 
 int eng_txn_row(remem *db, txn *x, const char *ns, int64_t rowid) {
+    assert(rowid > 0);
     int rc = REMEM_OK;
     touched *t = eng_txn_ns(db, x, ns, &rc);
     if (!t) return rc;
@@ -197,9 +199,11 @@ int eng_txn_end(remem *db, txn *x, int rc) {
 
 int eng_history(remem *db, const remem_memory *before, const remem_memory *after, const char *op,
                 const char *actor, int64_t now) {
+    assert(before || after);
     const remem_memory *key = after ? after : before;
-    char *b = before ? remem_memory_to_json(before) : NULL;
-    char *a = after ? remem_memory_to_json(after) : NULL;
+    assert(key->ns && key->id); /* history rows are keyed by (ns, id) */
+    char *b = before ? eng_memory_text(before) : NULL;
+    char *a = after ? eng_memory_text(after) : NULL;
     int rc;
     if ((before && !b) || (after && !a))
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");

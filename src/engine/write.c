@@ -4,6 +4,7 @@
  * into the existing row (duplicate_count), a caller's id upserts, and a
  * batch is one transaction.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +34,9 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec, 
     m.vector = vec;
     m.dim = db->emb->dim;
     m.model = db->emb->model_id;
+    /* eng_validate ran: what is stored is within the documented ranges. */
+    assert(m.ns && m.text && m.kind && m.tier);
+    assert(m.importance >= 0 && m.importance <= 1);
     char idbuf[27];
     char *norm = util_normalize_text(m.text);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -119,13 +123,47 @@ done:
     return rc;
 }
 
-int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size_t id_cap,
+/* The caller's array, whose stride is the caller's sizeof(remem_memory)
+ * (ms[0].size, the same in every element), as an array of the library's
+ * own remem_memory: fields an older header lacks take their defaults. */
+static int take_batch(remem *db, const remem_memory *in, size_t n, remem_memory **out,
+                      long *failed_index) {
+    size_t stride = eng_struct_size(in);
+    remem_memory *ms = malloc(n * sizeof *ms);
+    if (!ms) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const remem_memory *m = (const remem_memory *)((const char *)in + i * stride);
+        /* The size is checked against the stride before anything else of
+         * the element is read: a larger one would read into the next. */
+        int rc = eng_struct_size(m) != stride
+                     ? eng_fail(db, REMEM_EINVAL,
+                                "memory %zu has size %zu, memory 0 has %zu: initialise every "
+                                "element with remem_memory_init",
+                                i, eng_struct_size(m), stride)
+                     : eng_take_memory(db, m, &ms[i]);
+        if (rc) {
+            if (failed_index) *failed_index = (long)i;
+            free(ms);
+            return rc;
+        }
+    }
+    *out = ms;
+    return REMEM_OK;
+}
+
+int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size_t id_cap,
                     long *failed_index) {
     int rc = eng_need_open(db);
     if (failed_index) *failed_index = -1;
     if (rc) return rc;
     if (n == 0) return REMEM_OK;
+    if (!in) return eng_fail(db, REMEM_EINVAL, "no memories given");
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    remem_memory *ms = NULL;
+    float *vecs = NULL;
+    const char **texts = NULL;
+    size_t *slot = NULL;
+    if ((rc = take_batch(db, in, n, &ms, failed_index))) return rc;
     for (size_t i = 0; i < n; i++) {
         if ((rc = eng_validate(db, &ms[i]))) {
             if (failed_index) *failed_index = (long)i;
@@ -134,15 +172,15 @@ int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size
                 snprintf(tmp, sizeof tmp, "%s", db->err);
                 eng_fail(db, rc, "memory %zu: %s", i, tmp);
             }
-            return rc;
+            goto out;
         }
     }
     /* Embed everything before the transaction: a slow or failing embedder
      * never holds the write lock and never leaves half a batch. */
     int dim = db->emb->dim;
-    float *vecs = malloc(n * (size_t)dim * sizeof *vecs);
-    const char **texts = malloc(n * sizeof *texts);
-    size_t *slot = malloc(n * sizeof *slot);
+    vecs = malloc(n * (size_t)dim * sizeof *vecs);
+    texts = malloc(n * sizeof *texts);
+    slot = malloc(n * sizeof *slot);
     if (!vecs || !texts || !slot) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto out;
@@ -186,16 +224,19 @@ int remem_add_batch(remem *db, const remem_memory *ms, size_t n, char *ids, size
     }
     rc = eng_txn_end(db, &x, rc);
 out:
+    free(ms);
     free(vecs);
     free(texts);
     free(slot);
     return rc;
 }
 
-int remem_add(remem *db, const remem_memory *m, char *id_out, size_t id_cap, int *outcome) {
+int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, int *outcome) {
     int rc = eng_need_open(db);
     if (rc) return rc;
-    if (!m) return eng_fail(db, REMEM_EINVAL, "no memory given");
+    remem_memory mm;
+    if ((rc = eng_take_memory(db, in, &mm))) return rc;
+    const remem_memory *m = &mm;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = eng_validate(db, m))) return rc;
     int dim = db->emb->dim;

@@ -20,6 +20,7 @@
  */
 #include "score/score.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,7 @@ static void minmax(double *v, size_t n, size_t stride) {
     for (size_t i = 0; i < n; i++) {
         double *x = (double *)((char *)v + i * stride);
         *x = hi > lo ? (*x - lo) / (hi - lo) : (hi > 0 ? 1 : 0);
+        assert(*x >= 0 && *x <= 1);
     }
 }
 
@@ -235,6 +237,9 @@ void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
     for (size_t i = 0; i < n; i++) {
         c[i].relevance = score_relevance(p, c[i].sim);
         c[i].lexical = max_bm25 > 0 ? c[i].bm25 / max_bm25 : 0;
+        /* the components the header documents as in [0,1] */
+        assert(c[i].relevance >= 0 && c[i].relevance <= 1);
+        assert(c[i].lexical >= 0 && c[i].lexical <= 1);
         c[i].recency = score_recency(p, c[i].last_access, now);
     }
     /* The components reported stay the raw ones; normalisation changes only
@@ -272,6 +277,8 @@ void score_add_context(const profile *p, candidate *c, size_t n, const long *pre
     if (!base) return;
     for (size_t i = 0; i < n; i++) base[i] = c[i].score;
     for (size_t i = 0; i < n; i++) {
+        /* neighbours are candidate indexes or -1 */
+        assert(prev[i] >= -1 && prev[i] < (long)n && next[i] >= -1 && next[i] < (long)n);
         double b = 0;
         if (prev[i] >= 0 && base[prev[i]] > b) b = base[prev[i]];
         if (next[i] >= 0 && base[next[i]] > b) b = base[next[i]];

@@ -46,7 +46,11 @@ printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","ar
 echo "ok - the memory remembered over stdio is in the store"
 
 # --- the official SDK client ---------------------------------------------
-command -v node >/dev/null || { echo "node is required (scripts/deps.sh installs it)"; exit 1; }
+# Without node this part is a skip (tests/run.sh counts it), never a pass.
+if ! command -v node >/dev/null; then
+    echo "SKIP: mcp_stdio sdk client: node is not installed (scripts/deps.sh installs it)"
+    exit 0
+fi
 cd "$root/tests/mcp"
 if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
     npm ci --no-audit --no-fund >&2
