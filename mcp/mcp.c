@@ -389,13 +389,19 @@ static json_t *recall_args(tool_call *c, int *none) {
         }
         if (!list || json_is_null(list)) {
             json_object_set_new(q, "namespaces", json_pack("[O]", v));
-        } else if (json_is_array(list)) { /* ns first, then the others once */
-            if (!(merged = json_pack("[O]", v))) goto oom;
-            json_array_foreach(list, i, v) {
+        } else if (json_is_array(list) || json_is_string(list)) {
+            /* ns first, then the others once (a lone name is a list of one) */
+            json_t *others = json_is_string(list) ? json_pack("[O]", list) : json_incref(list);
+            if (!others || !(merged = json_pack("[O]", v))) {
+                json_decref(others);
+                goto oom;
+            }
+            json_array_foreach(others, i, v) {
                 for (j = 0; j < json_array_size(merged); j++)
                     if (json_equal(json_array_get(merged, j), v)) break;
                 if (j == json_array_size(merged)) json_array_append(merged, v);
             }
+            json_decref(others);
             json_object_set_new(q, "namespaces", merged);
         }
     } else if (!list || json_is_null(list)) { /* every namespace the caller may read */

@@ -203,6 +203,9 @@ def main():
         r = mcp.recall({"query": "deploys on tuesday", "ns": NS, "k": 1001})
         check(r == ("error", "k: 1001 is above the limit of 1000"),
               "MCP's query/ns conveniences go through the same parser: %s" % (r,))
+        r = mcp.recall({"query": "deploys", "ns": NS, "namespaces": "agent:bob", "touch": False})
+        check(r == via_http(srv, q(text="deploys", namespaces=[NS, "agent:bob"])),
+              "MCP's ns goes first among namespaces, given as a list or one name")
         check(mcp.recall({"query": "deploys", "ns": NS, "touch": False}) ==
               via_http(srv, q(text="deploys")), "MCP's query and ns mean text and namespaces")
     finally:
