@@ -253,7 +253,9 @@ typedef struct remem_query {
     const char *filter;  /* Chroma-style JSON filter, or NULL */
     const char *profile; /* NULL: "default" */
     int k;               /* <= 0: the profile's */
-    /* Overrides; NaN (or -1 for the ints) means "the profile's value". */
+    /* Overrides; NaN (or -1 for the ints) means "the profile's value".
+     * remem_recall refuses (REMEM_EINVAL) values outside the bounds listed
+     * at remem_query_parse below: k <= 1000, weights in [0, 1e6], ... */
     double w_relevance, w_lexical, w_recency, w_importance;
     double min_similarity, min_score;
     double recency_base;    /* k of k^hours, e.g. 0.995 */
