@@ -101,8 +101,9 @@ int cmd_add(const cli_env *env, int argc, char **argv) {
         } else if ((v = cli_opt(argc, argv, &i, "--ttl"))) {
             if (parse_ttl(v, &m.expires_at)) return 1;
         } else if ((v = cli_opt(argc, argv, &i, "--created"))) {
-            if (remem_parse_time(v, &m.created_at))
-                return cli_fail("--created: not a time: \"%s\"", v);
+            char err[256]; /* the message of every other path with a bad time */
+            if (remem_parse_time_field("created_at", v, &m.created_at, err, sizeof err))
+                return cli_fail("add: --created: %s", err);
         } else
             return bad_usage("add", argv[i]);
     }

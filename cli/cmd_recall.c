@@ -2,21 +2,83 @@
  * cmd_recall.c: `remem recall`, the command agents and people use most: a
  * query in, the memories that matter out, ranked, each with the components
  * of its score. Every profile field can be overridden from the command
- * line, and --now makes a recall reproducible.
+ * line, and --now makes a recall reproducible. The flags are laid into the
+ * JSON object HTTP and MCP take and read by the library's one query parser
+ * (remem_query_parse), so the command refuses exactly what they refuse.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
-static int num(const char *opt, const char *v, double *out) {
-    char *end;
-    double x = strtod(v, &end);
-    if (*end || end == v || !isfinite(x)) return cli_fail("%s: not a number: \"%s\"", opt, v);
-    *out = x;
-    return 0;
+/* The flags that carry one field of the query, and how to read the value. */
+enum flag_kind { F_STRING, F_NUMBER, F_BOOL };
+static const struct {
+    const char *flag, *field;
+    enum flag_kind kind;
+} flags_[] = {
+    {"--profile", "profile", F_STRING},
+    {"--filter", "filter", F_STRING},
+    {"--tiers", "tiers", F_STRING},
+    {"--now", "now", F_STRING},
+    {"--k", "k", F_NUMBER},
+    {"--candidates", "candidates", F_NUMBER},
+    {"--normalize", "normalize", F_BOOL},
+    {"--w-relevance", "w_relevance", F_NUMBER},
+    {"--w-lexical", "w_lexical", F_NUMBER},
+    {"--w-recency", "w_recency", F_NUMBER},
+    {"--w-importance", "w_importance", F_NUMBER},
+    {"--w-context", "w_context", F_NUMBER},
+    {"--min-similarity", "min_similarity", F_NUMBER},
+    {"--min-score", "min_score", F_NUMBER},
+    {"--half-life", "half_life_hours", F_NUMBER},
+    {"--recency-base", "recency_base", F_NUMBER},
+};
+#define N_FLAGS (sizeof flags_ / sizeof flags_[0])
+
+static size_t flag_index(int argc, char **argv, int *i, const char **v) {
+    for (size_t f = 0; f < N_FLAGS; f++)
+        if ((*v = cli_opt(argc, argv, i, flags_[f].flag))) return f;
+    return N_FLAGS;
+}
+
+/* A flag's text as the JSON value a client would send: a number when it
+ * reads as one, true/false for 1/0/true/false; otherwise the text itself,
+ * which the parser then refuses with its usual "FIELD: must be ..." message. */
+static json_t *flag_value(enum flag_kind kind, const char *v) {
+    if (kind == F_NUMBER) {
+        char *end;
+        double x = strtod(v, &end);
+        if (end != v && !*end && isfinite(x))
+            return x == floor(x) && fabs(x) < 9e15 ? json_integer((json_int_t)x) : json_real(x);
+    } else if (kind == F_BOOL) {
+        if (!strcmp(v, "1") || !strcmp(v, "true")) return json_true();
+        if (!strcmp(v, "0") || !strcmp(v, "false")) return json_false();
+    }
+    return json_string(v);
+}
+
+/* The query text to parse: --query-json as given when no other flag is
+ * there (so its errors are exactly the server's), else the flags laid over
+ * it. malloc'd, NULL when out of memory. */
+static char *query_text(const char *base, int flags, json_t *o) {
+    if (base && flags == 0) return strdup(base);
+    if (base) {
+        json_t *b = json_loads(base, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_object(b)) { /* the parser will say what is wrong */
+            json_decref(b);
+            return strdup(base);
+        }
+        json_object_update(b, o);
+        char *t = json_dumps(b, JSON_COMPACT);
+        json_decref(b);
+        return t;
+    }
+    return json_dumps(o, JSON_COMPACT);
 }
 
 static void print_text(const remem_result *r) {
@@ -43,75 +105,78 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
              "                    [--min-score X]\n"
              "                    [--half-life HOURS] [--recency-base K] [--normalize 0|1]\n"
              "                    [--candidates N] [--tiers static,short,long]\n"
-             "                    [--no-touch] [--include-invalid]\n\n"
+             "                    [--no-touch] [--include-invalid]\n"
+             "       remem recall --query-json '{\"namespaces\":[\"NS\"],\"text\":\"...\"}'\n\n"
              "Ranks the memories of the namespaces for the query and prints the best k,\n"
              "each with its score and components (relevance, lexical, recency,\n"
              "importance). Profiles: remem profiles. --filter takes Chroma-style JSON,\n"
              "e.g. '{\"kind\":\"decision\",\"importance\":{\"$gte\":0.5}}'. --now fixes the\n"
              "time (ISO 8601 or ms) so a recall can be replayed. Returned memories are\n"
-             "touched (accessed_at, access_count) unless --no-touch.");
+             "touched (accessed_at, access_count) unless --no-touch.\n\n"
+             "--query-json takes the query as POST /v1/recall takes it (docs/server.md);\n"
+             "flags given beside it override its fields. Flags and JSON go through the\n"
+             "same parser as the server and MCP, so they take and refuse the same queries.");
         return 0;
     }
-    remem_query q;
-    remem_query_init(&q);
-    const char *ns[64];
-    size_t nns = 0;
+    /* The flags become the JSON object the server and MCP take, and go
+     * through the library's one parser (remem_query_parse): what the
+     * command accepts and refuses, and the messages, are theirs. */
+    json_t *o = json_object(), *nss = json_array();
+    const char *base = NULL;
+    int flags = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        double x;
+        size_t f;
         if ((v = cli_opt(argc, argv, &i, "--ns"))) {
-            if (nns == 64) return cli_fail("recall: at most 64 namespaces");
-            ns[nns++] = v;
+            json_array_append_new(nss, json_string(v));
+        } else if ((v = cli_opt(argc, argv, &i, "--query-json"))) {
+            base = v;
+            flags--;
         } else if ((v = cli_opt(argc, argv, &i, "--query")) || (v = cli_opt(argc, argv, &i, "-q")))
-            q.text = v;
-        else if ((v = cli_opt(argc, argv, &i, "--profile")))
-            q.profile = v;
-        else if ((v = cli_opt(argc, argv, &i, "--filter")))
-            q.filter = v;
-        else if ((v = cli_opt(argc, argv, &i, "--tiers")))
-            q.tiers = v;
-        else if ((v = cli_opt(argc, argv, &i, "--now"))) {
-            if (remem_parse_time(v, &q.now)) return cli_fail("--now: not a time: \"%s\"", v);
-        } else if ((v = cli_opt(argc, argv, &i, "--k"))) {
-            if (num("--k", v, &x) || x < 1 || x > 1000) return cli_fail("--k must be 1..1000");
-            q.k = (int)x;
-        } else if ((v = cli_opt(argc, argv, &i, "--candidates"))) {
-            if (num("--candidates", v, &x) || x < 1) return cli_fail("--candidates must be >= 1");
-            q.candidates = (int)x;
-        } else if ((v = cli_opt(argc, argv, &i, "--normalize"))) {
-            if (num("--normalize", v, &x)) return 1;
-            q.normalize = x != 0;
-        }
-#define W(opt, field)                              \
-    else if ((v = cli_opt(argc, argv, &i, opt))) { \
-        if (num(opt, v, &q.field)) return 1;       \
-    }
-        W("--w-relevance", w_relevance)
-        W("--w-lexical", w_lexical)
-        W("--w-recency", w_recency)
-        W("--w-importance", w_importance)
-        W("--w-context", w_context)
-        W("--min-similarity", min_similarity)
-        W("--min-score", min_score)
-        W("--half-life", half_life_hours)
-        W("--recency-base", recency_base)
-#undef W
-        else if (!strcmp(argv[i], "--no-touch")) q.no_touch = 1;
-        else if (!strcmp(argv[i], "--include-invalid")) q.include_invalid = 1;
-        else if (!q.text && argv[i][0] != '-') q.text = argv[i];
+            json_object_set_new(o, "text", json_string(v));
+        else if ((f = flag_index(argc, argv, &i, &v)) < N_FLAGS)
+            json_object_set_new(o, flags_[f].field, flag_value(flags_[f].kind, v));
+        else if (!strcmp(argv[i], "--no-touch"))
+            json_object_set_new(o, "touch", json_false());
+        else if (!strcmp(argv[i], "--include-invalid"))
+            json_object_set_new(o, "include_invalid", json_true());
+        else if (!json_object_get(o, "text") && argv[i][0] != '-')
+            json_object_set_new(o, "text", json_string(argv[i]));
         else {
+            json_decref(o);
+            json_decref(nss);
             cli_fail("recall: unexpected argument \"%s\" (remem recall --help)", argv[i]);
             return 2;
         }
+        flags++;
     }
-    if (nns == 0) return cli_fail("recall: --ns is required");
-    if (!q.text) return cli_fail("recall: --query is required");
-    q.namespaces = ns;
-    q.n_namespaces = nns;
+    if (!base && json_array_size(nss) == 0) {
+        json_decref(o);
+        json_decref(nss);
+        return cli_fail("recall: --ns is required");
+    }
+    if (!base && !json_object_get(o, "text")) {
+        json_decref(o);
+        json_decref(nss);
+        return cli_fail("recall: --query is required");
+    }
+    if (json_array_size(nss)) json_object_set(o, "namespaces", nss);
+    json_decref(nss);
+    char *text = query_text(base, flags, o);
+    json_decref(o);
+    if (!text) return cli_fail("recall: out of memory");
+    char err[512];
+    remem_query_json *pq = NULL;
+    int rc = remem_query_parse(text, strlen(text), &pq, err, sizeof err);
+    free(text);
+    if (rc) return cli_fail("recall: %s", err);
     remem *db = cli_open(env);
-    if (!db) return 1;
+    if (!db) {
+        remem_query_json_free(pq);
+        return 1;
+    }
     remem_result *r = NULL;
-    int rc = remem_recall(db, &q, &r);
+    rc = remem_recall(db, remem_query_json_get(pq), &r);
     if (rc)
         rc = cli_fail_db(db, rc, "recall");
     else if (env->json) {
@@ -122,6 +187,7 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
         print_text(r);
     }
     remem_result_free(r);
+    remem_query_json_free(pq);
     remem_close(db);
     return rc;
 }

@@ -10,7 +10,7 @@
  *   keys     a table whose every key has a name, patterns and rights, or
  *            -1 with a reason;
  *   recall   a query naming at least one namespace and a text or vector,
- *            or a JSON error reply.
+ *            or a refusal with a message (remem_query_parse).
  *
  * server/ belongs to the remem binary, not to the library, so its files are
  * compiled in here directly, with stand-ins for what the matched handlers
@@ -111,33 +111,19 @@ static void fuzz_keys(const uint8_t *data, size_t size) {
     close(fd);
 }
 
+/* The recall handler hands the body to the library's query parser
+ * (remem_query_parse; fuzz_query.c fuzzes it on its own too). */
 static void fuzz_recall(const uint8_t *data, size_t size) {
-    json_t *o = json_loadb((const char *)data, size, 0, NULL);
-    if (!json_is_object(o)) {
-        json_decref(o);
-        return;
-    }
-    request rq;
-    memset(&rq, 0, sizeof rq);
-    reply rp;
-    memset(&rp, 0, sizeof rp);
-    remem_query q;
-    const char **nss = NULL;
-    float *vector = NULL;
-    if (recall_query(&rq, &rp, o, &q, &nss, &vector)) {
-        assert(q.n_namespaces > 0 && q.namespaces[0]);
-        assert(q.text || (q.vector && q.dim > 0));
-        assert(!rp.body);
+    remem_query_json *p = NULL;
+    char err[512];
+    if (remem_query_parse((const char *)data, size, &p, err, sizeof err) == REMEM_OK) {
+        const remem_query *q = remem_query_json_get(p);
+        assert(q->n_namespaces > 0 && q->namespaces[0]);
+        assert(q->text || (q->vector && q->dim > 0));
+        remem_query_json_free(p);
     } else {
-        assert(rp.body && rp.status >= 400);
-        json_t *e = json_loadb(rp.body, rp.len, 0, NULL);
-        assert(json_string_value(json_object_get(json_object_get(e, "error"), "message")));
-        json_decref(e);
+        assert(p == NULL && err[0]);
     }
-    if (rp.free_body) rp.free_body(rp.body);
-    free(nss);
-    free(vector);
-    json_decref(o);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

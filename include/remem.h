@@ -393,7 +393,9 @@ typedef struct remem_query {
     const char *filter;  /* Chroma-style JSON filter, or NULL */
     const char *profile; /* NULL: "default" */
     int k;               /* <= 0: the profile's */
-    /* Overrides; NaN (or -1 for the ints) means "the profile's value". */
+    /* Overrides; NaN (or -1 for the ints) means "the profile's value".
+     * remem_recall refuses (REMEM_EINVAL) values outside the bounds listed
+     * at remem_query_parse below: k <= 1000, weights in [0, 1e6], ... */
     double w_relevance, w_lexical, w_recency, w_importance;
     double min_similarity, min_score;
     double recency_base;    /* k of k^hours, e.g. 0.995 */
@@ -461,6 +463,82 @@ REMEM_API const char *const *remem_profiles(void);
 /* The definition of a profile as a JSON object (weights, decay, thresholds),
  * malloc'd: free with remem_free. NULL if unknown (or out of memory). */
 REMEM_API char *remem_profile_json(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Recall queries as JSON: the one parser every face uses              */
+/* ------------------------------------------------------------------ */
+/*
+ * HTTP (POST /v1/recall), MCP (the recall tool), the CLI (remem recall)
+ * and the Python binding all hand the query to this parser, so they accept
+ * and refuse the same queries with the same messages. The JSON object:
+ *
+ *   "namespaces"   required: an array of non-empty names (or one name)
+ *   "text"         the query text; "vector" an array of numbers; one of
+ *                  the two is required
+ *   "filter"       a Chroma-style filter object (or its JSON text)
+ *   "profile"      a profile name (NULL/absent: "default")
+ *   "k"            an integer in [1, 1000]
+ *   "w_relevance", "w_lexical", "w_recency", "w_importance", "w_context"
+ *                  finite numbers in [0, 1000000]
+ *   "min_similarity", "min_score"   finite numbers
+ *   "recency_base" in (0, 1]; "half_life_hours" in (0, 10^7]
+ *   "candidates"   an integer in [1, 100000]
+ *   "normalize", "touch", "include_invalid"   true or false
+ *   "tiers"        an array of tier names (or a comma-separated string)
+ *   "now"          integer milliseconds or a time remem_parse_time reads
+ *
+ * null for any field means "absent". Any other field is refused. Every
+ * error message starts with the field it is about: "k: 1001 is above the
+ * limit of 1000", "now: \"2023-02-31\" is not a valid time (February 2023
+ * has 28 days)", "frobnicate: unknown field (known: namespaces, text,
+ * ...)". The numeric rules are also enforced by remem_recall for a
+ * remem_query filled in C, with the same messages. What the parser leaves
+ * to remem_recall: whether the profile exists, the filter's contents, the
+ * tier names and the vector's dimension (they need the engine), reported
+ * with the same "field: ..." style.
+ */
+
+/* A parsed recall query: the remem_query and the strings and arrays it
+ * points into, owned together. */
+typedef struct remem_query_json remem_query_json;
+
+/*
+ * Parse json (len bytes, not necessarily NUL-terminated) into *out. Needs
+ * no store, so a server can parse (and check the caller's rights on the
+ * namespaces) before it picks a handle.
+ *   REMEM_OK      *out is a new parsed query: free with remem_query_json_free
+ *   REMEM_EPARSE  not JSON, or not a JSON object
+ *   REMEM_EINVAL  a field is unknown, of the wrong type, out of range, or a
+ *                 required one is missing
+ *   REMEM_ENOMEM  out of memory
+ * On failure *out is NULL and err (errcap bytes; may be NULL/0) holds the
+ * message. Side effects: none ("now": "now" reads the clock once, here).
+ */
+REMEM_API int remem_query_parse(const char *json, size_t len, remem_query_json **out, char *err,
+                      size_t errcap);
+/* The query inside p, for remem_recall. Its pointers stay valid until
+ * remem_query_json_free(p); do not free them. p must not be NULL. */
+REMEM_API const remem_query *remem_query_json_get(const remem_query_json *p);
+/* Free a parsed query. NULL is fine. */
+REMEM_API void remem_query_json_free(remem_query_json *p);
+
+/*
+ * Parse, recall and render in one call: *result_json is the text of
+ * remem_result_to_json (malloc'd: remem_free) on REMEM_OK, else NULL and
+ * remem_errmsg(db) says why. Returns what remem_query_parse and
+ * remem_recall return. Side effects: those of remem_recall (the returned
+ * memories are touched unless "touch": false).
+ */
+REMEM_API int remem_recall_json(remem *db, const char *json, size_t len, char **result_json);
+
+/*
+ * remem_parse_time for a named field: on failure err holds the message
+ * every face prints for a bad time, `FIELD: "VALUE" is not a valid time
+ * (WHY)` (WHY such as "February 2023 has 28 days"). REMEM_OK or
+ * REMEM_EPARSE. No side effects.
+ */
+REMEM_API int remem_parse_time_field(const char *field, const char *s, int64_t *ms, char *err,
+                           size_t errcap);
 
 /* ------------------------------------------------------------------ */
 /* History, stats, namespaces                                          */
@@ -533,9 +611,11 @@ REMEM_API int remem_reindex(remem *db, const char *ns, remem_progress_fn progres
  * endpoint down after its retries, a model error); REMEM_EDIM (the http
  * endpoint answered with another dimension than before). */
 REMEM_API int remem_embed(remem *db, const char *const *texts, size_t n, float *out);
-/* Parse a time: ISO 8601 ("2023-05-08", "2023-05-08T13:56:00Z"), integer
- * milliseconds, or "now". Returns 0 and sets *ms, or REMEM_EPARSE (no
- * handle: no message). */
+/* Parse a time: ISO 8601 ("2023-05-08", "2023-05-08T13:56:00Z", offsets
+ * "+02:00", fractions), integer milliseconds, or "now". Strict: an
+ * impossible date ("2023-02-31", month 13, hour 25) is refused, never
+ * rolled over. Returns 0 and sets *ms, or REMEM_EPARSE (*ms untouched; no
+ * handle: no message, remem_parse_time_field gives one). */
 REMEM_API int remem_parse_time(const char *s, int64_t *ms);
 /* Format ms as ISO 8601 UTC ("2023-05-08T13:56:00.000Z") into buf (>= 32).
  * Never fails. */

@@ -44,7 +44,7 @@ enum {
 /* Newest first; the first is the answer to a version remem does not know. */
 static const char *const supported_versions[] = {MCP_LATEST_VERSION, "2025-03-26", "2024-11-05"};
 
-#define MAX_RECALL_K 100
+#define MAX_RECALL_K 1000 /* remem_query_parse's limit */
 
 /* ------------------------------------------------------------------ */
 /* JSON helpers                                                        */
@@ -360,123 +360,133 @@ done:
     return out;
 }
 
-/* The namespaces a recall searches: ns and namespaces together, or, when
- * neither is given, every namespace the caller may read. *names is
- * malloc'd (free it) and points into c->args or into *owned (a JSON array
- * to json_decref). */
-static int recall_namespaces(tool_call *c, const char ***names, size_t *n, json_t **owned) {
-    const char *one = NULL;
-    json_t *list = json_object_get(c->args, "namespaces"), *v;
+/* The recall tool's arguments as the JSON query the library parses
+ * (remem_query_parse, the parser of HTTP and the CLI too). Two face-level
+ * conveniences are applied first, and only these: "query" is the tool's
+ * name for "text", and "ns" is one more namespace; when neither ns nor
+ * namespaces is given, every namespace the caller may read is filled in.
+ * *none is set when that leaves no namespace at all. Returns a new object
+ * or NULL with c->err set. */
+static json_t *recall_args(tool_call *c, int *none) {
+    json_t *q = json_deep_copy(c->args), *v, *list, *merged;
     size_t i, j;
-
-    *n = 0;
-    *names = NULL;
-    *owned = NULL;
-    if (arg_string(c, "ns", 0, &one)) return -1;
-    if (list && !json_is_null(list) && !json_is_array(list)) {
-        call_fail(c, "argument 'namespaces' must be an array of strings");
-        return -1;
-    }
-    if (one || json_array_size(list) > 0) {
-        *names = malloc((1 + json_array_size(list)) * sizeof **names);
-        if (!*names) goto oom;
-        if (one && *one) (*names)[(*n)++] = one;
-        json_array_foreach(list, i, v) {
-            if (!json_is_string(v) || json_string_length(v) == 0) {
-                call_fail(c,
-                          "argument 'namespaces' must hold non-empty "
-                          "strings (item %zu is not one)",
-                          i);
-                return -1;
-            }
-            for (j = 0; j < *n; j++)
-                if (strcmp((*names)[j], json_string_value(v)) == 0) break;
-            if (j == *n) (*names)[(*n)++] = json_string_value(v);
+    *none = 0;
+    if (!q) goto oom;
+    if ((v = json_object_get(q, "query"))) {
+        if (json_object_get(q, "text")) {
+            call_fail(c, "recall failed: query: give query or text, not both [REMEM_EINVAL]");
+            goto fail;
         }
-        for (i = 0; i < *n; i++)
-            if (require(c, (*names)[i], MCP_READ)) return -1;
-        return 0;
+        json_object_set(q, "text", v);
+        json_object_del(q, "query");
     }
-    /* Neither given: everything readable. */
-    char *text = NULL;
-    int rc = remem_namespaces(c->db, &text);
-    if (rc != REMEM_OK) {
-        call_fail_db(c, rc, "listing namespaces");
-        return -1;
+    v = json_object_get(q, "ns");
+    list = json_object_get(q, "namespaces");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v)) {
+            call_fail(c, "recall failed: ns: must be a string [REMEM_EINVAL]");
+            goto fail;
+        }
+        if (!list || json_is_null(list)) {
+            json_object_set_new(q, "namespaces", json_pack("[O]", v));
+        } else if (json_is_array(list) || json_is_string(list)) {
+            /* ns first, then the others once (a lone name is a list of one) */
+            json_t *others = json_is_string(list) ? json_pack("[O]", list) : json_incref(list);
+            if (!others || !(merged = json_pack("[O]", v))) {
+                json_decref(others);
+                goto oom;
+            }
+            json_array_foreach(others, i, v) {
+                for (j = 0; j < json_array_size(merged); j++)
+                    if (json_equal(json_array_get(merged, j), v)) break;
+                if (j == json_array_size(merged)) json_array_append(merged, v);
+            }
+            json_decref(others);
+            json_object_set_new(q, "namespaces", merged);
+        }
+    } else if (!list || json_is_null(list)) { /* every namespace the caller may read */
+        char *text = NULL;
+        int rc = remem_namespaces(c->db, &text);
+        if (rc != REMEM_OK) {
+            call_fail_db(c, rc, "listing namespaces");
+            goto fail;
+        }
+        json_t *all = text ? json_loads(text, 0, NULL) : NULL;
+        remem_free(text);
+        if (!(merged = json_array()) || !json_is_array(all)) {
+            json_decref(all);
+            json_decref(merged);
+            goto oom;
+        }
+        json_array_foreach(all, i, v) {
+            const char *ns = json_string_value(json_object_get(v, "ns"));
+            if (ns && may(c, ns, MCP_READ)) json_array_append_new(merged, json_string(ns));
+        }
+        json_decref(all);
+        /* With none, the rest of the query is still checked (a bad k is
+         * refused as it would be elsewhere) against a stand-in name. */
+        if (json_array_size(merged) == 0) {
+            *none = 1;
+            json_array_append_new(merged, json_string("-"));
+        }
+        json_object_set_new(q, "namespaces", merged);
     }
-    *owned = text ? json_loads(text, 0, NULL) : NULL;
-    remem_free(text);
-    if (!json_is_array(*owned)) {
-        call_fail(c, "listing namespaces: the engine's answer is not a JSON "
-                     "array");
-        return -1;
-    }
-    *names = malloc((1 + json_array_size(*owned)) * sizeof **names);
-    if (!*names) goto oom;
-    json_array_foreach(*owned, i, v) {
-        const char *ns = json_string_value(json_object_get(v, "ns"));
-        if (ns && may(c, ns, MCP_READ)) (*names)[(*n)++] = ns;
-    }
-    return 0;
+    json_object_del(q, "ns");
+    return q;
 oom:
     call_fail(c, "out of memory");
-    return -1;
+fail:
+    json_decref(q);
+    return NULL;
 }
 
 static json_t *tool_recall(tool_call *c) {
-    remem_query q;
-    const char **names = NULL;
-    json_t *owned = NULL, *structured, *out = NULL;
-    char *filter = NULL;
-    double num;
-    int present, touch = 1, rc;
+    json_t *args, *structured, *out = NULL;
+    remem_query_json *pq = NULL;
     remem_result *res = NULL;
     textbuf b = {0};
-    size_t i, n_names;
+    char err[512], *text;
+    int none, rc;
+    size_t i;
 
-    remem_query_init(&q);
-    if (arg_string(c, "query", 1, &q.text) || arg_string(c, "profile", 0, &q.profile) ||
-        arg_string(c, "tiers", 0, &q.tiers) ||
-        arg_json_text(c, "filter", JSON_OBJECT, "a JSON filter object", &filter) ||
-        arg_bool(c, "touch", &touch) || arg_bool(c, "include_invalid", &q.include_invalid))
-        goto done;
-    if (arg_number(c, "k", 1, MAX_RECALL_K, &num, &present)) goto done;
-    if (present) {
-        if (num != floor(num)) {
-            call_fail(c, "argument 'k' must be a whole number");
-            goto done;
-        }
-        q.k = (int)num;
+    if (!(args = recall_args(c, &none))) return NULL;
+    text = json_dumps(args, JSON_COMPACT);
+    json_decref(args);
+    if (!text) {
+        call_fail(c, "out of memory");
+        return NULL;
     }
-    if (arg_number(c, "min_score", -1e9, 1e9, &q.min_score, &present) ||
-        arg_number(c, "min_similarity", -1, 1, &q.min_similarity, &present) ||
-        recall_namespaces(c, &names, &n_names, &owned))
-        goto done;
-    q.filter = filter;
-    q.no_touch = !touch;
-    if (n_names == 0) {
+    rc = remem_query_parse(text, strlen(text), &pq, err, sizeof err);
+    free(text);
+    if (rc) {
+        call_fail(c, "recall failed: %s [%s]", err, remem_status_name(rc));
+        return NULL;
+    }
+    const remem_query *q = remem_query_json_get(pq);
+    if (none) {
         out = tool_ok("No memories: there is no namespace you may read yet.",
-                      json_pack("{s:s, s:i, s:[]}", "profile", q.profile ? q.profile : "default",
+                      json_pack("{s:s, s:i, s:[]}", "profile", q->profile ? q->profile : "default",
                                 "count", 0, "hits"));
         goto done;
     }
-    q.namespaces = names;
-    q.n_namespaces = n_names;
-    rc = remem_recall(c->db, &q, &res);
+    for (i = 0; i < q->n_namespaces; i++)
+        if (require(c, q->namespaces[i], MCP_READ)) goto done;
+    rc = remem_recall(c->db, q, &res);
     if (rc != REMEM_OK) {
         call_fail_db(c, rc, "recall");
         goto done;
     }
+    const char *said = q->text ? q->text : "(a vector)";
     if (res->n == 0)
         tb_printf(&b,
                   "No memory matched \"%s\" (profile %s, %zu candidates "
                   "scored).\n",
-                  q.text, res->profile, res->candidates);
+                  said, res->profile, res->candidates);
     else
         tb_printf(&b,
                   "%zu memor%s for \"%s\", best first (profile %s, %zu "
                   "candidates scored, %.2f ms):\n",
-                  res->n, res->n == 1 ? "y" : "ies", q.text, res->profile, res->candidates,
+                  res->n, res->n == 1 ? "y" : "ies", said, res->profile, res->candidates,
                   res->took_ms);
     for (i = 0; i < res->n; i++) render_hit(&b, i + 1, &res->hits[i]);
     structured = engine_json(remem_result_to_json(res));
@@ -484,9 +494,7 @@ static json_t *tool_recall(tool_call *c) {
     out = finish_text(&b, structured);
 done:
     remem_result_free(res);
-    free(names);
-    json_decref(owned);
-    free(filter);
+    remem_query_json_free(pq);
     return out;
 }
 

@@ -242,6 +242,12 @@ _namespaces = _declare("remem_namespaces", c_int, _H, POINTER(c_void_p))
 _clear = _declare("remem_clear", c_int, _H, c_char_p, POINTER(c_int64))
 _embed = _declare("remem_embed", c_int, _H, POINTER(c_char_p), c_size_t, POINTER(c_float))
 _parse_time = _declare("remem_parse_time", c_int, c_char_p, POINTER(c_int64))
+_parse_time_field = _declare("remem_parse_time_field", c_int, c_char_p, c_char_p,
+                             POINTER(c_int64), c_char_p, c_size_t)
+_query_parse = _declare("remem_query_parse", c_int, c_char_p, c_size_t, POINTER(_H),
+                        c_char_p, c_size_t)
+_query_json_get = _declare("remem_query_json_get", POINTER(_Query), _H)
+_query_json_free = _declare("remem_query_json_free", None, _H)
 _now = _declare("remem_now", c_int64)
 _free = _declare("remem_free", None, c_void_p)
 
@@ -301,27 +307,45 @@ def _error(code: int, message: str) -> Exception:
 # --------------------------------------------------------------------------
 
 
-def _b(s: Optional[str]) -> Optional[bytes]:
-    return None if s is None else str(s).encode("utf-8")
+def _b(s: Optional[str], name: str = "argument") -> Optional[bytes]:
+    """A str as the NUL-terminated UTF-8 the C library takes. Anything else
+    is refused rather than converted: bytes would become "b'...'", an int
+    "5", and a NUL would silently cut the string short in C."""
+    if s is None:
+        return None
+    if not isinstance(s, str):
+        raise TypeError(f"{name}: must be a str, not {type(s).__name__}")
+    if "\0" in s:
+        raise ValueError(f"{name}: contains a NUL character (\\x00), which remem cannot store")
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{name}: not encodable as UTF-8 ({e.reason} at index {e.start})") from None
 
 
 def _str(b: Optional[bytes]) -> Optional[str]:
     return None if b is None else b.decode("utf-8", "replace")
 
 
-def _json_text(v: Any) -> Optional[bytes]:
+def _json_text(v: Any, name: str = "argument") -> Optional[bytes]:
     """A dict/list as JSON text; a str is taken to be JSON text already."""
     if v is None:
         return None
-    if isinstance(v, (str, bytes)):
-        return _b(v) if isinstance(v, str) else v
-    return json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if isinstance(v, str):
+        return _b(v, name)
+    if isinstance(v, (bytes, bytearray)):
+        raise TypeError(f"{name}: must be a dict, a list or JSON text (str), not bytes")
+    try:
+        return json.dumps(v, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{name}: not representable as JSON ({e})") from None
 
 
 TimeLike = Union[int, float, str, _dt.datetime, None]
 
 
-def _ms(t: TimeLike) -> int:
+def _ms(t: TimeLike, name: str = "time") -> int:
     """Milliseconds since the epoch from an int (ms), a datetime (naive =
     UTC), or a string remem parses (ISO 8601, "now", digits)."""
     if t is None:
@@ -330,20 +354,33 @@ def _ms(t: TimeLike) -> int:
         if t.tzinfo is None:
             t = t.replace(tzinfo=_dt.timezone.utc)
         return int(round(t.timestamp() * 1000))
-    if isinstance(t, (int, float)) and not isinstance(t, bool):
+    if isinstance(t, bool) or not isinstance(t, (int, float, str)):
+        raise TypeError(f"{name}: must be milliseconds, a datetime or an ISO 8601 str, "
+                        f"not {type(t).__name__}")
+    if isinstance(t, (int, float)):
+        if not math.isfinite(t) or not -2**63 <= t < 2**63:
+            raise ValueError(f"{name}: {t!r} is out of range")
         return int(t)
     out = c_int64()
-    rc = _parse_time(_b(str(t)), byref(out))
+    err = ctypes.create_string_buffer(512)
+    rc = _parse_time_field(_b(name), _b(t, name), byref(out), err, len(err))
     if rc != 0:
-        raise ParseError(rc, f"not a time: {t!r} (ISO 8601, \"now\" or milliseconds)")
+        raise ParseError(rc, _str(err.value))
     return out.value
 
 
-def _vector(v: Optional[Sequence[float]]):
+def _number(v: Any, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{name}: must be a number, not {type(v).__name__}")
+    return float(v)
+
+
+def _vector(v: Optional[Sequence[float]], name: str = "vector"):
     if v is None:
         return None, 0
-    arr = (c_float * len(v))(*v)
-    return arr, len(v)
+    vals = [_number(x, f"{name}[{i}]") for i, x in enumerate(v)]
+    arr = (c_float * len(vals))(*vals)
+    return arr, len(vals)
 
 
 def _take_json(p: c_void_p) -> Any:
@@ -376,7 +413,7 @@ def profiles() -> list:
 
 def profile(name: str) -> dict:
     """The definition of a profile (weights, decay, thresholds)."""
-    p = c_void_p(_profile_json(_b(name)))
+    p = c_void_p(_profile_json(_b(name, "name")))
     if not p.value:
         raise ProfileError(-4, f"unknown profile {name!r}; known: {', '.join(profiles())}")
     return _take_json(p)
@@ -518,19 +555,19 @@ class Remem:
         self._h = None
         opt = _Options()
         _options_init(byref(opt))
-        opt.embedder = _b(embedder)
-        opt.embed_url = _b(embed_url)
-        opt.embed_model = _b(embed_model)
-        opt.embed_api_key = _b(embed_api_key)
+        opt.embedder = _b(embedder, "embedder")
+        opt.embed_url = _b(embed_url, "embed_url")
+        opt.embed_model = _b(embed_model, "embed_model")
+        opt.embed_api_key = _b(embed_api_key, "embed_api_key")
         opt.embed_timeout_ms = embed_timeout_ms
         opt.embed_retries = embed_retries
         opt.embed_batch = embed_batch
-        opt.model_dir = _b(model_dir)
+        opt.model_dir = _b(model_dir, "model_dir")
         opt.durability = 1 if durable else 0
         opt.busy_timeout_ms = busy_timeout_ms
         opt.read_only = 1 if read_only else 0
         h = _H()
-        rc = _open(_b(os.fspath(path)), byref(opt), byref(h))
+        rc = _open(_b(os.fspath(path), "path"), byref(opt), byref(h))
         if rc != 0:
             msg = _str(_errmsg(h)) if h.value else "out of memory"
             _close(h)
@@ -594,7 +631,7 @@ class Remem:
         with self._lock:
             h = self._handle()
             dim = _embedder_dim(h)
-            arr = (c_char_p * len(texts))(*[_b(t) for t in texts])
+            arr = (c_char_p * len(texts))(*[_b(t, f"texts[{i}]") for i, t in enumerate(texts)])
             out = (c_float * (dim * len(texts)))()
             self._check(_embed(h, arr, len(texts), out), "embed")
         return [list(out[i * dim:(i + 1) * dim]) for i in range(len(texts))]
@@ -605,13 +642,14 @@ class Remem:
               importance=None, metadata=None, links=None, created_at=None,
               expires_at=None, vector=None) -> None:
         _memory_init(byref(m))
-        m.ns, m.text, m.id, m.kind, m.tier = _b(ns), _b(text), _b(id), _b(kind), _b(tier)
+        m.ns, m.text = _b(ns, "ns"), _b(text, "text")
+        m.id, m.kind, m.tier = _b(id, "id"), _b(kind, "kind"), _b(tier, "tier")
         if importance is not None:
-            m.importance = float(importance)
-        m.metadata = _json_text(metadata)
-        m.links = _json_text(links)
-        m.created_at = _ms(created_at)
-        m.expires_at = _ms(expires_at)
+            m.importance = _number(importance, "importance")
+        m.metadata = _json_text(metadata, "metadata")
+        m.links = _json_text(links, "links")
+        m.created_at = _ms(created_at, "created_at")
+        m.expires_at = _ms(expires_at, "expires_at")
         arr, dim = _vector(vector)
         if arr is not None:
             keep.append(arr)
@@ -689,18 +727,18 @@ class Remem:
         for value, bit, name, conv in given:
             if value is not _UNSET:
                 p.fields |= bit
-                setattr(p, name, conv(value))
+                setattr(p, name, conv(value, name))
         if importance is not _UNSET:
             p.fields |= _SET_IMPORTANCE
-            p.importance = float(importance)
+            p.importance = _number(importance, "importance")
         if expires_at is not _UNSET:
             p.fields |= _SET_EXPIRES
-            p.expires_at = _ms(expires_at)
-        p.actor = _b(actor)
+            p.expires_at = _ms(expires_at, "expires_at")
+        p.actor = _b(actor, "actor")
         if not p.fields:
             raise InvalidArgumentError(-1, "update: nothing to change")
         with self._lock:
-            self._check(_update(self._handle(), _b(ns), _b(id), byref(p)), f"update {id}")
+            self._check(_update(self._handle(), _b(ns, "ns"), _b(id, "id"), byref(p)), f"update {id}")
         return self.get(ns, id)
 
     def invalidate(self, ns: Optional[str], id: str, superseded_by: Optional[str] = None,
@@ -708,21 +746,21 @@ class Remem:
         """Hide (ns, id) from recall and keep it, optionally naming the
         memory that replaces it."""
         with self._lock:
-            self._check(_invalidate(self._handle(), _b(ns), _b(id), _b(superseded_by),
-                                    _b(reason)), f"invalidate {id}")
+            self._check(_invalidate(self._handle(), _b(ns, "ns"), _b(id, "id"),
+                                    _b(superseded_by, "superseded_by"), _b(reason, "reason")), f"invalidate {id}")
 
     def forget(self, ns: Optional[str], id: str, purge: bool = False) -> None:
         """Archive (ns, id) (out of recall, restorable), or with purge=True
         delete it for good (history keeps a row without the text)."""
         with self._lock:
-            self._check(_forget(self._handle(), _b(ns), _b(id), 1 if purge else 0),
+            self._check(_forget(self._handle(), _b(ns, "ns"), _b(id, "id"), 1 if purge else 0),
                         f"forget {id}")
 
     def clear(self, ns: str) -> int:
         """Delete every memory of ns; returns how many."""
         n = c_int64(0)
         with self._lock:
-            self._check(_clear(self._handle(), _b(ns), byref(n)), f"clear {ns}")
+            self._check(_clear(self._handle(), _b(ns, "ns"), byref(n)), f"clear {ns}")
         return n.value
 
     # -- reading -----------------------------------------------------------
@@ -731,14 +769,14 @@ class Remem:
         count as an access."""
         rec = _H()
         with self._lock:
-            self._check(_get(self._handle(), _b(ns), _b(id), byref(rec)), f"get {id}")
+            self._check(_get(self._handle(), _b(ns, "ns"), _b(id, "id"), byref(rec)), f"get {id}")
             try:
                 return Memory._from_c(_record_memory(rec).contents)
             finally:
                 _record_free(rec)
 
     def recall(self, query: Optional[str] = None, *, ns: Optional[str] = None,
-               namespaces: Optional[Sequence[str]] = None, k: int = 0,
+               namespaces: Optional[Sequence[str]] = None, k: Optional[int] = None,
                profile: Optional[str] = None, filter: Union[dict, str, None] = None,
                vector: Optional[Sequence[float]] = None,
                w_relevance: Optional[float] = None, w_lexical: Optional[float] = None,
@@ -755,21 +793,37 @@ class Remem:
         Chroma-style dict ({"kind": "lesson", "importance": {"$gte": 0.5}})
         or its JSON text. Every other keyword overrides the profile's value
         when given. touch=False leaves access times alone; now fixes the
-        time used (for replays and tests)."""
-        names = ([ns] if ns else []) + [n for n in (namespaces or []) if n != ns]
+        time used (for replays and tests).
+
+        The arguments become the JSON query of POST /v1/recall and go through
+        the library's own parser (remem_query_parse), so the rules (k an
+        integer in [1, 1000], weights >= 0, ...) and their messages are the
+        server's: a violation raises InvalidArgumentError (a ValueError)
+        naming the field; a value of the wrong Python type raises TypeError."""
+        names = ([ns] if ns is not None else []) + [n for n in (namespaces or []) if n != ns]
         if not names:
             raise InvalidArgumentError(-1, "recall: give ns or namespaces")
-        q = _Query()
-        _query_init(byref(q))
-        q.text = _b(query)
-        varr, dim = _vector(vector)
-        if varr is not None:
-            q.vector, q.dim = varr, dim
-        nsarr = (c_char_p * len(names))(*[_b(n) for n in names])
-        q.namespaces, q.n_namespaces = nsarr, len(names)
-        q.filter = _json_text(filter)
-        q.profile = _b(profile)
-        q.k = int(k or 0)
+        for i, n in enumerate(names):
+            _b(n, "ns" if i == 0 and ns is not None else "namespaces")
+        body: dict = {"namespaces": names}
+        if query is not None:
+            _b(query, "query")
+            body["text"] = query
+        if vector is not None:
+            body["vector"] = [_number(x, f"vector[{i}]") for i, x in enumerate(vector)]
+        if filter is not None:
+            if not isinstance(filter, (str, dict)):
+                raise TypeError(f"filter: must be a dict or JSON text (str), "
+                                f"not {type(filter).__name__}")
+            body["filter"] = filter
+        if profile is not None:
+            _b(profile, "profile")
+            body["profile"] = profile
+        for name, value in (("k", k), ("candidates", candidates)):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError(f"{name}: must be an int, not {type(value).__name__}")
+                body[name] = value
         for name, value in (("w_relevance", w_relevance), ("w_lexical", w_lexical),
                             ("w_recency", w_recency), ("w_importance", w_importance),
                             ("w_context", w_context),
@@ -777,19 +831,39 @@ class Remem:
                             ("recency_base", recency_base),
                             ("half_life_hours", half_life_hours)):
             if value is not None:
-                setattr(q, name, float(value))
-        if normalize is not None:
-            q.normalize = 1 if normalize else 0
-        if candidates is not None:
-            q.candidates = int(candidates)
+                if not math.isfinite(_number(value, name)):
+                    raise InvalidArgumentError(-1, f"{name}: must be a finite number")
+                body[name] = value
         if tiers is not None:
-            q.tiers = _b(tiers if isinstance(tiers, str) else ",".join(tiers))
-        q.now = _ms(now)
-        q.no_touch = 0 if touch else 1
-        q.include_invalid = 1 if include_invalid else 0
+            body["tiers"] = tiers if isinstance(tiers, str) else list(tiers)
+        if now is not None:
+            body["now"] = now if isinstance(now, str) else _ms(now, "now")
+        for name, value in (("normalize", normalize), ("touch", touch),
+                            ("include_invalid", include_invalid)):
+            if value is not None:
+                if not isinstance(value, bool):
+                    raise TypeError(f"{name}: must be a bool, not {type(value).__name__}")
+                body[name] = value
+        return self.recall_json(body)
+
+    def recall_json(self, query: Union[Mapping[str, Any], str]) -> RecallResult:
+        """Recall with a query written as POST /v1/recall takes it (a dict or
+        its JSON text): {"namespaces": [...], "text": ..., "k": ...}. The
+        library parses it (remem_query_parse): the Python side adds no rule
+        of its own."""
+        text = query if isinstance(query, str) else _json_text(dict(query), "query").decode()
+        raw = _b(text, "query")
+        pq = _H()
+        err = ctypes.create_string_buffer(512)
+        rc = _query_parse(raw, len(raw), byref(pq), err, len(err))
+        if rc != 0:
+            raise _error(rc, f"recall: {_str(err.value)}")
         res = POINTER(_Result)()
-        with self._lock:
-            self._check(_recall(self._handle(), byref(q), byref(res)), "recall")
+        try:
+            with self._lock:
+                self._check(_recall(self._handle(), _query_json_get(pq), byref(res)), "recall")
+        finally:
+            _query_json_free(pq)
         try:
             r = res.contents
             return RecallResult(hits=[Hit._from_c(r.hits[i]) for i in range(r.n)],
@@ -803,7 +877,7 @@ class Remem:
         actor, before, after."""
         p = c_void_p()
         with self._lock:
-            self._check(_history(self._handle(), _b(ns), _b(id), byref(p)), f"history {id}")
+            self._check(_history(self._handle(), _b(ns, "ns"), _b(id, "id"), byref(p)), f"history {id}")
         return _take_json(p)
 
     def stats(self, ns: Optional[str] = None) -> dict:
@@ -811,7 +885,7 @@ class Remem:
         models, file size."""
         p = c_void_p()
         with self._lock:
-            self._check(_stats(self._handle(), _b(ns), byref(p)), "stats")
+            self._check(_stats(self._handle(), _b(ns, "ns"), byref(p)), "stats")
         return _take_json(p)
 
     def namespaces(self) -> list:

@@ -181,6 +181,74 @@ class WriteTest(StoreTest):
         with self.assertRaises(remem.RememError):
             self.db.add("n", "bad metadata", metadata="[1, 2]")
 
+    def test_strings_are_refused_not_converted(self):
+        # Issue 8 item 9: a NUL cut the string short in C ("a\x00b" wrote to
+        # namespace "a"), bytes became "b'...'" and ints "5". Each is now an
+        # error naming the argument, and nothing is written.
+        cases = [
+            (lambda: self.db.add("a\x00b", "text"), ValueError, "ns: contains a NUL"),
+            (lambda: self.db.add("n", "x\x00y"), ValueError, "text: contains a NUL"),
+            (lambda: self.db.add("n", b"bytes text"), TypeError, "text: must be a str, not bytes"),
+            (lambda: self.db.add(b"n", "text"), TypeError, "ns: must be a str, not bytes"),
+            (lambda: self.db.add("n", 5), TypeError, "text: must be a str, not int"),
+            (lambda: self.db.add("n", "t", kind=7), TypeError, "kind: must be a str"),
+            (lambda: self.db.add("n", "t", id="a\x00"), ValueError, "id: contains a NUL"),
+            (lambda: self.db.add("n", "\ud800"), ValueError, "text: not encodable as UTF-8"),
+            (lambda: self.db.add("n", "t", importance="0.5"), TypeError, "importance: must be a number"),
+            (lambda: self.db.add("n", "t", metadata=b"{}"), TypeError, "metadata: must be a dict"),
+            (lambda: self.db.add("n", "t", created_at=b"2023"), TypeError, "created_at: must be"),
+            (lambda: self.db.add("n", "t", created_at="2023-02-31"), remem.ParseError,
+             'created_at: "2023-02-31" is not a valid time (February 2023 has 28 days)'),
+            (lambda: self.db.recall("q", ns="n\x00x"), ValueError, "ns: contains a NUL"),
+            (lambda: self.db.recall(b"q", ns="n"), TypeError, "query: must be a str"),
+        ]
+        for call, exc, words in cases:
+            with self.assertRaises(exc) as cm:
+                call()
+            self.assertIn(words, str(cm.exception))
+        self.assertEqual(self.db.namespaces(), [])
+
+    def test_recall_numbers_follow_the_library_rules(self):
+        self.seed()
+        # A huge k fell back to the profile's default (a C int overflow);
+        # now every face's one message: the same for 1001 and 10**9.
+        for k, shown in ((1001, "1001"), (10**9, "1000000000"), (1e9, "1000000000"),
+                         (2**40, "1099511627776")):
+            with self.assertRaises(remem.InvalidArgumentError) as cm:
+                self.db.recall("tea", ns="agent:a", k=k)
+            self.assertIn(f"k: {shown} is above the limit of 1000", str(cm.exception))
+        bad = [
+            (dict(k=0), remem.InvalidArgumentError, "k: 0 is below the minimum of 1"),
+            (dict(k=2.5), remem.InvalidArgumentError, "k: 2.5 is not a whole number"),
+            (dict(k="5"), TypeError, "k: must be an int, not str"),
+            (dict(k=True), TypeError, "k: must be an int, not bool"),
+            (dict(w_relevance=-1), remem.InvalidArgumentError,
+             "w_relevance: -1 is below the minimum of 0"),
+            (dict(w_recency=float("inf")), remem.InvalidArgumentError,
+             "w_recency: must be a finite number"),
+            (dict(recency_base=5), remem.InvalidArgumentError,
+             "recency_base: 5 is above the limit of 1"),
+            (dict(half_life_hours=-2), remem.InvalidArgumentError,
+             "half_life_hours: -2 must be above 0"),
+            (dict(min_score=float("nan")), remem.InvalidArgumentError,
+             "min_score: must be a finite number"),
+            (dict(touch=0), TypeError, "touch: must be a bool"),
+            (dict(now="2023-02-31"), remem.InvalidArgumentError,
+             'now: "2023-02-31" is not a valid time'),
+        ]
+        for kw, exc, words in bad:
+            with self.assertRaises(exc, msg=str(kw)) as cm:
+                self.db.recall("tea", ns="agent:a", **kw)
+            self.assertIn(words, str(cm.exception))
+        # The JSON form takes exactly the server's query.
+        res = self.db.recall_json({"namespaces": ["agent:a"], "text": "green tea", "k": 1})
+        self.assertEqual(len(res), 1)
+        with self.assertRaises(remem.InvalidArgumentError) as cm:
+            self.db.recall_json('{"namespaces":["agent:a"],"text":"tea","kk":1}')
+        self.assertIn("kk: unknown field", str(cm.exception))
+        with self.assertRaises(remem.ParseError):
+            self.db.recall_json("[1]")
+
     def test_update_keeps_history(self):
         ids = self.seed()
         m = self.db.update("agent:a", ids["tea"], text="The user drinks jasmine tea",

@@ -107,6 +107,11 @@ char *eng_memory_text(const remem_memory *m);
 /* The checks remem_add makes of a memory's fields (not of its vector's
  * dimension): REMEM_OK or the error, with the message set. */
 int eng_check_memory(remem *db, const remem_memory *m);
+/* The numeric overrides of a query (k, candidates, weights, thresholds,
+ * decay) against remem's one rule set (query.c): REMEM_OK, or
+ * REMEM_EINVAL with "FIELD: PROBLEM" in err. NaN and k, candidates <= 0
+ * mean "the profile's" and pass. */
+int eng_query_check(const remem_query *q, char *err, size_t cap);
 
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);

@@ -3,7 +3,8 @@
  * `remem import`, the server's batch route and the bindings. The line's
  * strings stay in the parsed JSON tree (held by remem_line) so nothing is
  * copied; metadata and links are re-serialised once. Every problem is a
- * REMEM_EPARSE that names the field ("created_at: not a time: \"yesterday\"").
+ * REMEM_EPARSE that names the field (`created_at: "2023-02-31" is not a
+ * valid time (February 2023 has 28 days)`, from util/time.h).
  * The format is the one `remem export` writes, so export | import round-trips.
  */
 #include <math.h>
@@ -35,8 +36,12 @@ static int time_field(remem *db, json_t *o, const char *key, int64_t *out) {
         *out = json_integer_value(v);
         return REMEM_OK;
     }
-    if (json_is_string(v) && util_parse_time(json_string_value(v), out) == 0) return REMEM_OK;
-    return eng_fail(db, REMEM_EPARSE, "%s: not a time (ISO 8601 or milliseconds)", key);
+    if (!json_is_string(v))
+        return eng_fail(db, REMEM_EPARSE, "%s: must be milliseconds or an ISO 8601 string", key);
+    char msg[384];
+    if (util_parse_time_field(key, json_string_value(v), out, msg, sizeof msg))
+        return eng_fail(db, REMEM_EPARSE, "%s", msg);
+    return REMEM_OK;
 }
 
 static int str_field(remem *db, json_t *o, const char *key, const char **out) {

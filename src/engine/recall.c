@@ -429,8 +429,10 @@ static int check_query(remem *db, const remem_query *q) {
         return eng_fail(db, REMEM_EDIM,
                         "query vector has %d dimensions; the %s embedder (%s) makes %d", q->dim,
                         db->emb->name, db->emb->model_id, db->emb->dim);
-    if (q->k > MAX_K) return eng_fail(db, REMEM_EINVAL, "k = %d is above %d", q->k, MAX_K);
-    return REMEM_OK;
+    /* The numeric overrides: the rules and messages of the JSON parser. */
+    char err[256];
+    int rc = eng_query_check(q, err, sizeof err);
+    return rc ? eng_fail(db, rc, "%s", err) : REMEM_OK;
 }
 
 static int prepare(query_ctx *x) {

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "remem.h"
+#include "util/time.h"
 
 /* ------------------------------------------------------------------ */
 /* The tree.                                                           */
@@ -572,89 +573,6 @@ static void path_pop(parse_ctx *c, size_t saved) {
 }
 
 /* ------------------------------------------------------------------ */
-/* ISO 8601 dates.                                                     */
-/* ------------------------------------------------------------------ */
-
-static int expect_char(const char **s, char ch) {
-    if (**s != ch) return 0;
-    (*s)++;
-    return 1;
-}
-
-static int read_digits(const char **s, int count, int *out) {
-    int v = 0;
-    for (int i = 0; i < count; i++) {
-        char ch = (*s)[i];
-        if (ch < '0' || ch > '9') return 0;
-        v = v * 10 + (ch - '0');
-    }
-    *s += count;
-    *out = v;
-    return 1;
-}
-
-static int is_leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-static int64_t floor_div(int64_t a, int64_t b) { return (a - (a < 0 ? b - 1 : 0)) / b; }
-
-/* Leap years in [1, y], extended below 1 so that year 0 counts as leap. */
-static int64_t leap_years_through(int64_t y) {
-    return floor_div(y, 4) - floor_div(y, 100) + floor_div(y, 400);
-}
-
-static int64_t days_since_epoch(int year, int month, int day) {
-    static const int days_before_month[12] = {0,   31,  59,  90,  120, 151,
-                                              181, 212, 243, 273, 304, 334};
-    int64_t days =
-        (int64_t)(year - 1970) * 365 + leap_years_through(year - 1) - leap_years_through(1969);
-    days += days_before_month[month - 1] + (month > 2 && is_leap_year(year));
-    return days + day - 1;
-}
-
-/* "YYYY-MM-DD", optionally followed by 'T' (or a space) and "HH:MM",
- * ":SS", ".fraction" (milliseconds kept, the rest dropped), and a zone "Z",
- * "+HH:MM", "+HHMM" or "+HH" (no zone: UTC). 1 and *ms on success. */
-static int parse_iso8601(const char *s, int64_t *ms) {
-    int year, month, day, hour = 0, minute = 0, second = 0, millis = 0;
-    int zone_sign = 0, zone_hour = 0, zone_minute = 0;
-    if (!read_digits(&s, 4, &year) || !expect_char(&s, '-') || !read_digits(&s, 2, &month) ||
-        !expect_char(&s, '-') || !read_digits(&s, 2, &day))
-        return 0;
-    if (*s == 'T' || *s == 't' || *s == ' ') {
-        s++;
-        if (!read_digits(&s, 2, &hour) || !expect_char(&s, ':') || !read_digits(&s, 2, &minute))
-            return 0;
-        if (*s == ':') {
-            s++;
-            if (!read_digits(&s, 2, &second)) return 0;
-            if (*s == '.' || *s == ',') {
-                s++;
-                if (*s < '0' || *s > '9') return 0;
-                for (int place = 100; *s >= '0' && *s <= '9'; s++, place /= 10)
-                    millis += (*s - '0') * place;
-            }
-        }
-        if (*s == 'Z' || *s == 'z') {
-            s++;
-        } else if (*s == '+' || *s == '-') {
-            zone_sign = *s++ == '+' ? 1 : -1;
-            if (!read_digits(&s, 2, &zone_hour)) return 0;
-            if (expect_char(&s, ':') || (*s >= '0' && *s <= '9'))
-                if (!read_digits(&s, 2, &zone_minute)) return 0;
-        }
-    }
-    if (*s) return 0;
-    static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (month < 1 || month > 12 || day < 1) return 0;
-    if (day > month_days[month - 1] + (month == 2 && is_leap_year(year))) return 0;
-    if (hour > 23 || minute > 59 || second > 59 || zone_hour > 23 || zone_minute > 59) return 0;
-    int64_t seconds = days_since_epoch(year, month, day) * 86400 + hour * 3600 + minute * 60 +
-                      second - zone_sign * (zone_hour * 3600 + zone_minute * 60);
-    *ms = seconds * 1000 + millis;
-    return 1;
-}
-
-/* ------------------------------------------------------------------ */
 /* Parsing.                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -805,18 +723,17 @@ static int core_number_operand(parse_ctx *c, const field_ref *fr, const json_t *
         return 0;
     }
     if (fr->type == TYPE_TIME && json_is_string(v)) {
+        /* remem's one time parser, and its message, so a date refused here
+         * reads as it does in an import or a recall's "now". */
+        char msg[384];
         int64_t ms;
-        if (parse_iso8601(json_string_value(v), &ms)) {
+        if (util_parse_time_field(fr->name, json_string_value(v), &ms, msg, sizeof msg) == 0) {
             out->is_int = 1;
             out->i = ms;
             out->d = 0;
             return 0;
         }
-        describe_json(got, sizeof got, v);
-        return fail(c,
-                    "bad date for %s: %s; use milliseconds or ISO 8601 such as "
-                    "\"2023-05-08\" or \"2023-05-08T13:56:00Z\"",
-                    fr->name, got);
+        return fail(c, "%s", msg);
     }
     describe_json(got, sizeof got, v);
     if (fr->type == TYPE_TIME)

@@ -1,6 +1,6 @@
 /*
- * util.c: times, ids, text normalisation, hashing and the byte buffer of
- * util.h. Kept in one file because each piece is a few lines and they are
+ * util.c: ids, text normalisation, hashing and the byte buffer of util.h
+ * (times are in time.c). Kept in one file because each piece is a few lines and they are
  * used together by the engine and the faces.
  */
 #include "util/util.h"
@@ -14,97 +14,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-
-int64_t util_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int digits(const char **p, int n, int *out) {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)(*p)[i])) return -1;
-        v = v * 10 + ((*p)[i] - '0');
-    }
-    *p += n;
-    *out = v;
-    return 0;
-}
-
-int util_parse_time(const char *s, int64_t *ms) {
-    if (!s || !*s) return -1;
-    if (strcmp(s, "now") == 0) {
-        *ms = util_now_ms();
-        return 0;
-    }
-    const char *p = s;
-    /* A plain integer is milliseconds. */
-    if (isdigit((unsigned char)*p) || *p == '-') {
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (*end == '\0' && errno == 0 && end != p) {
-            *ms = v;
-            return 0;
-        }
-    }
-    int Y, M, D, h = 0, mi = 0, sec = 0, frac_ms = 0;
-    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' || digits(&p, 2, &D))
-        return -1;
-    if (M < 1 || M > 12 || D < 1 || D > 31) return -1;
-    int64_t off_min = 0;
-    if (*p == 'T' || *p == 't' || *p == ' ') {
-        p++;
-        if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi)) return -1;
-        if (*p == ':') {
-            p++;
-            if (digits(&p, 2, &sec)) return -1;
-            if (*p == '.' || *p == ',') {
-                p++;
-                int scale = 100, nd = 0;
-                while (isdigit((unsigned char)*p)) {
-                    if (nd < 3) frac_ms += (*p - '0') * scale;
-                    scale /= 10;
-                    nd++;
-                    p++;
-                }
-                if (nd == 0) return -1;
-            }
-        }
-        if (h > 23 || mi > 59 || sec > 60) return -1;
-        if (*p == 'Z' || *p == 'z') {
-            p++;
-        } else if (*p == '+' || *p == '-') {
-            int sign = *p == '-' ? -1 : 1, oh, om = 0;
-            p++;
-            if (digits(&p, 2, &oh)) return -1;
-            if (*p == ':') p++;
-            if (isdigit((unsigned char)*p) && digits(&p, 2, &om)) return -1;
-            off_min = sign * (oh * 60 + om);
-        }
-    }
-    if (*p != '\0') return -1;
-    struct tm tm = {0};
-    tm.tm_year = Y - 1900;
-    tm.tm_mon = M - 1;
-    tm.tm_mday = D;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    *ms = ((int64_t)t - off_min * 60) * 1000 + frac_ms;
-    return 0;
-}
-
-void util_format_time(int64_t ms, char *buf, size_t cap) {
-    time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-    int frac = (int)(ms - (int64_t)t * 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}
 
 static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t id_last_ms = -1;

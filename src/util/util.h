@@ -11,12 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Times: int64 milliseconds since the epoch, UTC. */
-int64_t util_now_ms(void);
-/* ISO 8601 date or date-time (Z or +hh:mm offset, optional fraction), an
- * integer of milliseconds, or "now". 0 on success, -1 if malformed. */
-int util_parse_time(const char *s, int64_t *ms);
-void util_format_time(int64_t ms, char *buf, size_t cap);
+#include "util/time.h" /* the clock, the time parser and formatter */
 
 /* A new unique, time-ordered id (26 characters of Crockford base32, as a
  * ULID: 48 bits of milliseconds then 80 random bits that increase within

@@ -252,8 +252,8 @@ expect_fail 1 "--text" -- r add --ns a
 expect_fail 1 "importance" -- r add --ns a --text x --importance 2
 expect_fail 1 "metadata" -- r add --ns a --text x --meta '[1]'
 expect_fail 1 "--query" -- r recall --ns agent:ada
-expect_fail 1 "--k" -- r recall --ns agent:ada --query x --k 0
-expect_fail 1 "--now" -- r recall --ns agent:ada --query x --now yesterday
+expect_fail 1 "k: 0 is below the minimum of 1" -- r recall --ns agent:ada --query x --k 0
+expect_fail 1 "now: \"yesterday\" is not a valid time" -- r recall --ns agent:ada --query x --now yesterday
 expect_fail 1 "no memory" "nope" -- r get nope
 expect_fail 1 "nothing to change" -- r update maya
 expect_fail 1 "nope" -- r invalidate nope
