@@ -71,7 +71,9 @@ all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
 deps:
 	@bash scripts/deps.sh
 
-$(BUILD)/obj/%.o: %.c
+# Objects depend on the Makefile too: a change of flags (visibility,
+# sanitizers) rebuilds them instead of linking stale ones.
+$(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -MMD -MP -c $< -o $@
 

@@ -134,6 +134,7 @@ static void test_same_message_on_every_path(void) {
     CHECK_INT(remem_open(":memory:", NULL, &db), REMEM_OK);
     const char *want = "created_at: \"2023-02-31\" is not a valid time (February 2023 has 28 days)";
     remem_memory m;
+    remem_memory_init(&m);
     remem_line *h = NULL;
     const char *line = "{\"ns\":\"a\",\"text\":\"x\",\"created_at\":\"2023-02-31\"}";
     CHECK_INT(remem_parse_line(db, line, strlen(line), NULL, &m, &h), REMEM_EPARSE);
