@@ -1,13 +1,16 @@
 /*
- * test_mcp.c: the MCP handler (mcp/mcp.c) driven directly with JSON-RPC
+ * test_mcp.c: the MCP handler (mcp/) driven directly with JSON-RPC
  * text, against a real store in memory: the lifecycle, every JSON-RPC error
  * path, batches, the tools' results (text and structuredContent), tool
  * failures as isError results, and the access callback on every tool.
  *
- * mcp/mcp.c belongs to the remem binary, not to libremem, so it is
- * compiled into this test directly.
+ * The files of mcp/ belong to the remem binary, not to libremem, so they are
+ * compiled into this test directly (all four files, one unit).
  */
-#include "../mcp/mcp.c"
+#include "../mcp/jsonrpc.c"
+#include "../mcp/render.c"
+#include "../mcp/schemas.c"
+#include "../mcp/tools.c"
 
 #include "test.h"
 
