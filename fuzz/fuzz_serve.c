@@ -25,7 +25,12 @@
 #include <unistd.h>
 
 #include "../server/keys.c"
+#include "../server/reply.c"
 #include "../server/routes.c"
+#include "../server/routes_admin.c"
+#include "../server/routes_memories.c"
+#include "../server/routes_namespaces.c"
+#include "../server/routes_recall.c"
 
 /* Stand-ins for the rest of the server (unused by the parsers). */
 int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap, char *err,

@@ -5,8 +5,13 @@
  *   http.c     libmicrohttpd glue: the daemon and its thread pool, reading
  *              bodies under the size limit, Content-Type and key checks,
  *              draining on SIGINT/SIGTERM, the /mcp transport.
- *   routes.c   the route table and the handlers: JSON in, a remem call on a
+ *   routes.c   the route table, the path matcher, the dispatch.
+ *   routes_memories.c, routes_recall.c, routes_namespaces.c,
+ *   routes_admin.c
+ *              the handlers, by resource: JSON in, a remem call on a
  *              pooled handle, JSON out.
+ *   reply.c    what the handlers share: JSON replies and errors, access
+ *              checks, body readers.
  *   keys.c     API keys: the keys file, SHA-256 of secrets, namespace globs.
  *   pool.c     remem handles checked out per request (a handle is used by
  *              one thread at a time; they all open the same store).
@@ -82,7 +87,7 @@ void pool_put(handle_pool *p, remem *db, const char *ns);
 void pool_close(handle_pool *p);
 
 /* ------------------------------------------------------------------ */
-/* Routes (routes.c)                                                   */
+/* Routes (routes.c, routes_*.c, reply.c)                            */
 /* ------------------------------------------------------------------ */
 enum route_id {
     R_HEALTHZ,
@@ -182,6 +187,57 @@ void reply_json(reply *rp, int status, json_t *obj);
 /* Take a malloc'd text freed with free_fn. */
 void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
                 const char *content_type);
+
+/* An error about one element of a batch: the body also carries "index"
+ * (index < 0: none). */
+void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Access (reply.c): 1 if the caller may use ns that way (or every namespace,
+ * for a store-wide view named by what); else a 403 is in rp. */
+int allowed(request *rq, reply *rp, const char *ns, unsigned right);
+int allowed_all(request *rq, reply *rp, unsigned right, const char *what);
+
+/* Bodies (reply.c). Each returns 1 (or a value) on success, else 0 (NULL)
+ * with a 400 naming the field in rp. */
+json_t *body_object(request *rq, reply *rp); /* the body as a JSON object */
+/* Every field of o is in known (NULL-terminated). */
+int known_fields(json_t *o, const char *const *known, reply *rp, const char *where);
+/* Integer ms, an ISO 8601 string, or null (0). */
+int time_field(json_t *v, const char *name, int64_t *ms, reply *rp);
+/* A non-empty array of numbers as floats (malloc'd). */
+float *vector_field(json_t *v, int *dim, reply *rp);
+int bool_field(json_t *v, const char *name, int dflt, int *out, reply *rp);
+
+/* The handlers, one per route (routes_*.c). Those given a db run on a
+ * pooled handle taken by route_handle; the others take their own or need
+ * none. */
+void h_add(request *rq, reply *rp, remem *db);
+void h_batch(request *rq, reply *rp, remem *db);
+void h_get(request *rq, reply *rp, remem *db);
+void h_patch(request *rq, reply *rp, remem *db);
+void h_delete(request *rq, reply *rp, remem *db);
+void h_invalidate(request *rq, reply *rp, remem *db);
+void h_history(request *rq, reply *rp, remem *db);
+void h_find_id(request *rq, reply *rp, remem *db);
+void h_recall(request *rq, reply *rp);
+void h_namespaces(request *rq, reply *rp, remem *db);
+void h_clear(request *rq, reply *rp, remem *db);
+void h_stats(request *rq, reply *rp, remem *db, const char *ns);
+void h_export(request *rq, reply *rp);
+void h_profiles(reply *rp);
+void h_profile(request *rq, reply *rp);
+void h_embed(request *rq, reply *rp, remem *db);
+void h_metrics(request *rq, reply *rp, remem *db);
+void h_healthz(request *rq, reply *rp);
+void h_openapi(reply *rp);
+/* remem_namespaces' array, filtered to what rq's key may read; NULL with
+ * rp set on failure. */
+json_t *visible_namespaces(request *rq, reply *rp, remem *db);
+/* The recall body o as a query (strings point into o; *nss and *vector
+ * malloc'd). 1 on success, else 0 with the error in rp. */
+int recall_query(request *rq, reply *rp, json_t *o, remem_query *q, const char ***nss,
+                 float **vector);
 
 /* Run the handler of rq->route. Checks rights, checks out a handle when the
  * route needs one, and fills rp. */
