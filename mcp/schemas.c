@@ -105,11 +105,26 @@ static json_t *schema_remember_in(void) {
                   "ns", "text");
 }
 
+/* The write answers are the library's (remem_write_result_json): the same
+ * shape as over HTTP and on the command line. */
+static json_t *write_out(const char *const *outcomes, const char *extra, json_t *extra_schema) {
+    json_t *en = json_array();
+    for (; *outcomes; outcomes++) json_array_append_new(en, json_string(*outcomes));
+    json_t *s = json_pack("{s:s, s:[s,s], s:{s:{s:s}, s:{s:s}, s:{s:s, s:o}}}", "type", "object",
+                          "required", "ns", "outcome", "properties", "id", "type", "string", "ns",
+                          "type", "string", "outcome", "type", "string", "enum", en);
+    if (extra) json_object_set_new(json_object_get(s, "properties"), extra, extra_schema);
+    return s;
+}
+
 static json_t *schema_remember_out(void) {
-    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s, s:[s,s,s]}}}", "type", "object",
-                     "required", "id", "ns", "outcome", "properties", "id", "type", "string", "ns",
-                     "type", "string", "outcome", "type", "string", "enum", "added", "replaced",
-                     "duplicate");
+    static const char *const o[] = {"added", "upserted", "duplicate", "accepted", NULL};
+    return write_out(o, NULL, NULL);
+}
+
+static json_t *schema_update_out(void) {
+    static const char *const o[] = {"updated", NULL};
+    return write_out(o, NULL, NULL);
 }
 
 static json_t *schema_recall_in(void) {
@@ -213,9 +228,8 @@ static json_t *schema_invalidate_in(void) {
 }
 
 static json_t *schema_invalidate_out(void) {
-    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type", "object",
-                     "required", "id", "ns", "invalidated", "properties", "id", "type", "string",
-                     "ns", "type", "string", "invalidated", "type", "boolean");
+    static const char *const o[] = {"invalidated", NULL};
+    return write_out(o, "superseded_by", json_pack("{s:[s,s]}", "type", "string", "null"));
 }
 
 static json_t *schema_forget_in(void) {
@@ -229,9 +243,8 @@ static json_t *schema_forget_in(void) {
 }
 
 static json_t *schema_forget_out(void) {
-    return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type", "object",
-                     "required", "id", "ns", "purged", "properties", "id", "type", "string", "ns",
-                     "type", "string", "purged", "type", "boolean");
+    static const char *const o[] = {"archived", "purged", NULL};
+    return write_out(o, "purged", json_pack("{s:s}", "type", "boolean"));
 }
 
 static json_t *schema_empty_in(void) { return schema(json_object(), NULL, NULL); }
@@ -250,8 +263,9 @@ const mcp_tool mcp_tools[] = {
      "step or session: a fact about the user, an outcome, a mistake to "
      "avoid. Write the text so it stands alone. Storing the exact same text "
      "twice in a namespace adds nothing new (its duplicate count goes up). "
-     "Returns the memory's id and whether it was added, replaced (you gave "
-     "an id that existed) or a duplicate.",
+     "Returns the memory's id and whether it was added, upserted (you gave "
+     "an id that existed) or a duplicate; with write but no read right on the "
+     "namespace, only \"accepted\" (and the id you gave).",
      schema_remember_in, schema_remember_out, 0, 0, 0, mcp_tool_remember},
     {"recall", "Recall",
      "Search your memories for the ones that matter to a query and get them "
@@ -273,8 +287,8 @@ const mcp_tool mcp_tools[] = {
      "(replaced whole), evidence links or expiry. Use it when a memory still "
      "concerns the same thing but was incomplete or wrong; the history keeps "
      "the previous version. Needs the namespace and id from remember or "
-     "recall. Returns the memory as it now is.",
-     schema_update_in, schema_memory_out, 0, 1, 1, mcp_tool_update},
+     "recall. Returns its id and the outcome (get shows the memory).",
+     schema_update_in, schema_update_out, 0, 1, 1, mcp_tool_update},
     {"invalidate", "Invalidate a memory",
      "Mark a memory as no longer true without deleting it: it leaves recall "
      "but stays in the store and its history. Use it when a fact was "

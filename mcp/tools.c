@@ -11,8 +11,6 @@
 #include <string.h>
 #include "mcpInt.h"
 
-static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
-
 /* ------------------------------------------------------------------ */
 /* Failures, access, argument readers                                  */
 /* ------------------------------------------------------------------ */
@@ -165,20 +163,18 @@ json_t *mcp_tool_remember(tool_call *c) {
         call_fail_db(c, rc, "remember");
         goto done;
     }
-    const char *what, *headline;
-    if (outcome == REMEM_UPSERTED) {
-        what = "replaced";
-        headline = "Replaced the memory with this id:";
-    } else if (outcome == REMEM_DUPLICATE) {
-        what = "duplicate";
-        headline = "Already remembered (same text; its duplicate count went "
-                   "up):";
-    } else {
-        what = "added";
-        headline = "Remembered as";
-    }
-    snprintf(text, sizeof text, "%s %s/%s", headline, m.ns, id);
-    out = mcp_tool_ok(text, json_pack("{s:s, s:s, s:s}", "id", id, "ns", m.ns, "outcome", what));
+    /* Without read on ns, the answer must not tell whether the text was
+     * already stored (nor its id): "accepted", and only the caller's id. */
+    int blind = !may(c, m.ns, MCP_READ);
+    const char *headline = blind                        ? "Accepted for"
+                           : outcome == REMEM_UPSERTED  ? "Replaced the memory with this id:"
+                           : outcome == REMEM_DUPLICATE ? "Already remembered (same text; its "
+                                                          "duplicate count went up):"
+                                                        : "Remembered as";
+    const char *shown = blind ? m.id : id;
+    snprintf(text, sizeof text, "%s %s/%s", headline, m.ns, shown ? shown : "(a new id)");
+    out = mcp_tool_ok(text, mcp_engine_json(remem_write_result_json("add", m.ns, shown,
+                                                                    blind ? 0 : outcome, NULL)));
 done:
     free(metadata);
     free(links);
@@ -376,8 +372,9 @@ json_t *mcp_tool_update(tool_call *c) {
         call_fail_db(c, rc, "update");
         goto done;
     }
-    snprintf(headline, sizeof headline, "Updated %s/%s; it now reads:", ns, id);
-    out = memory_result(c, ns, id, headline);
+    snprintf(headline, sizeof headline, "Updated %s/%s.", ns, id);
+    out =
+        mcp_tool_ok(headline, mcp_engine_json(remem_write_result_json("update", ns, id, 0, NULL)));
 done:
     free(metadata);
     free(links);
@@ -401,8 +398,7 @@ json_t *mcp_tool_invalidate(tool_call *c) {
              "Invalidated %s/%s: it no longer comes back from recall but "
              "stays in the store%s%s.",
              ns, id, by ? ", superseded by " : "", by ? by : "");
-    return mcp_tool_ok(text, json_pack("{s:s, s:s, s:b, s:o}", "id", id, "ns", ns, "invalidated", 1,
-                                       "superseded_by", string_or_null(by)));
+    return mcp_tool_ok(text, mcp_engine_json(remem_write_result_json("invalidate", ns, id, 0, by)));
 }
 
 json_t *mcp_tool_forget(tool_call *c) {
@@ -423,7 +419,8 @@ json_t *mcp_tool_forget(tool_call *c) {
                    : "Archived %s/%s: out of recall, restorable with update "
                      "(tier \"short\" or \"long\").",
              ns, id);
-    return mcp_tool_ok(text, json_pack("{s:s, s:s, s:b}", "id", id, "ns", ns, "purged", purge));
+    return mcp_tool_ok(text,
+                       mcp_engine_json(remem_write_result_json("forget", ns, id, purge, NULL)));
 }
 
 json_t *mcp_tool_list_namespaces(tool_call *c) {

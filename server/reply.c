@@ -198,3 +198,9 @@ int bool_field(json_t *v, const char *name, int dflt, int *out, reply *rp) {
     }
     return 1;
 }
+
+void reply_write(reply *rp, int status, const char *op, const char *ns, const char *id, int outcome,
+                 const char *superseded_by) {
+    reply_text(rp, status, remem_write_result_json(op, ns, id, outcome, superseded_by), remem_free,
+               "application/json");
+}

@@ -17,12 +17,6 @@
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 
-static const char *outcome_name(int outcome) {
-    return outcome == REMEM_UPSERTED    ? "upserted"
-           : outcome == REMEM_DUPLICATE ? "duplicate"
-                                        : "added";
-}
-
 /* Parse one memory object (its text) with the engine's line parser, so that
  * HTTP bodies, imports and exports share one shape; the memory must belong
  * to the path's namespace. */
@@ -71,9 +65,10 @@ void h_add(request *rq, reply *rp, remem *db) {
         reply_remem_error(rp, db, rc);
         goto done;
     }
-    reply_json(
-        rp, outcome == REMEM_ADDED ? 201 : 200,
-        json_pack("{s:s,s:s,s:s}", "id", id, "ns", rq->ns, "outcome", outcome_name(outcome)));
+    if (key_allows(rq->key, rq->ns, SERVE_READ))
+        reply_write(rp, outcome == REMEM_ADDED ? 201 : 200, "add", rq->ns, id, outcome, NULL);
+    else /* write alone: neither the status nor the id may tell a duplicate */
+        reply_write(rp, 202, "add", rq->ns, m.id, 0, NULL);
 done:
     remem_free_line(holder);
 }
@@ -130,9 +125,15 @@ void h_batch(request *rq, reply *rp, remem *db) {
                        msg && *msg ? msg : remem_strerror(rc));
         goto done;
     }
+    /* Without read, an id the caller did not give could be a duplicate's:
+     * only the caller's own ids come back (null for the others). */
+    int blind = !key_allows(rq->key, rq->ns, SERVE_READ);
     json_t *out = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(out, json_string(ids + i * id_cap));
-    reply_json(rp, 201, json_pack("{s:o,s:I}", "ids", out, "count", (json_int_t)n));
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(out, !blind     ? json_string(ids + i * id_cap)
+                                   : ms[i].id ? json_string(ms[i].id)
+                                              : json_null());
+    reply_json(rp, blind ? 202 : 201, json_pack("{s:o,s:I}", "ids", out, "count", (json_int_t)n));
 done:
     if (holders)
         for (size_t i = 0; i < n; i++) remem_free_line(holders[i]);
@@ -232,7 +233,7 @@ void h_patch(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_memory(rp, db, rq->ns, rq->id, 200);
+        reply_write(rp, 200, "update", rq->ns, rq->id, 0, NULL);
 done:
     free(metadata);
     free(links);
@@ -250,8 +251,7 @@ void h_delete(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_json(rp, 200,
-                   json_pack("{s:s,s:s,s:b}", "id", rq->id, "ns", rq->ns, "purged", purge));
+        reply_write(rp, 200, "forget", rq->ns, rq->id, purge, NULL);
 }
 
 void h_invalidate(request *rq, reply *rp, remem *db) {
@@ -271,7 +271,7 @@ void h_invalidate(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_memory(rp, db, rq->ns, rq->id, 200);
+        reply_write(rp, 200, "invalidate", rq->ns, rq->id, 0, json_string_value(sup));
 done:
     json_decref(o);
 }

@@ -193,6 +193,11 @@ void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
 void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* The answer to a write, rendered by the library (remem_write_result_json)
+ * so that HTTP, MCP and the CLI print the same shape. */
+void reply_write(reply *rp, int status, const char *op, const char *ns, const char *id, int outcome,
+                 const char *superseded_by);
+
 /* Access (reply.c): 1 if the caller may use ns that way (or every namespace,
  * for a store-wide view named by what); else a 403 is in rp. */
 int allowed(request *rq, reply *rp, const char *ns, unsigned right);
