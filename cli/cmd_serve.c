@@ -151,6 +151,8 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
         else if ((v = cli_opt(argc, argv, &i, "--rights")))
             kr.rights = v;
         else if ((v = cli_opt(argc, argv, &i, "--ns"))) {
+            if (!*v)
+                return cli_fail("--ns: an empty pattern matches no namespace (\"*\" is all)"), 2;
             if (kr.n_patterns == sizeof kr.patterns / sizeof kr.patterns[0])
                 return cli_fail("too many --ns patterns"), 2;
             kr.patterns[kr.n_patterns++] = v;

@@ -105,7 +105,7 @@ static void fuzz_keys(const uint8_t *data, size_t size) {
     if (keys_load(path, &t, err, sizeof err) == 0) {
         for (size_t i = 0; i < t.n; i++) {
             assert(t.keys[i].name && t.keys[i].n_patterns > 0);
-            assert(t.keys[i].rights && !(t.keys[i].rights & ~7u));
+            assert(t.keys[i].rights && !(t.keys[i].rights & ~15u));
             key_allows(&t.keys[i], "a:b", SERVE_READ);
         }
         keys_find(&t, "secret");

@@ -35,6 +35,14 @@ void h_profile(request *rq, reply *rp) {
 }
 
 void h_embed(request *rq, reply *rp, remem *db) {
+    /* Its own right: a key made to read or write memories does not get to
+     * spend the server's CPU on arbitrary texts. */
+    if (rq->key && !(rq->key->rights & SERVE_EMBED)) {
+        reply_error(rp, 403, "REMEM_EFORBIDDEN",
+                    "key \"%s\" may not use /v1/embed (it needs the \"embed\" right)",
+                    rq->key->name);
+        return;
+    }
     json_t *o = body_object(rq, rp);
     if (!o) return;
     static const char *const known[] = {"texts", NULL};
@@ -48,6 +56,25 @@ void h_embed(request *rq, reply *rp, remem *db) {
         reply_error(rp, 400, "REMEM_EINVAL", "expected {\"texts\": [\"...\", ...]}");
         goto done;
     }
+    /* Bounded: each text answers dim numbers (~4.6 KB of JSON at 384), so
+     * without a cap a 1 MiB body of tiny texts made a reply of 150 MB. */
+    if (n > SERVE_EMBED_MAX_TEXTS) {
+        reply_error(rp, 413, "REMEM_ETOOLARGE",
+                    "/v1/embed takes at most %d texts per request (got %zu); send them in "
+                    "batches",
+                    SERVE_EMBED_MAX_TEXTS, n);
+        goto done;
+    }
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += json_string_length(json_array_get(texts, i));
+    if (bytes > SERVE_EMBED_MAX_BYTES) {
+        reply_error(rp, 413, "REMEM_ETOOLARGE",
+                    "/v1/embed takes at most %d bytes of text per request (got %zu); send "
+                    "them in batches",
+                    SERVE_EMBED_MAX_BYTES, bytes);
+        goto done;
+    }
+    rq->trim = 1; /* a large reply: give its memory back once sent */
     in = calloc(n, sizeof *in);
     out = malloc(n * (size_t)dim * sizeof *out);
     if (!in || !out) {

@@ -160,7 +160,14 @@ typedef struct request {
     int responded;          /* a response was queued */
     int status;             /* its status, for the metrics */
     int64_t t0_ns;
+    int bad_framing; /* refused for its framing headers: close after */
+    int trim;        /* return freed memory to the system once the reply is sent */
 } request;
+
+/* Limits of POST /v1/embed (docs/server.md): texts per request and bytes of
+ * text in all. */
+#define SERVE_EMBED_MAX_TEXTS 256
+#define SERVE_EMBED_MAX_BYTES (256 * 1024)
 
 struct reply;
 typedef struct reply {
@@ -257,10 +264,12 @@ struct server {
     int keys_on;
     handle_pool pool;
     struct MHD_Daemon *daemon;
-    char addr[128];       /* "127.0.0.1:8077" as bound */
-    atomic_int in_flight; /* requests between first call and completion */
-    atomic_int draining;  /* shutdown began: new requests get 503 */
-    atomic_int exports;   /* export streams running */
+    char addr[128];                  /* "127.0.0.1:8077" as bound */
+    atomic_int in_flight;            /* requests between first call and completion */
+    atomic_int draining;             /* shutdown began: new requests get 503 */
+    atomic_int exports;              /* export streams running */
+    atomic_int connections;          /* open client connections */
+    _Atomic int64_t last_request_ms; /* when the latest request began */
     int max_exports;
     int64_t started_ms;
 };
