@@ -353,11 +353,14 @@ static int admit(request *rq, const char *url, const char *method, const char *v
                     rp->allow);
         return 0;
     }
-    rp->allow[0] = 0;
     if (r == -400) {
-        reply_error(rp, 400, "REMEM_EINVAL", "bad percent-encoding in the path %s", url);
+        char why[sizeof rp->allow];
+        snprintf(why, sizeof why, "%s", rp->allow);
+        rp->allow[0] = 0;
+        reply_error(rp, 400, "REMEM_EINVAL", "%s (nothing was done)", why);
         return 0;
     }
+    rp->allow[0] = 0;
     if (r < 0) {
         reply_error(rp, 404, "REMEM_ENOROUTE", "no route %s %s (see /openapi.json)", method, url);
         return 0;

@@ -62,17 +62,57 @@ const route server_routes[R_COUNT] = {
 /* Matching                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A capture, percent-decoded. NULL when it decodes to an embedded NUL or
- * memory ran out. */
-static char *decode_capture(const char *raw, size_t len) {
+/* Is s valid UTF-8 (no overlong forms, no surrogates, nothing past
+ * U+10FFFF)? A namespace or id is stored and listed as text: invalid bytes
+ * would be written and then vanish from every JSON view. */
+static int utf8_ok(const unsigned char *s) {
+    while (*s) {
+        unsigned c = *s++;
+        int more;
+        unsigned min, cp;
+        if (c < 0x80) continue;
+        if ((c & 0xE0) == 0xC0)
+            more = 1, min = 0x80, cp = c & 0x1F;
+        else if ((c & 0xF0) == 0xE0)
+            more = 2, min = 0x800, cp = c & 0x0F;
+        else if ((c & 0xF8) == 0xF0)
+            more = 3, min = 0x10000, cp = c & 0x07;
+        else
+            return 0;
+        while (more--) {
+            if ((*s & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (*s++ & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    }
+    return 1;
+}
+
+static int hex_digit(char c) {
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* A capture, percent-decoded into *out (malloc'd). NULL on success, else
+ * what is wrong with it (*out NULL): a '%' not followed by two hex digits,
+ * an encoded NUL, bytes that are not UTF-8. */
+static const char *decode_capture(const char *raw, size_t len, char **out) {
+    *out = NULL;
+    for (size_t i = 0; i < len; i++)
+        if (raw[i] == '%' && (i + 2 >= len || !hex_digit(raw[i + 1]) || !hex_digit(raw[i + 2])))
+            return "bad percent-encoding (a '%' must be followed by two hex digits)";
     char *s = strndup(raw, len);
-    if (!s) return NULL;
+    if (!s) return "out of memory";
     size_t n = MHD_http_unescape(s);
     if (n != strlen(s) || n == 0) {
         free(s);
-        return NULL;
+        return n == 0 ? "empty" : "an encoded NUL (%00)";
     }
-    return s;
+    if (!utf8_ok((const unsigned char *)s)) {
+        free(s);
+        return "not valid UTF-8";
+    }
+    *out = s;
+    return NULL;
 }
 
 /* Does the raw path match tmpl? Sets the raw captures (pointers into path). */
@@ -116,10 +156,15 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
             found = -405;
             continue;
         }
-        if ((rns && !(*ns = decode_capture(rns, nsl))) ||
-            (rid && !(*id = decode_capture(rid, idl)))) {
+        const char *why = NULL, *what = NULL;
+        if (rns && (why = decode_capture(rns, nsl, ns)))
+            what = "namespace";
+        else if (rid && (why = decode_capture(rid, idl, id)))
+            what = "id";
+        if (why) {
             free(*ns);
             *ns = NULL;
+            snprintf(allow, allowcap, "the %s in the path: %s", what, why);
             return -400;
         }
         return r;

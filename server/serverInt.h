@@ -135,8 +135,9 @@ extern const route server_routes[R_COUNT];
 
 /* Match a raw (still percent-encoded) path. Returns the route id and sets
  * *ns, *id to the decoded captures (malloc'd, NULL when absent); or -404,
- * or -405 with the allowed methods in allow; or -400 when a capture
- * decodes to something invalid (an embedded NUL). */
+ * or -405 with the allowed methods in allow; or -400 when a capture is
+ * invalid (bad percent-encoding such as %zz, an encoded NUL, bytes that
+ * are not UTF-8), with the capture named and the problem said in allow. */
 int route_match(const char *method, const char *path, char **ns, char **id, char *allow,
                 size_t allowcap);
 
@@ -177,7 +178,7 @@ typedef struct reply {
     void (*free_body)(void *);
     const char *content_type;
     int pipe_fd;          /* >= 0: stream this fd instead (export) */
-    char allow[64];       /* for 405 */
+    char allow[192];      /* for 405 (route_match also says here why a -400) */
     char session[72];     /* Mcp-Session-Id to send back */
     int bearer_challenge; /* add WWW-Authenticate (401) */
 } reply;
