@@ -208,7 +208,21 @@ cp "$tmp/out" "$tmp/export.jsonl"
 [ "$(wc -l <"$tmp/export.jsonl")" -eq 4 ] || fail "export wrote $(wc -l <"$tmp/export.jsonl") lines"
 "$bin" --db "$tmp/copy.db" import "$tmp/export.jsonl" >"$tmp/out" 2>"$tmp/err" ||
     fail "import: $(cat "$tmp/err")"
-grep -q "imported 4 memories" "$tmp/out" || fail "import output: $(cat "$tmp/out")"
+grep -q "imported 4 memories: 4 added, 0 replaced, 0 duplicates" "$tmp/out" ||
+    fail "import output: $(cat "$tmp/out")"
+# A byte-order mark is skipped; duplicates and replaced ids are told apart
+# from new memories.
+printf '\xef\xbb\xbf{"ns":"bom","text":"first line after a BOM"}\n{"ns":"bom","id":"k","text":"two"}\n' \
+    >"$tmp/bom.jsonl"
+expect_ok r import "$tmp/bom.jsonl"
+grep -q "imported 2 memories: 2 added, 0 replaced, 0 duplicates" "$tmp/out" ||
+    fail "import with a BOM: $(cat "$tmp/out")"
+printf '{"ns":"bom","text":"First line after a  BOM"}\n{"ns":"bom","id":"k","text":"two, again"}\n{"ns":"bom","text":"new"}\n' \
+    >"$tmp/again.jsonl"
+expect_ok r --json import "$tmp/again.jsonl"
+[ "$(cat "$tmp/out")" = '{"imported":3,"added":1,"replaced":1,"duplicates":1}' ] ||
+    fail "import counts: $(cat "$tmp/out")"
+expect_ok r clear --ns bom --yes
 "$bin" --db "$tmp/copy.db" export --vectors --out "$tmp/export2.jsonl" --quiet ||
     fail "export --out"
 python3 - "$tmp/export.jsonl" "$tmp/export2.jsonl" <<'EOF' || fail "export | import round trip"
