@@ -315,5 +315,12 @@ fi
 echo "not a database, just text" >"$tmp/junk.db"
 expect_fail 1 "junk.db" -- "$bin" --db "$tmp/junk.db" stats
 
+# The README's eval example runs on what the repository holds.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+expect_ok "$bin" --db "$tmp/eval.db" eval locomo "$root/tests/data/locomo-sample.json" --k 10
+grep -q "all .*4$" "$tmp/out" || fail "eval on the sample: $(cat "$tmp/out")"
+grep -q "tests/data/locomo-sample.json" "$root/README.md" || fail "README's eval example moved"
+grep -q "\.\./shared" "$root/README.md" && fail "README points outside the repository"
+
 [ $fails -eq 0 ] || { echo "cli_basic: $fails failures"; exit 1; }
 echo "cli_basic: ok"
