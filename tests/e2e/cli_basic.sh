@@ -270,6 +270,9 @@ expect_ok r profiles metaverse
 expect_fail 1 "nope" -- r profiles nope
 expect_ok "$bin" --db "$tmp/demo.db" demo
 grep -q "score" "$tmp/out" && [ "$(wc -l <"$tmp/out")" -gt 10 ] || fail "demo output: $(head "$tmp/out")"
+expect_ok "$bin" --db "$tmp/demo.db" --json demo
+[ "$(json '(j["embedder"]["name"], [s["step"] for s in j["steps"]][-3:], len(j["steps"][-2]["result"]["hits"]) > 0)' \
+     <"$tmp/out")" = "('hash', ['recall', 'recall', 'history'], True)" ] || fail "demo --json: $(head -c 300 "$tmp/out")"
 [ "$("$bin" --db "$tmp/demo.db" --json stats | json 'j["memories"] > 0')" = True ] ||
     fail "demo left no memories"
 
