@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # serve_hardening.sh: what a hostile or careless client found in remem serve
 # (issue 8), each kept fixed, each refusal checked to change nothing (the
-# export, the namespaces and the stats before and after are equal):
+# export, the namespaces, the stats and the SQL dump's hash before and after
+# are equal):
 #   - request framing: Content-Length twice (equal or not), Content-Length
 #     with Transfer-Encoding, Transfer-Encoding twice, Host twice, HTTP/1.1
 #     without Host: 400 with the JSON error, sent over raw sockets;
@@ -45,6 +46,12 @@ def raw(port, data, timeout=5):
         return status, body.decode(errors="replace")
 
 
+def dump_hash(db):
+    """The SQL dump of the store (every table, the FTS index, history)."""
+    import hashlib
+    return hashlib.sha256(subprocess.check_output(["sqlite3", db, ".dump"])).hexdigest()
+
+
 def rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -66,6 +73,7 @@ try:
     st, r = srv.json("POST", "/v1/namespaces/n/memories", {"id": "m1", "text": "the kettle is in the cupboard"})
     check(st == 201, "a memory to protect")
     before = snapshot(srv)
+    dump0 = dump_hash(srv.db)
     body = b'{"text":"smuggled in"}'
     post = (b"POST /v1/namespaces/n/memories HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Type: application/json\r\nConnection: close\r\n")
@@ -91,6 +99,8 @@ try:
         st, r = raw(srv.port, data)
         check(is_error(st, r, 400, "REMEM_EINVAL") and word in r["error"]["message"],
               "%s: 400 JSON naming %s (%s %s)" % (what, word, st, r))
+    check(snapshot(srv) == before and dump_hash(srv.db) == dump0,
+          "after the refused framings: export and SQL dump unchanged")
     st, r = raw(srv.port, b"GET /healthz HTTP/1.0\r\n\r\n")
     check(st == 200, "HTTP/1.0 without Host is still served (%s)" % st)
     st, r = raw(srv.port, post + b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -101,6 +111,7 @@ try:
     check(after[0] == before[0], "no refused request wrote a memory")
 
     before = snapshot(srv)
+    dump0 = dump_hash(srv.db)
     for what, path, field in [
             ("%zz in the namespace", "/v1/namespaces/a%zzb/memories", "namespace"),
             ("a trailing % in the namespace", "/v1/namespaces/ab%25%/memories", "namespace"),
@@ -112,6 +123,8 @@ try:
         st, r = srv.json(method, path, {"text": "bad path"} if method == "POST" else {"importance": 0.1})
         check(is_error(st, r, 400, "REMEM_EINVAL") and ("the %s in the path" % field) in r["error"]["message"],
               "%s: 400 naming the %s (%s %s)" % (what, field, st, r))
+    check(snapshot(srv) == before and dump_hash(srv.db) == dump0,
+          "after the refused paths: export and SQL dump unchanged")
     st, r = srv.json("POST", "/v1/namespaces/caf%C3%A9/memories", {"text": "valid UTF-8 is fine"})
     check(st == 201, "valid UTF-8 in a namespace is accepted")
     srv.json("DELETE", "/v1/namespaces/caf%C3%A9")
