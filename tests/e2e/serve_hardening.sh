@@ -170,7 +170,13 @@ try:
     check(st == 200 and len(r["vectors"]) == 256, "256 texts, the limit, are embedded")
     time.sleep(0.5)
     rss1 = rss_kb(srv.proc.pid)
-    check(rss1 <= rss0 * 1.10, "RSS back within 10%% of before: %d kB -> %d kB" % (rss0, rss1))
+    # AddressSanitizer's allocator keeps freed memory in quarantine: RSS
+    # says nothing there, so the figure is checked on ordinary builds.
+    asan = b"libasan" in subprocess.run(["ldd", BIN], capture_output=True).stdout
+    if asan:
+        print("skip RSS check under AddressSanitizer (%d kB -> %d kB)" % (rss0, rss1))
+    else:
+        check(rss1 <= rss0 * 1.10, "RSS back within 10%% of before: %d kB -> %d kB" % (rss0, rss1))
 finally:
     srv.stop()
     srv.kill()
