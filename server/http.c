@@ -2,14 +2,16 @@
  * http.c: remem serve's life on libmicrohttpd. The daemon runs its own
  * thread pool (epoll per thread); each request goes through:
  *
- *   1. headers  (first call)  draining? route known? method allowed? Host
- *               and Origin loopback-only without keys; the bearer key;
+ *   1. headers  (first call)  draining? framed one way (one Content-Length
+ *               or Transfer-Encoding, one Host)? route known? method
+ *               allowed? Host and Origin loopback-only without keys; the
+ *               bearer key;
  *               Content-Type and Content-Length of a body. Any refusal is
  *               answered right here, before a byte of the body is read.
  *   2. body     (upload calls) copied up to --max-body; past it, dropped
  *               and counted (413 at the end; the connection is cut when a
  *               client keeps sending far past the limit).
- *   3. handler  (last call)   routes.c on a pooled handle, reply queued.
+ *   3. handler  (last call)   routes*.c on a pooled handle, reply queued.
  *   4. done     (completion)  metrics, free, in-flight count down.
  *
  * Shutdown: SIGINT/SIGTERM are blocked in every thread and taken by the
