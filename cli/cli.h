@@ -20,9 +20,13 @@ typedef struct cli_env {
     int json;            /* --json */
     remem_options opt;   /* --embedder, --embed-url, --model-dir, --durable */
     int quiet;           /* --quiet */
+    int existing;        /* the command needs an existing store (cli_open fails
+                            naming the path instead of creating one) */
+    int note;            /* print the embedder note even on an existing store */
 } cli_env;
 
-/* Open the store named by env (prints the error and returns NULL on failure). */
+/* Open the store named by env (prints the error and returns NULL on
+ * failure; with env->existing a missing store file is that failure). */
 remem *cli_open(const cli_env *env);
 /* Print "remem: fmt..." and a newline to stderr; returns 1. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "progress.h"
 
@@ -26,6 +28,20 @@ typedef struct batch {
 static void batch_reset(batch *b) {
     for (size_t i = 0; i < b->n; i++) remem_free_line(b->holders[i]);
     b->n = 0;
+}
+
+/* The store's row count and folded duplicates, to tell what an import did
+ * (remem_add_batch reports no outcome per memory). 0, or -1. */
+static int store_counts(remem *db, int64_t *rows, int64_t *dups) {
+    char *js = NULL;
+    if (remem_stats(db, NULL, &js) != REMEM_OK) return -1;
+    json_t *o = json_loads(js, 0, NULL);
+    remem_free(js);
+    *rows = json_integer_value(json_object_get(o, "memories"));
+    *dups = json_integer_value(json_object_get(o, "duplicates_folded"));
+    int ok = json_is_object(o);
+    json_decref(o);
+    return ok ? 0 : -1;
 }
 
 static int blank(const char *s, size_t n) {
@@ -51,12 +67,16 @@ static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t bat
     int rc = 0;
     int dim = remem_embedder_dim(db);
     while ((len = getline(&line, &cap, f)) >= 0) {
+        char *text = line;
         lineno++;
-        if (blank(line, (size_t)len)) continue;
+        /* A UTF-8 byte-order mark (editors on Windows write one) is not
+         * part of the first line's JSON. */
+        if (lineno == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) text += 3, len -= 3;
+        if (blank(text, (size_t)len)) continue;
         remem_memory m;
         remem_line *h = NULL;
         remem_memory_init(&m);
-        int prc = remem_parse_line(db, line, (size_t)len, ns, &m, &h);
+        int prc = remem_parse_line(db, text, (size_t)len, ns, &m, &h);
         if (prc == REMEM_OK && m.vector && m.dim != dim) {
             remem_free_line(h);
             rc = cli_fail("import: %s:%lld: vector has %d dimensions; the %s embedder makes %d "
@@ -114,7 +134,9 @@ int cmd_import(const cli_env *env, int argc, char **argv) {
              "\"vector\"} (text required; ns required unless --ns gives a default).\n"
              "Every line is checked before anything is written: a bad line imports\n"
              "nothing and names its line number. Lines are then written in batches of N\n"
-             "(default 1000), one transaction each. `remem export` writes this format.");
+             "(default 1000), one transaction each. `remem export` writes this format.\n"
+             "A UTF-8 byte-order mark at the start is skipped. Prints how many lines\n"
+             "were added, replaced an existing id, or folded into an existing text.");
         return 0;
     }
     const char *ns = NULL, *path = NULL;
@@ -163,6 +185,8 @@ int cmd_import(const cli_env *env, int argc, char **argv) {
     progress_start(&pg, "checking", 0, env->quiet);
     int rc = pass(db, f, name, ns, batch_size, 0, &lines, &pg, &added);
     progress_done(&pg);
+    int64_t rows0 = 0, dups0 = 0, rows1 = 0, dups1 = 0;
+    int counted = !rc && store_counts(db, &rows0, &dups0) == 0;
     if (!rc) {
         rewind(f);
         progress_start(&pg, "importing", lines, env->quiet);
@@ -170,10 +194,20 @@ int cmd_import(const cli_env *env, int argc, char **argv) {
         progress_done(&pg);
     }
     if (!rc) {
+        /* Lines that matched an existing text were folded into it, lines
+         * naming an existing id replaced it: say so rather than "imported
+         * N" for rows that are not new. */
+        counted = counted && store_counts(db, &rows1, &dups1) == 0;
+        long long n_added = counted ? rows1 - rows0 : added;
+        long long n_dups = counted ? dups1 - dups0 : 0;
+        long long n_replaced = (long long)added - n_added - n_dups;
+        if (n_replaced < 0) n_replaced = 0;
         if (env->json)
-            printf("{\"imported\":%lld}\n", (long long)added);
+            printf("{\"imported\":%lld,\"added\":%lld,\"replaced\":%lld,\"duplicates\":%lld}\n",
+                   (long long)added, n_added, n_replaced, n_dups);
         else if (!env->quiet)
-            printf("imported %lld memories\n", (long long)added);
+            printf("imported %lld memories: %lld added, %lld replaced, %lld duplicates\n",
+                   (long long)added, n_added, n_replaced, n_dups);
     } else if (added > 0) {
         fprintf(stderr,
                 "remem: import: %lld memories from the batches before the error were "

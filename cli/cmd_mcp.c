@@ -6,7 +6,7 @@
  * The stdio transport is newline-delimited JSON-RPC: one message per line
  * on stdin, one response per line on stdout, nothing else on stdout (a
  * stray byte there breaks the client), logs on stderr. The protocol itself
- * lives in mcp/mcp.c, shared with `remem serve`'s /mcp route; this file
+ * lives in mcp/ (mcp.h), shared with `remem serve`'s /mcp route; this file
  * only moves lines. Messages are answered one at a time in arrival order,
  * which the single store handle requires anyway. EOF on stdin is the
  * client's way to stop the server: exit 0.

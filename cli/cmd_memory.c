@@ -48,6 +48,27 @@ static int parse_ttl(const char *v, int64_t *expires) {
     return cli_fail("--ttl: \"%s\" is neither a duration (30s, 15m, 2h, 7d) nor a time", v);
 }
 
+/* A write's answer in --json: the library's rendering, the same shape as
+ * HTTP and MCP give (docs/server.md, "Write answers"). Frees js. */
+static void print_write(char *js) {
+    puts(js ? js : "{}");
+    remem_free(js);
+}
+
+/* The namespace of id when the command names none (the CLI may look: the
+ * user owns the store). ns itself when given; NULL when no memory has id
+ * (the write then fails with the engine's message). */
+static const char *ns_of(remem *db, const char *ns, const char *id, char *buf, size_t cap) {
+    if (ns) return ns;
+    remem_record *r = NULL;
+    if (remem_get(db, NULL, id, &r) == REMEM_OK) {
+        snprintf(buf, cap, "%s", remem_record_memory(r)->ns);
+        ns = buf;
+    }
+    remem_record_free(r);
+    return ns;
+}
+
 static void print_memory(const cli_env *env, const remem_memory *m) {
     char *js = remem_memory_to_json(m);
     if (env->json) {
@@ -75,7 +96,8 @@ int cmd_add(const cli_env *env, int argc, char **argv) {
              "the memory; an existing one is replaced, its history kept). Without it an\n"
              "id is generated, and an exact duplicate of an existing text (same\n"
              "namespace, same normalised text) is counted on that memory instead.\n"
-             "Prints the id (or the memory with --json).");
+             "Prints the id; with --json {\"id\",\"ns\",\"outcome\"}, outcome added,\n"
+             "upserted or duplicate (the same shape as HTTP and MCP).");
         return 0;
     }
     remem_memory m;
@@ -117,16 +139,7 @@ int cmd_add(const cli_env *env, int argc, char **argv) {
     if (rc) {
         rc = cli_fail_db(db, rc, "add");
     } else if (env->json) {
-        remem_record *r = NULL;
-        if (remem_get(db, m.ns, id, &r) == REMEM_OK) {
-            const char *what = outcome == REMEM_DUPLICATE  ? "duplicate"
-                               : outcome == REMEM_UPSERTED ? "updated"
-                                                           : "added";
-            char *js = remem_memory_to_json(remem_record_memory(r));
-            printf("{\"outcome\":\"%s\",\"memory\":%s}\n", what, js ? js : "null");
-            free(js);
-        }
-        remem_record_free(r);
+        print_write(remem_write_result_json("add", m.ns, id, outcome, NULL));
     } else {
         printf("%s%s\n", id,
                outcome == REMEM_DUPLICATE  ? " (duplicate: counted on the existing memory)"
@@ -181,7 +194,8 @@ int cmd_update(const cli_env *env, int argc, char **argv) {
         puts("usage: remem update [--ns NS] ID [--text T] [--kind K] [--tier T]\n"
              "                    [--importance X] [--meta JSON] [--links JSON] [--ttl D]\n\n"
              "Changes the given fields of a memory; history keeps the before and after.\n"
-             "A new text is re-embedded. --tier archived archives; another tier restores.");
+             "A new text is re-embedded. --tier archived archives; another tier restores.\n"
+             "Prints the memory; with --json {\"id\",\"ns\",\"outcome\":\"updated\"}.");
         return 0;
     }
     const char *ns = NULL, *id = NULL;
@@ -219,9 +233,13 @@ int cmd_update(const cli_env *env, int argc, char **argv) {
     if (!p.fields) return cli_fail("update: nothing to change (remem update --help)");
     remem *db = cli_open(env);
     if (!db) return 1;
+    char nsbuf[1024];
+    const char *where = ns_of(db, ns, id, nsbuf, sizeof nsbuf);
     int rc = remem_update(db, ns, id, &p);
     if (rc)
         rc = cli_fail_db(db, rc, "update");
+    else if (env->json)
+        print_write(remem_write_result_json("update", where, id, 0, NULL));
     else {
         remem_record *r = NULL;
         if (remem_get(db, ns, id, &r) == REMEM_OK) print_memory(env, remem_record_memory(r));
@@ -235,7 +253,8 @@ int cmd_invalidate(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         puts("usage: remem invalidate [--ns NS] ID [--by NEW_ID] [--reason TEXT]\n\n"
              "Hides a memory from recall and keeps it, e.g. a fact that a newer one\n"
-             "replaced (--by names the newer memory).");
+             "replaced (--by names the newer memory). With --json:\n"
+             "{\"id\",\"ns\",\"outcome\":\"invalidated\",\"superseded_by\"}.");
         return 0;
     }
     const char *ns = NULL, *id = NULL, *by = NULL, *reason = NULL;
@@ -253,11 +272,13 @@ int cmd_invalidate(const cli_env *env, int argc, char **argv) {
     if (!id) return cli_fail("invalidate: an ID is required");
     remem *db = cli_open(env);
     if (!db) return 1;
+    char nsbuf[1024];
+    const char *where = ns_of(db, ns, id, nsbuf, sizeof nsbuf);
     int rc = remem_invalidate(db, ns, id, by, reason);
     if (rc)
         rc = cli_fail_db(db, rc, "invalidate");
     else if (env->json)
-        printf("{\"invalidated\":\"%s\"}\n", id);
+        print_write(remem_write_result_json("invalidate", where, id, 0, by));
     else
         printf("invalidated %s\n", id);
     remem_close(db);
@@ -269,7 +290,8 @@ int cmd_forget(const cli_env *env, int argc, char **argv) {
         puts("usage: remem forget [--ns NS] ID [--purge]\n\n"
              "Without --purge the memory moves to the archived tier (out of recall,\n"
              "restorable with `remem update ID --tier long`). With --purge it is deleted\n"
-             "with its vector, and its history keeps rows without the text.");
+             "with its vector, and its history keeps rows without the text. With --json:\n"
+             "{\"id\",\"ns\",\"outcome\":\"archived\"|\"purged\",\"purged\"}.");
         return 0;
     }
     const char *ns = NULL, *id = NULL;
@@ -285,11 +307,13 @@ int cmd_forget(const cli_env *env, int argc, char **argv) {
     if (!id) return cli_fail("forget: an ID is required");
     remem *db = cli_open(env);
     if (!db) return 1;
+    char nsbuf[1024];
+    const char *where = ns_of(db, ns, id, nsbuf, sizeof nsbuf);
     int rc = remem_forget(db, ns, id, purge);
     if (rc)
         rc = cli_fail_db(db, rc, "forget");
     else if (env->json)
-        printf("{\"%s\":\"%s\"}\n", purge ? "purged" : "archived", id);
+        print_write(remem_write_result_json("forget", where, id, purge, NULL));
     else
         printf("%s %s\n", purge ? "purged" : "archived", id);
     remem_close(db);
@@ -322,11 +346,16 @@ int cmd_history(const cli_env *env, int argc, char **argv) {
         size_t i;
         json_t *h;
         json_array_foreach(arr, i, h) {
+            /* The engine keeps an invalidation's reason in the row's actor
+             * field: it is a reason, not someone, and reads as one. */
             const char *actor = json_string_value(json_object_get(h, "actor"));
-            printf("#%-5lld %s  %-10s%s%s\n",
-                   (long long)json_integer_value(json_object_get(h, "seq")),
-                   json_string_value(json_object_get(h, "at")),
-                   json_string_value(json_object_get(h, "op")), actor ? "  by " : "",
+            const char *op = json_string_value(json_object_get(h, "op"));
+            int is_reason = op && !strcmp(op, "invalidate");
+            printf("#%-5lld %s  %s%s%s\n", (long long)json_integer_value(json_object_get(h, "seq")),
+                   json_string_value(json_object_get(h, "at")), op ? op : "?",
+                   !actor      ? ""
+                   : is_reason ? "  reason: "
+                               : "  by ",
                    actor ? actor : "");
         }
         json_decref(arr);

@@ -19,9 +19,9 @@ static void serve_usage(FILE *f) {
             "                   [--threads N] [--max-body BYTES] [--timeout SECONDS]\n"
             "                   [--max-connections N]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
-            "                   [--rights read,write,admin]\n"
+            "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
-            "                   [--rights read,write,admin]\n\n"
+            "                   [--rights read,write,embed,admin]\n\n"
             "Serves the store over HTTP/JSON (/v1/...), MCP (/mcp), /metrics,\n"
             "/healthz and /openapi.json until SIGINT or SIGTERM, then finishes\n"
             "the requests in flight and exits 0. docs/server.md has the routes.\n\n"
@@ -151,6 +151,8 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
         else if ((v = cli_opt(argc, argv, &i, "--rights")))
             kr.rights = v;
         else if ((v = cli_opt(argc, argv, &i, "--ns"))) {
+            if (!*v)
+                return cli_fail("--ns: an empty pattern matches no namespace (\"*\" is all)"), 2;
             if (kr.n_patterns == sizeof kr.patterns / sizeof kr.patterns[0])
                 return cli_fail("too many --ns patterns"), 2;
             kr.patterns[kr.n_patterns++] = v;

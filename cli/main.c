@@ -12,32 +12,41 @@
 
 #include "cli.h"
 
+/* What a command needs of the store: CLI_EXISTING, it only reads or
+ * changes what is there, so a mistyped --db is an error rather than a new
+ * empty store; CLI_NOTE, it reports on the store and says which embedder
+ * "auto" chose (other commands say it only when they create the store). */
+enum { CLI_EXISTING = 1, CLI_NOTE = 2 };
+
 static const struct command {
     const char *name;
     cli_cmd_fn fn;
     const char *summary;
+    unsigned flags; /* CLI_* below */
 } commands[] = {
     /* command table: one line per command */
-    {"add", cmd_add, "add one memory"},
-    {"import", cmd_import, "add memories from a JSONL file (- for stdin)"},
-    {"recall", cmd_recall, "the memories that matter for a query, ranked, with scores"},
-    {"get", cmd_get, "one memory by id"},
-    {"update", cmd_update, "change a memory (keeps history)"},
-    {"invalidate", cmd_invalidate, "hide a memory from recall, keep it (superseded facts)"},
-    {"forget", cmd_forget, "archive a memory, or delete it for good with --purge"},
-    {"history", cmd_history, "every change made to a memory"},
-    {"stats", cmd_stats, "counts by namespace, kind, tier and model"},
-    {"namespaces", cmd_namespaces, "list namespaces"},
-    {"clear", cmd_clear, "delete every memory of a namespace"},
-    {"export", cmd_export, "write memories as JSONL"},
-    {"reindex", cmd_reindex, "re-embed memories with the current embedder"},
-    {"profiles", cmd_profiles, "list scoring profiles and their formulas"},
-    {"eval", cmd_eval, "retrieval quality on a benchmark (eval locomo FILE)"},
-    {"demo", cmd_demo, "an agent's memory, end to end, in a few seconds"},
-    {"model", cmd_model, "install or inspect the all-MiniLM-L6-v2 model (pull, info)"},
-    {"embed", cmd_embed, "the vectors (and token ids) of some texts"},
-    {"serve", cmd_serve, "the HTTP/JSON and MCP server (remem serve --help)"},
-    {"mcp", cmd_mcp, "the MCP server over stdio, for Claude Desktop and other MCP clients"},
+    {"add", cmd_add, "add one memory", 0},
+    {"import", cmd_import, "add memories from a JSONL file (- for stdin)", 0},
+    {"recall", cmd_recall, "the memories that matter for a query, ranked, with scores",
+     CLI_EXISTING},
+    {"get", cmd_get, "one memory by id", CLI_EXISTING},
+    {"update", cmd_update, "change a memory (keeps history)", CLI_EXISTING},
+    {"invalidate", cmd_invalidate, "hide a memory from recall, keep it (superseded facts)",
+     CLI_EXISTING},
+    {"forget", cmd_forget, "archive a memory, or delete it for good with --purge", CLI_EXISTING},
+    {"history", cmd_history, "every change made to a memory", CLI_EXISTING},
+    {"stats", cmd_stats, "counts by namespace, kind, tier and model", CLI_EXISTING | CLI_NOTE},
+    {"namespaces", cmd_namespaces, "list namespaces", CLI_EXISTING},
+    {"clear", cmd_clear, "delete every memory of a namespace", CLI_EXISTING},
+    {"export", cmd_export, "write memories as JSONL", CLI_EXISTING},
+    {"reindex", cmd_reindex, "re-embed memories with the current embedder", CLI_EXISTING},
+    {"profiles", cmd_profiles, "list scoring profiles and their formulas", 0},
+    {"eval", cmd_eval, "retrieval quality on a benchmark (eval locomo FILE)", 0},
+    {"demo", cmd_demo, "an agent's memory, end to end, in a few seconds", 0},
+    {"model", cmd_model, "install or inspect the all-MiniLM-L6-v2 model (pull, info)", 0},
+    {"embed", cmd_embed, "the vectors (and token ids) of some texts", 0},
+    {"serve", cmd_serve, "the HTTP/JSON and MCP server (remem serve --help)", 0},
+    {"mcp", cmd_mcp, "the MCP server over stdio, for Claude Desktop and other MCP clients", 0},
 };
 
 static void usage(FILE *f) {
@@ -106,8 +115,22 @@ int cli_only_ns(const char *cmd, int argc, char **argv, const char **ns) {
     return 0;
 }
 
+/* Is the store a file on disk (rather than ":memory:" or a URI)? */
+static int is_file_store(const char *path) {
+    return strcmp(path, ":memory:") != 0 && !strstr(path, "://") && strncmp(path, "file:", 5) != 0;
+}
+
 remem *cli_open(const cli_env *env) {
     remem *db = NULL;
+    int created = 0;
+    if (is_file_store(env->db_path) && access(env->db_path, F_OK) != 0) {
+        if (env->existing)
+            return cli_fail("no store at %s (--db or $REMEM_DB): check the path; "
+                            "remem add or remem import creates one",
+                            env->db_path),
+                   NULL;
+        created = 1;
+    }
     int rc = remem_open(env->db_path, &env->opt, &db);
     if (rc) {
         cli_fail("%s", db ? remem_errmsg(db) : remem_strerror(rc));
@@ -115,9 +138,11 @@ remem *cli_open(const cli_env *env) {
         return NULL;
     }
     const char *note = remem_embedder_note(db);
-    /* Why "auto" chose the hash embedder: one line on stderr (--quiet, or
-     * naming the embedder, silences it). */
-    if (note && *note && !env->quiet && getenv("REMEM_QUIET_NOTES") == NULL)
+    /* Why "auto" chose the hash embedder: one line on stderr when the store
+     * is created and in stats, not on every command (a failure prints one
+     * line). --quiet, or naming the embedder, silences it. */
+    if ((created || env->note) && note && *note && !env->quiet &&
+        getenv("REMEM_QUIET_NOTES") == NULL)
         fprintf(stderr, "remem: note: %s\n", note);
     return db;
 }
@@ -170,6 +195,8 @@ int main(int argc, char **argv) {
         rc = -1;
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
             if (strcmp(rest[0], commands[i].name) == 0) {
+                env.existing = !!(commands[i].flags & CLI_EXISTING);
+                env.note = !!(commands[i].flags & CLI_NOTE);
                 rc = commands[i].fn(&env, nrest, rest);
                 break;
             }

@@ -1,12 +1,12 @@
 /*
- * fuzz_mcp.c: libFuzzer target for the MCP handler (mcp/mcp.c), the
+ * fuzz_mcp.c: libFuzzer target for the MCP handler (mcp/), the
  * parser every MCP client's bytes reach first. Each input is one message
  * (or batch) handed to mcp_handle twice: with every right, against a real
  * store in memory, and with none (the access checks' paths). The answer
  * must be NULL or one line of JSON that parses, as the stdio transport
  * needs; anything else aborts.
  *
- * mcp/mcp.c belongs to the remem binary, not to the library, so it is
+ * The files of mcp/ belong to the remem binary, not to the library, so they are
  * compiled in here directly.
  */
 #include <assert.h>
@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mcp/mcp.c"
+#include "../mcp/jsonrpc.c"
+#include "../mcp/render.c"
+#include "../mcp/schemas.c"
+#include "../mcp/tools.c"
 
 static int deny_everything(void *ctx, const char *ns, int right) {
     (void)ctx, (void)ns, (void)right;

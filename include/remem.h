@@ -631,6 +631,22 @@ REMEM_API char *remem_memory_to_json(const remem_memory *m);
 REMEM_API char *remem_hit_to_json(const remem_hit *h);
 /* A whole result: {"profile","now","candidates","took_ms","hits":[...]}. */
 REMEM_API char *remem_result_to_json(const remem_result *r);
+/* The answer to a write, in the one shape every face prints (CLI --json,
+ * HTTP, MCP structuredContent; docs/server.md "Write answers"):
+ *   op "add":        {"id","ns","outcome"}, outcome "added", "upserted" or
+ *                    "duplicate" (REMEM_ADDED, _UPSERTED, _DUPLICATE), or
+ *                    "accepted" when outcome is 0: the caller may not read
+ *                    the namespace, so the answer must not tell whether the
+ *                    text was already there (id NULL: "id" left out);
+ *   op "update":     {"id","ns","outcome":"updated"};
+ *   op "invalidate": {"id","ns","outcome":"invalidated","superseded_by"}
+ *                    (superseded_by may be NULL: null);
+ *   op "forget":     {"id","ns","outcome":"archived"|"purged","purged"}
+ *                    (outcome non-zero: purged).
+ * None holds stored content. malloc'd (remem_free); NULL on an unknown op or
+ * out of memory. */
+REMEM_API char *remem_write_result_json(const char *op, const char *ns, const char *id, int outcome,
+                              const char *superseded_by);
 /* Free memory returned by remem (JSON strings). */
 REMEM_API void remem_free(void *p);
 

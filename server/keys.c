@@ -11,8 +11,10 @@
  * every entry in constant time, so neither the match nor the timing says
  * which entry came close. Namespace patterns are fnmatch(3) globs, where
  * "*" also matches ':' and '/' (so "a:*" covers "a:x/y"). "admin" implies
- * "write" and "read"; "write" does not imply "read" (a write-only ingest
- * key cannot read back what others wrote).
+ * "write", "read" and "embed"; "write" does not imply "read" (a write-only
+ * ingest key cannot read back what others wrote). "embed" (POST /v1/embed)
+ * is a right of its own, namespace-free: it spends the server's CPU
+ * without touching a memory.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -29,7 +31,8 @@ static const struct {
     unsigned bits;
 } right_names[] = {{"read", SERVE_READ},
                    {"write", SERVE_WRITE},
-                   {"admin", SERVE_ADMIN | SERVE_WRITE | SERVE_READ}};
+                   {"embed", SERVE_EMBED},
+                   {"admin", SERVE_ADMIN | SERVE_WRITE | SERVE_READ | SERVE_EMBED}};
 
 static int right_bits(const char *name, size_t len, unsigned *bits) {
     for (size_t i = 0; i < sizeof right_names / sizeof right_names[0]; i++)
@@ -46,14 +49,14 @@ int serve_parse_rights(const char *list, unsigned *rights, char *err, size_t err
     while (*p) {
         size_t n = strcspn(p, ",");
         if (n > 0 && right_bits(p, n, rights) != 0) {
-            snprintf(err, errcap, "unknown right \"%.*s\" (read, write, admin)", (int)n, p);
+            snprintf(err, errcap, "unknown right \"%.*s\" (read, write, embed, admin)", (int)n, p);
             return -1;
         }
         p += n;
         if (*p == ',') p++;
     }
     if (*rights == 0) {
-        snprintf(err, errcap, "no rights given (read, write, admin)");
+        snprintf(err, errcap, "no rights given (read, write, embed, admin)");
         return -1;
     }
     return 0;
@@ -142,7 +145,7 @@ static int load_entry(json_t *e, size_t index, api_key *k, char *err, size_t err
     if (!json_is_array(rights) || json_array_size(rights) == 0) {
         snprintf(err, errcap,
                  "keys[%zu]: \"rights\" must be a non-empty array of "
-                 "\"read\", \"write\", \"admin\"",
+                 "\"read\", \"write\", \"embed\", \"admin\"",
                  index);
         return -1;
     }
@@ -171,7 +174,7 @@ static int load_entry(json_t *e, size_t index, api_key *k, char *err, size_t err
         const char *r = json_string_value(v);
         if (!r || right_bits(r, strlen(r), &k->rights) != 0) {
             snprintf(err, errcap,
-                     "keys[%zu].rights[%zu]: expected \"read\", \"write\" or "
+                     "keys[%zu].rights[%zu]: expected \"read\", \"write\", \"embed\" or "
                      "\"admin\"",
                      index, i);
             return -1;
@@ -192,6 +195,16 @@ int keys_load(const char *path, key_table *out, char *err, size_t errcap) {
     json_t *arr = json_object_get(root, "keys");
     if (!json_is_array(arr)) {
         snprintf(err, errcap, "keys file %s: expected {\"keys\": [...]}", path);
+        goto done;
+    }
+    if (json_array_size(arr) == 0) {
+        /* With --keys every route but two needs a key: none would make a
+         * server nobody can use. */
+        snprintf(err, errcap,
+                 "keys file %s holds no keys, so nobody could use the server: add one "
+                 "(remem serve --new-key --keys %s --name NAME --ns 'PATTERN') or leave "
+                 "out --keys to serve loopback only",
+                 path, path);
         goto done;
     }
     out->keys = calloc(json_array_size(arr) + 1, sizeof *out->keys);
@@ -254,6 +267,7 @@ char *serve_key_entry(const char *name, const char *hash_hex, const char *const 
     else {
         if (rights & SERVE_READ) json_array_append_new(rs, json_string("read"));
         if (rights & SERVE_WRITE) json_array_append_new(rs, json_string("write"));
+        if (rights & SERVE_EMBED) json_array_append_new(rs, json_string("embed"));
     }
     json_object_set_new(e, "name", json_string(name));
     json_object_set_new(e, "sha256", json_string(hash_hex));

@@ -40,10 +40,11 @@ void serve_config_init(serve_config *cfg);
  */
 int serve_run(const serve_config *cfg, FILE *out);
 
-/* Rights of an API key (bit mask; the same values as enum mcp_right). */
-enum serve_right { SERVE_READ = 1, SERVE_WRITE = 2, SERVE_ADMIN = 4 };
+/* Rights of an API key (bit mask; read, write and admin have the values of
+ * enum mcp_right; embed is for POST /v1/embed alone). */
+enum serve_right { SERVE_READ = 1, SERVE_WRITE = 2, SERVE_ADMIN = 4, SERVE_EMBED = 8 };
 
-/* "read,write" or "admin" -> bit mask. 0 on success, -1 on an unknown
+/* "read,write", "embed" or "admin" -> bit mask. 0 on success, -1 on an unknown
  * right (named in err). */
 int serve_parse_rights(const char *list, unsigned *rights, char *err, size_t errcap);
 /* The lowercase hex SHA-256 of secret into hex (65 bytes). */

@@ -5,8 +5,13 @@
  *   http.c     libmicrohttpd glue: the daemon and its thread pool, reading
  *              bodies under the size limit, Content-Type and key checks,
  *              draining on SIGINT/SIGTERM, the /mcp transport.
- *   routes.c   the route table and the handlers: JSON in, a remem call on a
+ *   routes.c   the route table, the path matcher, the dispatch.
+ *   routes_memories.c, routes_recall.c, routes_namespaces.c,
+ *   routes_admin.c
+ *              the handlers, by resource: JSON in, a remem call on a
  *              pooled handle, JSON out.
+ *   reply.c    what the handlers share: JSON replies and errors, access
+ *              checks, body readers.
  *   keys.c     API keys: the keys file, SHA-256 of secrets, namespace globs.
  *   pool.c     remem handles checked out per request (a handle is used by
  *              one thread at a time; they all open the same store).
@@ -82,7 +87,7 @@ void pool_put(handle_pool *p, remem *db, const char *ns);
 void pool_close(handle_pool *p);
 
 /* ------------------------------------------------------------------ */
-/* Routes (routes.c)                                                   */
+/* Routes (routes.c, routes_*.c, reply.c)                            */
 /* ------------------------------------------------------------------ */
 enum route_id {
     R_HEALTHZ,
@@ -130,8 +135,9 @@ extern const route server_routes[R_COUNT];
 
 /* Match a raw (still percent-encoded) path. Returns the route id and sets
  * *ns, *id to the decoded captures (malloc'd, NULL when absent); or -404,
- * or -405 with the allowed methods in allow; or -400 when a capture
- * decodes to something invalid (an embedded NUL). */
+ * or -405 with the allowed methods in allow; or -400 when a capture is
+ * invalid (bad percent-encoding such as %zz, an encoded NUL, bytes that
+ * are not UTF-8), with the capture named and the problem said in allow. */
 int route_match(const char *method, const char *path, char **ns, char **id, char *allow,
                 size_t allowcap);
 
@@ -155,7 +161,14 @@ typedef struct request {
     int responded;          /* a response was queued */
     int status;             /* its status, for the metrics */
     int64_t t0_ns;
+    int bad_framing; /* refused for its framing headers: close after */
+    int trim;        /* return freed memory to the system once the reply is sent */
 } request;
+
+/* Limits of POST /v1/embed (docs/server.md): texts per request and bytes of
+ * text in all. */
+#define SERVE_EMBED_MAX_TEXTS 256
+#define SERVE_EMBED_MAX_BYTES (256 * 1024)
 
 struct reply;
 typedef struct reply {
@@ -165,7 +178,7 @@ typedef struct reply {
     void (*free_body)(void *);
     const char *content_type;
     int pipe_fd;          /* >= 0: stream this fd instead (export) */
-    char allow[64];       /* for 405 */
+    char allow[192];      /* for 405 (route_match also says here why a -400) */
     char session[72];     /* Mcp-Session-Id to send back */
     int bearer_challenge; /* add WWW-Authenticate (401) */
 } reply;
@@ -183,6 +196,56 @@ void reply_json(reply *rp, int status, json_t *obj);
 void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
                 const char *content_type);
 
+/* An error about one element of a batch: the body also carries "index"
+ * (index < 0: none). */
+void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* The answer to a write, rendered by the library (remem_write_result_json)
+ * so that HTTP, MCP and the CLI print the same shape. */
+void reply_write(reply *rp, int status, const char *op, const char *ns, const char *id, int outcome,
+                 const char *superseded_by);
+
+/* Access (reply.c): 1 if the caller may use ns that way (or every namespace,
+ * for a store-wide view named by what); else a 403 is in rp. */
+int allowed(request *rq, reply *rp, const char *ns, unsigned right);
+int allowed_all(request *rq, reply *rp, unsigned right, const char *what);
+
+/* Bodies (reply.c). Each returns 1 (or a value) on success, else 0 (NULL)
+ * with a 400 naming the field in rp. */
+json_t *body_object(request *rq, reply *rp); /* the body as a JSON object */
+/* Every field of o is in known (NULL-terminated). */
+int known_fields(json_t *o, const char *const *known, reply *rp, const char *where);
+/* Integer ms, an ISO 8601 string, or null (0). */
+int time_field(json_t *v, const char *name, int64_t *ms, reply *rp);
+/* A non-empty array of numbers as floats (malloc'd). */
+
+/* The handlers, one per route (routes_*.c). Those given a db run on a
+ * pooled handle taken by route_handle; the others take their own or need
+ * none. */
+void h_add(request *rq, reply *rp, remem *db);
+void h_batch(request *rq, reply *rp, remem *db);
+void h_get(request *rq, reply *rp, remem *db);
+void h_patch(request *rq, reply *rp, remem *db);
+void h_delete(request *rq, reply *rp, remem *db);
+void h_invalidate(request *rq, reply *rp, remem *db);
+void h_history(request *rq, reply *rp, remem *db);
+void h_find_id(request *rq, reply *rp, remem *db);
+void h_recall(request *rq, reply *rp);
+void h_namespaces(request *rq, reply *rp, remem *db);
+void h_clear(request *rq, reply *rp, remem *db);
+void h_stats(request *rq, reply *rp, remem *db, const char *ns);
+void h_export(request *rq, reply *rp);
+void h_profiles(reply *rp);
+void h_profile(request *rq, reply *rp);
+void h_embed(request *rq, reply *rp, remem *db);
+void h_metrics(request *rq, reply *rp, remem *db);
+void h_healthz(request *rq, reply *rp);
+void h_openapi(reply *rp);
+/* remem_namespaces' array, filtered to what rq's key may read; NULL with
+ * rp set on failure. */
+json_t *visible_namespaces(request *rq, reply *rp, remem *db);
+
 /* Run the handler of rq->route. Checks rights, checks out a handle when the
  * route needs one, and fills rp. */
 void route_handle(request *rq, reply *rp);
@@ -196,10 +259,12 @@ struct server {
     int keys_on;
     handle_pool pool;
     struct MHD_Daemon *daemon;
-    char addr[128];       /* "127.0.0.1:8077" as bound */
-    atomic_int in_flight; /* requests between first call and completion */
-    atomic_int draining;  /* shutdown began: new requests get 503 */
-    atomic_int exports;   /* export streams running */
+    char addr[128];                  /* "127.0.0.1:8077" as bound */
+    atomic_int in_flight;            /* requests between first call and completion */
+    atomic_int draining;             /* shutdown began: new requests get 503 */
+    atomic_int exports;              /* export streams running */
+    atomic_int connections;          /* open client connections */
+    _Atomic int64_t last_request_ms; /* when the latest request began */
     int max_exports;
     int64_t started_ms;
 };

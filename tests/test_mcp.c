@@ -1,13 +1,16 @@
 /*
- * test_mcp.c: the MCP handler (mcp/mcp.c) driven directly with JSON-RPC
+ * test_mcp.c: the MCP handler (mcp/) driven directly with JSON-RPC
  * text, against a real store in memory: the lifecycle, every JSON-RPC error
  * path, batches, the tools' results (text and structuredContent), tool
  * failures as isError results, and the access callback on every tool.
  *
- * mcp/mcp.c belongs to the remem binary, not to libremem, so it is
- * compiled into this test directly.
+ * The files of mcp/ belong to the remem binary, not to libremem, so they are
+ * compiled into this test directly (all four files, one unit).
  */
-#include "../mcp/mcp.c"
+#include "../mcp/jsonrpc.c"
+#include "../mcp/render.c"
+#include "../mcp/schemas.c"
+#include "../mcp/tools.c"
 
 #include "test.h"
 
@@ -477,12 +480,19 @@ static void test_update_get_invalidate_forget(void) {
                        "The build server was renamed to lovelace", "importance", 0.8, "metadata",
                        "rev", 2));
     CHECK(r && !is_error(r));
+    /* The answer is the write's shape (id, ns, outcome), no stored content:
+     * the same as HTTP and the CLI, and safe for a write-only caller. */
+    CHECK_STR(json_string_value(json_object_get(structured(r), "outcome")), "updated");
+    CHECK_STR(json_string_value(json_object_get(structured(r), "id")), a);
+    CHECK(json_object_get(structured(r), "memory") == NULL);
+    CHECK(strstr(result_text(r), "lovelace") == NULL);
+    json_decref(r);
+    r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
     json_t *m = json_object_get(structured(r), "memory");
     CHECK_STR(json_string_value(json_object_get(m, "text")),
               "The build server was renamed to lovelace");
     CHECK_NEAR(json_number_value(json_object_get(m, "importance")), 0.8, 1e-9);
     CHECK_INT(json_integer_value(json_object_get(json_object_get(m, "metadata"), "rev")), 2);
-    CHECK_HAS(result_text(r), "lovelace");
     json_decref(r);
 
     r = call(db, NULL, "update", json_pack("{s:s, s:s}", "ns", "n", "id", a));
@@ -504,7 +514,7 @@ static void test_update_get_invalidate_forget(void) {
     r = call(db, NULL, "invalidate",
              json_pack("{s:s, s:s, s:s}", "ns", "n", "id", b, "reason", "lunch moved"));
     CHECK(r && !is_error(r));
-    CHECK(json_is_true(json_object_get(structured(r), "invalidated")));
+    CHECK_STR(json_string_value(json_object_get(structured(r), "outcome")), "invalidated");
     json_decref(r);
     r = call(db, NULL, "recall", json_pack("{s:s, s:s}", "query", "lunch atrium noon", "ns", "n"));
     hit_ids(r, ids, sizeof ids);

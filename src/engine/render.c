@@ -467,3 +467,39 @@ char *remem_result_to_json(const remem_result *r) {
     sb_append(&o, "]}", 2);
     return sb_take(&o);
 }
+
+char *remem_write_result_json(const char *op, const char *ns, const char *id, int outcome,
+                              const char *superseded_by) {
+    const char *what;
+    if (!op) return NULL;
+    if (!strcmp(op, "add"))
+        what = outcome == REMEM_ADDED       ? "added"
+               : outcome == REMEM_UPSERTED  ? "upserted"
+               : outcome == REMEM_DUPLICATE ? "duplicate"
+                                            : "accepted";
+    else if (!strcmp(op, "update"))
+        what = "updated";
+    else if (!strcmp(op, "invalidate"))
+        what = "invalidated";
+    else if (!strcmp(op, "forget"))
+        what = outcome ? "purged" : "archived";
+    else
+        return NULL;
+    strbuf o;
+    out_init(&o, 128);
+    int first = 1;
+    sb_append(&o, "{", 1);
+    if (id) put_str_field(&o, &first, "id", id);
+    put_str_field(&o, &first, "ns", ns ? ns : "");
+    put_str_field(&o, &first, "outcome", what);
+    if (!strcmp(op, "invalidate")) put_str_field(&o, &first, "superseded_by", superseded_by);
+    if (!strcmp(op, "forget")) {
+        put_key(&o, &first, "purged");
+        if (outcome)
+            PUT_LIT(&o, "true");
+        else
+            PUT_LIT(&o, "false");
+    }
+    sb_append(&o, "}", 1);
+    return sb_take(&o);
+}

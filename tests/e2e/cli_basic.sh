@@ -79,11 +79,14 @@ expect_ok r add --ns agent:ada --text "Lunch today is vegetarian pizza" --id lun
 [ "$(cat "$tmp/out")" = lunch ] || fail "add --id printed $(cat "$tmp/out")"
 expect_ok r --json add --ns agent:ada --text "Maya prefers blue-green deployments" --id maya \
     --created 2024-01-01T00:00:00Z --importance 0.6
-[ "$(json 'j["outcome"], j["memory"]["id"], j["memory"]["created_at"]' <"$tmp/out")" = \
-  "('added', 'maya', '2024-01-01T00:00:00.000Z')" ] || fail "add --json: $(cat "$tmp/out")"
+# Write answers have one shape on every face (docs/server.md, "Write answers").
+[ "$(cat "$tmp/out")" = '{"id":"maya","ns":"agent:ada","outcome":"added"}' ] ||
+    fail "add --json: $(cat "$tmp/out")"
+expect_ok r --json get maya
+[ "$(json 'j["created_at"]' <"$tmp/out")" = 2024-01-01T00:00:00.000Z ] || fail "add --created"
 expect_ok r --json add --ns agent:ada --text "the payment service needs a LOAD test  before each release"
-[ "$(json 'j["outcome"], j["memory"]["id"], j["memory"]["duplicate_count"]' <"$tmp/out")" = \
-  "('duplicate', '$id1', 1)" ] || fail "duplicate add: $(cat "$tmp/out")"
+[ "$(cat "$tmp/out")" = "{\"id\":\"$id1\",\"ns\":\"agent:ada\",\"outcome\":\"duplicate\"}" ] ||
+    fail "duplicate add: $(cat "$tmp/out")"
 
 expect_ok r profiles --json
 cp "$tmp/out" "$tmp/profiles.json"
@@ -143,10 +146,16 @@ expect_ok r --json get lunch
 expect_ok r get maya
 grep -q "Maya prefers blue-green deployments" "$tmp/out" || fail "get text: $(cat "$tmp/out")"
 expect_ok r --json update maya --text "Maya now prefers canary releases" --importance 0.9 --actor maya
+[ "$(cat "$tmp/out")" = '{"id":"maya","ns":"agent:ada","outcome":"updated"}' ] ||
+    fail "update --json: $(cat "$tmp/out")"
+expect_ok r --json get maya
 [ "$(json 'j["text"], j["importance"]' <"$tmp/out")" = "('Maya now prefers canary releases', 0.9)" ] ||
     fail "update: $(cat "$tmp/out")"
 expect_ok r add --ns agent:ada --id maya2 --text "Maya wants canary releases with a 5% step"
-expect_ok r invalidate maya --by maya2 --reason superseded
+expect_ok r --json invalidate maya --by maya2 --reason superseded
+[ "$(cat "$tmp/out")" = \
+  '{"id":"maya","ns":"agent:ada","outcome":"invalidated","superseded_by":"maya2"}' ] ||
+    fail "invalidate --json: $(cat "$tmp/out")"
 expect_ok r --json get maya
 [ "$(json 'j["superseded_by"], j["invalidated_at"] is not None' <"$tmp/out")" = "('maya2', True)" ] ||
     fail "invalidate: $(cat "$tmp/out")"
@@ -156,7 +165,9 @@ ids=$(json '",".join(h["id"] for h in j["hits"])' <"$tmp/out")
 expect_ok r --json recall --ns agent:ada --query "Maya canary releases" --no-touch --include-invalid
 [[ ,$(json '",".join(h["id"] for h in j["hits"])' <"$tmp/out"), == *,maya,* ]] ||
     fail "--include-invalid does not show it"
-expect_ok r forget lunch
+expect_ok r --json forget lunch
+[ "$(cat "$tmp/out")" = '{"id":"lunch","ns":"agent:ada","outcome":"archived","purged":false}' ] ||
+    fail "forget --json: $(cat "$tmp/out")"
 expect_ok r --json get lunch
 [ "$(json 'j["tier"]' <"$tmp/out")" = archived ] || fail "forget did not archive"
 expect_ok r --json recall --ns agent:ada --query "pizza for lunch" --no-touch
@@ -176,6 +187,9 @@ EOF
 expect_ok r history maya
 [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "history text: $(cat "$tmp/out")"
 grep -q "update .*by maya" "$tmp/out" || fail "history lacks the actor: $(cat "$tmp/out")"
+# The invalidation's reason reads as a reason, not as someone.
+grep -q "invalidate  reason: superseded" "$tmp/out" || fail "history reason: $(cat "$tmp/out")"
+grep -q "by superseded" "$tmp/out" && fail "history shows the reason as an actor: $(cat "$tmp/out")"
 
 # ---- stats, namespaces, export, import, reindex, clear ----
 expect_ok r add --ns agent:bob --text "Bob keeps the spare keys"
@@ -194,7 +208,21 @@ cp "$tmp/out" "$tmp/export.jsonl"
 [ "$(wc -l <"$tmp/export.jsonl")" -eq 4 ] || fail "export wrote $(wc -l <"$tmp/export.jsonl") lines"
 "$bin" --db "$tmp/copy.db" import "$tmp/export.jsonl" >"$tmp/out" 2>"$tmp/err" ||
     fail "import: $(cat "$tmp/err")"
-grep -q "imported 4 memories" "$tmp/out" || fail "import output: $(cat "$tmp/out")"
+grep -q "imported 4 memories: 4 added, 0 replaced, 0 duplicates" "$tmp/out" ||
+    fail "import output: $(cat "$tmp/out")"
+# A byte-order mark is skipped; duplicates and replaced ids are told apart
+# from new memories.
+printf '\xef\xbb\xbf{"ns":"bom","text":"first line after a BOM"}\n{"ns":"bom","id":"k","text":"two"}\n' \
+    >"$tmp/bom.jsonl"
+expect_ok r import "$tmp/bom.jsonl"
+grep -q "imported 2 memories: 2 added, 0 replaced, 0 duplicates" "$tmp/out" ||
+    fail "import with a BOM: $(cat "$tmp/out")"
+printf '{"ns":"bom","text":"First line after a  BOM"}\n{"ns":"bom","id":"k","text":"two, again"}\n{"ns":"bom","text":"new"}\n' \
+    >"$tmp/again.jsonl"
+expect_ok r --json import "$tmp/again.jsonl"
+[ "$(cat "$tmp/out")" = '{"imported":3,"added":1,"replaced":1,"duplicates":1}' ] ||
+    fail "import counts: $(cat "$tmp/out")"
+expect_ok r clear --ns bom --yes
 "$bin" --db "$tmp/copy.db" export --vectors --out "$tmp/export2.jsonl" --quiet ||
     fail "export --out"
 python3 - "$tmp/export.jsonl" "$tmp/export2.jsonl" <<'EOF' || fail "export | import round trip"
@@ -242,6 +270,9 @@ expect_ok r profiles metaverse
 expect_fail 1 "nope" -- r profiles nope
 expect_ok "$bin" --db "$tmp/demo.db" demo
 grep -q "score" "$tmp/out" && [ "$(wc -l <"$tmp/out")" -gt 10 ] || fail "demo output: $(head "$tmp/out")"
+expect_ok "$bin" --db "$tmp/demo.db" --json demo
+[ "$(json '(j["embedder"]["name"], [s["step"] for s in j["steps"]][-3:], len(j["steps"][-2]["result"]["hits"]) > 0)' \
+     <"$tmp/out")" = "('hash', ['recall', 'recall', 'history'], True)" ] || fail "demo --json: $(head -c 300 "$tmp/out")"
 [ "$("$bin" --db "$tmp/demo.db" --json stats | json 'j["memories"] > 0')" = True ] ||
     fail "demo left no memories"
 
@@ -261,9 +292,38 @@ expect_fail 1 "nope" -- r forget nope --purge
 expect_fail 1 "history" "nope" -- r history nope
 expect_fail 1 "cannot open" -- r import "$tmp/missing.jsonl"
 expect_fail 1 "medium" -- r recall --ns agent:ada --query x --tiers short,medium
-expect_fail 1 "cannot open" -- "$bin" --db "$tmp/no/such/dir/x.db" stats
+expect_fail 1 "no store at" "$tmp/no/such/dir/x.db" -- "$bin" --db "$tmp/no/such/dir/x.db" stats
+# Read commands (and changes of what exists) on a mistyped --db fail naming
+# the path and create nothing.
+for c in "stats" "namespaces" "export" "get x" "history x" "recall --ns a --query x" \
+         "update x --importance 0.5" "invalidate x" "forget x" "clear --ns a --yes"; do
+    # shellcheck disable=SC2086
+    expect_fail 1 "no store at" "$tmp/typo.db" -- "$bin" --db "$tmp/typo.db" $c
+    [ -e "$tmp/typo.db" ] && { fail "$c created $tmp/typo.db"; rm -f "$tmp/typo.db"*; }
+done
+# The "auto" embedder's note: said when a store is created and by stats,
+# not on every command, so a failure is one line.
+(
+    unset REMEM_EMBEDDER
+    "$bin" --db "$tmp/auto.db" add --ns a --text "first" >/dev/null 2>"$tmp/err.create"
+    "$bin" --db "$tmp/auto.db" get nope >/dev/null 2>"$tmp/err.get"
+    "$bin" --db "$tmp/auto.db" add --ns a --text "second" >/dev/null 2>"$tmp/err.add"
+    "$bin" --db "$tmp/auto.db" stats >/dev/null 2>"$tmp/err.stats"
+)
+if grep -q "note:" "$tmp/err.create"; then  # no MiniLM model here: auto chose hash
+    grep -q "note:" "$tmp/err.stats" || fail "stats does not say which embedder auto chose"
+fi
+[ "$(wc -l <"$tmp/err.get")" -eq 1 ] || fail "a failure printed more than one line: $(cat "$tmp/err.get")"
+[ -s "$tmp/err.add" ] && fail "add on an existing store printed: $(cat "$tmp/err.add")"
 echo "not a database, just text" >"$tmp/junk.db"
 expect_fail 1 "junk.db" -- "$bin" --db "$tmp/junk.db" stats
+
+# The README's eval example runs on what the repository holds.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+expect_ok "$bin" --db "$tmp/eval.db" eval locomo "$root/tests/data/locomo-sample.json" --k 10
+grep -q "all .*4$" "$tmp/out" || fail "eval on the sample: $(cat "$tmp/out")"
+grep -q "tests/data/locomo-sample.json" "$root/README.md" || fail "README's eval example moved"
+grep -q "\.\./shared" "$root/README.md" && fail "README points outside the repository"
 
 [ $fails -eq 0 ] || { echo "cli_basic: $fails failures"; exit 1; }
 echo "cli_basic: ok"

@@ -32,7 +32,7 @@ with open(path, "w") as f:
 EOF
 done
 # The store exists before the race, so neither writer creates the schema.
-"$bin" --db "$db" stats >/dev/null || fail "creating the store"
+"$bin" --db "$db" --quiet import /dev/null >/dev/null || fail "creating the store"
 
 "$bin" --db "$db" --quiet import --ns shared --batch 50 "$tmp/a.jsonl" >"$tmp/a.out" 2>&1 &
 pa=$!

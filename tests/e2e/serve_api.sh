@@ -95,17 +95,23 @@ try:
     check(after_touch == before_touch + 1, "recall touches by default, touch:false does not")
 
     st, m = srv.json("PATCH", base + "/memories/keys", {"importance": 0.9, "metadata": {"room": "hall", "v": 2}})
-    check(st == 200 and abs(m["importance"] - 0.9) < 1e-6 and m["metadata"]["v"] == 2,
-          "PATCH returns the memory as changed")
+    check(st == 200 and m == {"id": "keys", "ns": NS, "outcome": "updated"},
+          "PATCH answers the write's shape, no stored content: %s" % m)
+    m = srv.json("GET", base + "/memories/keys")[1]
+    check(abs(m["importance"] - 0.9) < 1e-6 and m["metadata"]["v"] == 2, "PATCH changed the memory")
     st, m = srv.json("POST", base + "/memories/keys:invalidate", {"superseded_by": "plan1", "reason": "moved"})
-    check(st == 200 and m["invalidated_at"] and m["superseded_by"] == "plan1", "invalidate with a body")
+    check(st == 200 and m == {"id": "keys", "ns": NS, "outcome": "invalidated", "superseded_by": "plan1"},
+          "invalidate with a body: %s" % m)
+    m = srv.json("GET", base + "/memories/keys")[1]
+    check(m["invalidated_at"] and m["superseded_by"] == "plan1", "invalidate hid the memory")
     st, res = srv.json("POST", "/v1/recall", {"namespaces": [NS], "text": "car keys door hook", "touch": False})
     check(st == 200 and "keys" not in [x["id"] for x in res["hits"]], "an invalidated memory leaves recall")
     st, res = srv.json("POST", "/v1/recall", {"namespaces": [NS], "text": "car keys door hook", "touch": False,
                                               "include_invalid": True})
     check(st == 200 and "keys" in [x["id"] for x in res["hits"]], "include_invalid brings it back")
     st, m = srv.json("POST", base + "/memories/" + kettle + ":invalidate")
-    check(st == 200 and m["invalidated_at"], "invalidate without a body")
+    check(st == 200 and m["outcome"] == "invalidated" and m["superseded_by"] is None,
+          "invalidate without a body")
     st, hist = srv.json("GET", base + "/memories/keys/history")
     ops = [e["op"] for e in hist] if st == 200 else []
     check(ops[:1] == ["add"] and "update" in ops and ops[-1] == "invalidate", "history: %s" % ops)
@@ -137,10 +143,11 @@ try:
 
     # ---- forgetting ----------------------------------------------------
     st, r = srv.json("DELETE", base + "/memories/plan1")
-    check(st == 200 and r["purged"] is False, "forget archives")
+    check(st == 200 and r == {"id": "plan1", "ns": NS, "outcome": "archived", "purged": False},
+          "forget archives: %s" % r)
     check(srv.json("GET", base + "/memories/plan1")[1]["tier"] == "archived", "archived tier")
     st, r = srv.json("DELETE", base + "/memories/plan1?purge=true")
-    check(st == 200 and r["purged"] is True, "forget with purge")
+    check(st == 200 and r["outcome"] == "purged" and r["purged"] is True, "forget with purge")
     check(srv.json("GET", base + "/memories/plan1")[0] == 404, "purged memory is gone")
     st, hist = srv.json("GET", base + "/memories/plan1/history")
     check(st == 200 and hist[-1]["op"] == "delete", "history survives a purge")

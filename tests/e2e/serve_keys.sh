@@ -187,6 +187,7 @@ start_fails(json.dumps({"keys": [dict(good, rights=["read", "root"])]}), "rights
 start_fails(json.dumps({"keys": [dict(good, namespaces=[])]}), "namespaces")
 start_fails(json.dumps({"keys": [good, dict(good, name="copy")]}), "same secret")
 start_fails(json.dumps({"keys": [dict(good, secret="plain")]}), "unknown field")
+start_fails(json.dumps({"keys": []}), "holds no keys")
 
 # ---- --new-key appends an entry and prints its secret once --------------
 nk = os.path.join(tmp, "new.json")
@@ -194,13 +195,18 @@ p = subprocess.run([BIN, "serve", "--new-key", "--keys", nk, "--name", "ingest",
                     "--rights", "write"], capture_output=True, text=True, timeout=30)
 secret = p.stdout.strip()
 saved = json.load(open(nk))["keys"] if p.returncode == 0 else []
+p2 = subprocess.run([BIN, "serve", "--new-key", "--keys", nk + ".empty", "--ns", ""],
+                    capture_output=True, text=True, timeout=30)
+check(p2.returncode == 2 and "empty pattern" in p2.stderr and not os.path.exists(nk + ".empty"),
+      "--new-key --ns '' is refused: %s" % p2.stderr.strip())
 check(p.returncode == 0 and secret and len(saved) == 1 and secret not in open(nk).read() and
       saved[0]["namespaces"] == ["c:*"] and saved[0]["rights"] == ["write"], "--new-key")
 srv = Server(args=["--keys", nk])
 try:
-    st, r = srv.json("POST", "/v1/namespaces/c:x/memories", {"text": "from the new key"}, secret)
-    check(st == 201, "the new key's secret works")
-    st, r = srv.json("GET", "/v1/namespaces/c:x/memories/" + r["id"], key=secret)
+    st, r = srv.json("POST", "/v1/namespaces/c:x/memories", {"id": "n1", "text": "from the new key"}, secret)
+    check(st == 202 and r == {"id": "n1", "ns": "c:x", "outcome": "accepted"},
+          "the new key's secret works (write only: 202 accepted): %s" % r)
+    st, r = srv.json("GET", "/v1/namespaces/c:x/memories/n1", key=secret)
     check(st == 403, "a write-only key cannot read back")
 finally:
     srv.stop()

@@ -108,16 +108,19 @@ async function main() {
 
   // Update.
   r = await call(client, 'update', { ns, id: mem.tea, text: 'The user drinks jasmine green tea every morning', importance: 0.8 });
-  check(!r.isError && r.structuredContent.memory.text.includes('jasmine'), 'update changes the text', r);
+  check(!r.isError && r.structuredContent.outcome === 'updated' && r.structuredContent.id === mem.tea &&
+        r.structuredContent.text === undefined, 'update answers id and outcome, no content', r);
+  r = await call(client, 'get', { ns, id: mem.tea });
+  check(r.structuredContent.memory.text.includes('jasmine'), 'update changes the text', r);
   check(Math.abs(r.structuredContent.memory.importance - 0.8) < 1e-9, 'update changes the importance', r.structuredContent);
   r = await call(client, 'recall', { query: 'jasmine tea', ns });
   check(r.structuredContent.hits[0]?.id === mem.tea, 'recall finds the updated text', r.structuredContent.hits);
 
   // Invalidate and forget take memories out of recall.
   r = await call(client, 'invalidate', { ns, id: mem.password, reason: 'rotation policy changed' });
-  check(!r.isError && r.structuredContent.invalidated === true, 'invalidate', r);
+  check(!r.isError && r.structuredContent.outcome === 'invalidated', 'invalidate', r);
   r = await call(client, 'forget', { ns, id: mem.deploy });
-  check(!r.isError && r.structuredContent.purged === false, 'forget archives', r);
+  check(!r.isError && r.structuredContent.outcome === 'archived' && r.structuredContent.purged === false, 'forget archives', r);
   r = await call(client, 'recall', { query: 'production deploys staging database password', ns });
   const left = r.structuredContent.hits.map(h => h.id);
   check(!left.includes(mem.deploy) && !left.includes(mem.password), 'forgotten and invalidated memories leave recall', left);
