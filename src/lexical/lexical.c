@@ -70,8 +70,22 @@
 
 #include "util/util.h"
 
+/* Block bounds: for terms held by at least 1 in 16 documents (and
+ * BLOCK_MIN_DF), the largest count and shortest document in each range of
+ * 128 document ids. Ranges of ids, not of list positions: an insertion in
+ * the middle of a list then changes one block, not every block after it. */
+#define BLOCK_SHIFT  7
+#define BLOCK_MIN_DF 256
+
+typedef struct block {
+    uint32_t max_tf; /* 0: no posting in the range */
+    uint32_t min_dl;
+} block;
+
 /* One term: its spelling (in the arena) and its posting list. */
 typedef struct plist {
+    block *blocks; /* NULL, or bounds per 128 ids (n_blocks of them) */
+    uint32_t n_blocks;
     uint32_t *docs;  /* ascending document ids */
     uint16_t *tfs;   /* counts, parallel to docs */
     uint32_t n, cap; /* postings (df) and room */
@@ -84,8 +98,10 @@ typedef struct plist {
 } plist;
 
 struct lex_index {
-    /* dictionary: open addressing over term ids + 1 (0 = empty) */
-    uint32_t *slots;
+    /* dictionary: open addressing; a slot holds the term's hash (high 32
+     * bits) and its id + 1 (low 32; 0 = empty), so a probe reads the
+     * term only when the hashes agree */
+    uint64_t *slots;
     size_t slot_cap;
     plist *terms;
     size_t n_terms, terms_cap;
@@ -112,22 +128,23 @@ static long dict_find(const lex_index *ix, const char *s, size_t len, uint32_t h
     if (!ix->slot_cap) return -1;
     size_t mask = ix->slot_cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        uint32_t v = ix->slots[i];
+        uint64_t v = ix->slots[i];
         if (!v) return -1;
-        const plist *t = &ix->terms[v - 1];
-        if (t->hash == h && t->len == len && memcmp(ix->arena + t->str, s, len) == 0)
-            return (long)(v - 1);
+        if ((uint32_t)(v >> 32) != h) continue;
+        const plist *t = &ix->terms[(uint32_t)v - 1];
+        if (t->len == len && memcmp(ix->arena + t->str, s, len) == 0)
+            return (long)((uint32_t)v - 1);
     }
 }
 
 static int dict_grow(lex_index *ix) {
     size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 1024;
-    uint32_t *slots = calloc(cap, sizeof *slots);
+    uint64_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return LEX_ENOMEM;
     for (size_t t = 0; t < ix->n_terms; t++) {
         size_t i = ix->terms[t].hash & (cap - 1);
         while (slots[i]) i = (i + 1) & (cap - 1);
-        slots[i] = (uint32_t)t + 1;
+        slots[i] = (uint64_t)ix->terms[t].hash << 32 | ((uint32_t)t + 1);
     }
     free(ix->slots);
     ix->slots = slots;
@@ -168,7 +185,7 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     ix->arena_len += len;
     size_t i = h & (ix->slot_cap - 1);
     while (ix->slots[i]) i = (i + 1) & (ix->slot_cap - 1);
-    ix->slots[i] = (uint32_t)ix->n_terms + 1;
+    ix->slots[i] = (uint64_t)h << 32 | ((uint32_t)ix->n_terms + 1);
     return (long)ix->n_terms++;
 }
 
@@ -224,8 +241,73 @@ static void bounds_add(plist *p, uint32_t tf, uint32_t dl) {
     if (dl == p->min_dl) p->n_min_dl++;
 }
 
+/* ---- block bounds (optional: dropped rather than failing) ---- */
+
+static void blocks_drop(plist *p) {
+    free(p->blocks);
+    p->blocks = NULL;
+    p->n_blocks = 0;
+}
+
+static void block_absorb(block *b, uint32_t tf, uint32_t dl) {
+    if (tf > b->max_tf) b->max_tf = tf;
+    if (dl < b->min_dl) b->min_dl = dl;
+}
+
+/* Blocks for ids below docs (and some room); dropped when out of memory. */
+static void blocks_cover(plist *p, size_t docs) {
+    size_t need = (docs + (1u << BLOCK_SHIFT) - 1) >> BLOCK_SHIFT;
+    if (!p->blocks || need <= p->n_blocks) return;
+    size_t cap = need + need / 2 + 4;
+    block *b = realloc(p->blocks, cap * sizeof *b);
+    if (!b) {
+        blocks_drop(p);
+        return;
+    }
+    for (size_t i = p->n_blocks; i < cap; i++) b[i] = (block){0, UINT32_MAX};
+    p->blocks = b;
+    p->n_blocks = (uint32_t)cap;
+}
+
+static void blocks_build(const lex_index *ix, plist *p) {
+    p->blocks = calloc(1, sizeof *p->blocks);
+    if (!p->blocks) return;
+    p->n_blocks = 0;
+    blocks_cover(p, ix->n_docs);
+    for (uint32_t j = 0; p->blocks && j < p->n; j++)
+        block_absorb(&p->blocks[p->docs[j] >> BLOCK_SHIFT], p->tfs[j], ix->dl[p->docs[j]]);
+}
+
+/* Block b from the postings in its id range (after its extreme left). */
+static void block_recompute(const lex_index *ix, plist *p, uint32_t b) {
+    uint64_t from = (uint64_t)b << BLOCK_SHIFT, to = from + (1u << BLOCK_SHIFT);
+    uint32_t lo = lower_bound(p->docs, p->n, (uint32_t)from);
+    block x = {0, UINT32_MAX};
+    for (uint32_t j = lo; j < p->n && p->docs[j] < to; j++)
+        block_absorb(&x, p->tfs[j], ix->dl[p->docs[j]]);
+    p->blocks[b] = x;
+}
+
+/* Posting (doc, tf, dl) left block doc's range. */
+static void block_leave(const lex_index *ix, plist *p, uint32_t doc, uint32_t tf, uint32_t dl) {
+    if (!p->blocks) return;
+    block *b = &p->blocks[doc >> BLOCK_SHIFT];
+    if (tf >= b->max_tf || dl <= b->min_dl) block_recompute(ix, p, doc >> BLOCK_SHIFT);
+}
+
+/* Posting (doc, tf, dl) came in: keep, start or drop the blocks. */
+static void block_enter(const lex_index *ix, plist *p, uint32_t doc, uint32_t tf, uint32_t dl) {
+    if (p->blocks && (size_t)p->n * 64 < ix->n_docs) blocks_drop(p);
+    if (p->blocks) {
+        blocks_cover(p, (size_t)doc + 1);
+        if (p->blocks) block_absorb(&p->blocks[doc >> BLOCK_SHIFT], tf, dl);
+    } else if (p->n >= BLOCK_MIN_DF && (size_t)p->n * 16 >= ix->n_docs) {
+        blocks_build(ix, p);
+    }
+}
+
 /* Insert (doc, tf) in order; room must have been reserved. */
-static void plist_insert(plist *p, uint32_t doc, uint32_t tf, uint32_t dl) {
+static void plist_insert(const lex_index *ix, plist *p, uint32_t doc, uint32_t tf, uint32_t dl) {
     uint32_t at = (p->n && p->docs[p->n - 1] < doc) ? p->n : lower_bound(p->docs, p->n, doc);
     memmove(p->docs + at + 1, p->docs + at, (p->n - at) * sizeof *p->docs);
     memmove(p->tfs + at + 1, p->tfs + at, (p->n - at) * sizeof *p->tfs);
@@ -233,6 +315,7 @@ static void plist_insert(plist *p, uint32_t doc, uint32_t tf, uint32_t dl) {
     p->tfs[at] = (uint16_t)tf;
     p->n++;
     bounds_add(p, tf, dl);
+    block_enter(ix, p, doc, tf, dl);
 }
 
 /* Remove doc's posting (doc has length dl and is in the list). */
@@ -242,6 +325,7 @@ static void plist_delete(lex_index *ix, plist *p, uint32_t doc, uint32_t dl) {
     memmove(p->docs + at, p->docs + at + 1, (p->n - at - 1) * sizeof *p->docs);
     memmove(p->tfs + at, p->tfs + at + 1, (p->n - at - 1) * sizeof *p->tfs);
     p->n--;
+    block_leave(ix, p, doc, tf, dl);
     if (p->n == 0) {
         p->max_tf = p->n_max_tf = p->n_min_dl = 0;
         p->min_dl = UINT32_MAX;
@@ -256,6 +340,7 @@ static void plist_delete(lex_index *ix, plist *p, uint32_t doc, uint32_t dl) {
  * inside plist_delete: lex_set empties lists it has reserved room in). */
 static void plist_release_if_empty(plist *p) {
     if (p->n || !p->cap) return;
+    blocks_drop(p);
     free(p->docs);
     free(p->tfs);
     p->docs = NULL;
@@ -270,32 +355,49 @@ static int cmp_u32(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Chat-sized documents: an insertion sort beats qsort's calls. */
+static void sort_ids(uint32_t *v, size_t n) {
+    if (n > 48) {
+        qsort(v, n, sizeof *v, cmp_u32);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > x) v[j] = v[j - 1], j--;
+        v[j] = x;
+    }
+}
+
+enum { LOCAL_TERMS = 256 }; /* documents up to this need no scratch malloc */
+
 /* The distinct term ids of terms[0..n) (interned) as a forward list
  * [count, ids ascending...] in *fwd, and their counts in *tf (parallel to
  * the ids; malloc'd). Room is reserved in each term's list for one more
  * posting, so the commit that follows cannot fail. */
 static int analyse_doc(lex_index *ix, const char *const *terms, size_t n, uint32_t **fwd_out,
-                       uint32_t **tf_out) {
-    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+                       uint32_t *tf_local, uint32_t **tf_out) {
+    uint32_t local[LOCAL_TERMS];
+    uint32_t *ids = n <= LOCAL_TERMS ? local : malloc(n * sizeof *ids);
     if (!ids) return LEX_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         long t = dict_intern(ix, terms[i], strlen(terms[i]));
         if (t < 0) {
-            free(ids);
+            if (ids != local) free(ids);
             return LEX_ENOMEM;
         }
         ids[i] = (uint32_t)t;
     }
-    qsort(ids, n, sizeof *ids, cmp_u32);
+    sort_ids(ids, n);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || ids[i] != ids[i - 1]) u++;
     uint32_t *fwd = malloc((u + 1) * sizeof *fwd);
-    uint32_t *tf = malloc((u ? u : 1) * sizeof *tf);
+    uint32_t *tf = u <= LOCAL_TERMS ? tf_local : malloc(u * sizeof *tf);
     if (!fwd || !tf) {
-        free(ids);
+        if (ids != local) free(ids);
         free(fwd);
-        free(tf);
+        if (tf != tf_local) free(tf);
         return LEX_ENOMEM;
     }
     fwd[0] = (uint32_t)u;
@@ -307,12 +409,12 @@ static int analyse_doc(lex_index *ix, const char *const *terms, size_t n, uint32
         }
         if (tf[j - 1] < LEX_MAX_TF) tf[j - 1]++;
     }
-    free(ids);
+    if (ids != local) free(ids);
     for (size_t i = 0; i < u; i++) {
         plist *p = &ix->terms[fwd[1 + i]];
         if (plist_reserve(p, (size_t)p->n + 1)) {
             free(fwd);
-            free(tf);
+            if (tf != tf_local) free(tf);
             return LEX_ENOMEM;
         }
     }
@@ -331,7 +433,7 @@ static int check_terms(const char *const *terms, size_t n) {
 /* Postings of doc (its forward list fwd, counts tf, length dl) go in. */
 static void doc_link(lex_index *ix, uint32_t doc, const uint32_t *fwd, const uint32_t *tf,
                      uint32_t dl) {
-    for (uint32_t i = 0; i < fwd[0]; i++) plist_insert(&ix->terms[fwd[1 + i]], doc, tf[i], dl);
+    for (uint32_t i = 0; i < fwd[0]; i++) plist_insert(ix, &ix->terms[fwd[1 + i]], doc, tf[i], dl);
     ix->n_postings += fwd[0];
     ix->total_len += dl;
     ix->fwd_bytes += (fwd[0] + 1) * sizeof *fwd;
@@ -362,6 +464,7 @@ void lex_free(lex_index *ix) {
     for (size_t t = 0; t < ix->n_terms; t++) {
         free(ix->terms[t].docs);
         free(ix->terms[t].tfs);
+        free(ix->terms[t].blocks);
     }
     for (size_t d = 0; d < ix->n_docs; d++) free(ix->fwd[d]);
     free(ix->slots);
@@ -390,7 +493,8 @@ size_t lex_memory_bytes(const lex_index *ix) {
     size_t b = sizeof *ix + ix->slot_cap * sizeof *ix->slots + ix->terms_cap * sizeof *ix->terms +
                ix->arena_cap + ix->docs_cap * (sizeof *ix->dl + sizeof *ix->fwd) + ix->fwd_bytes;
     for (size_t t = 0; t < ix->n_terms; t++)
-        b += (size_t)ix->terms[t].cap * (sizeof(uint32_t) + sizeof(uint16_t));
+        b += (size_t)ix->terms[t].cap * (sizeof(uint32_t) + sizeof(uint16_t)) +
+             (size_t)ix->terms[t].n_blocks * sizeof(block);
     return b;
 }
 
@@ -407,31 +511,46 @@ int lex_reserve(lex_index *ix, size_t docs) {
     return LEX_OK;
 }
 
+void lex_trim(lex_index *ix) {
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        plist *p = &ix->terms[t];
+        if (p->cap == p->n || p->n == 0) continue;
+        /* A failed shrink keeps the larger block, which is still valid. */
+        uint32_t *docs = realloc(p->docs, p->n * sizeof *docs);
+        if (!docs) continue;
+        p->docs = docs;
+        uint16_t *tfs = realloc(p->tfs, p->n * sizeof *tfs);
+        if (!tfs) continue;
+        p->tfs = tfs;
+        p->cap = p->n;
+    }
+}
+
 int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n) {
     if (doc != ix->n_docs || check_terms(terms, n)) return LEX_EINVAL;
     if (ix->n_docs == ix->docs_cap && lex_reserve(ix, ix->docs_cap ? ix->docs_cap * 2 : 256))
         return LEX_ENOMEM;
-    uint32_t *fwd, *tf;
-    int rc = analyse_doc(ix, terms, n, &fwd, &tf);
+    uint32_t *fwd, *tf, tf_local[LOCAL_TERMS];
+    int rc = analyse_doc(ix, terms, n, &fwd, tf_local, &tf);
     if (rc) return rc;
     ix->dl[doc] = (uint32_t)n;
     ix->fwd[doc] = fwd;
     ix->n_docs++;
     doc_link(ix, doc, fwd, tf, (uint32_t)n);
-    free(tf);
+    if (tf != tf_local) free(tf);
     return LEX_OK;
 }
 
 int lex_set(lex_index *ix, uint32_t doc, const char *const *terms, size_t n) {
     if (doc >= ix->n_docs || check_terms(terms, n)) return LEX_EINVAL;
-    uint32_t *fwd, *tf;
-    int rc = analyse_doc(ix, terms, n, &fwd, &tf);
+    uint32_t *fwd, *tf, tf_local[LOCAL_TERMS];
+    int rc = analyse_doc(ix, terms, n, &fwd, tf_local, &tf);
     if (rc) return rc;
     uint32_t *old = doc_unlink(ix, doc);
     ix->dl[doc] = (uint32_t)n;
     ix->fwd[doc] = fwd;
     doc_link(ix, doc, fwd, tf, (uint32_t)n);
-    free(tf);
+    if (tf != tf_local) free(tf);
     release_empty(ix, old);
     return LEX_OK;
 }
@@ -452,6 +571,10 @@ int lex_swap_remove(lex_index *ix, uint32_t doc) {
             memmove(p->tfs + at + 1, p->tfs + at, (p->n - 1 - at) * sizeof *p->tfs);
             p->docs[at] = doc;
             p->tfs[at] = tf;
+            if (p->blocks) {
+                block_absorb(&p->blocks[doc >> BLOCK_SHIFT], tf, ix->dl[last]);
+                block_leave(ix, p, last, tf, ix->dl[last]);
+            }
         }
         ix->fwd[doc] = fwd;
         ix->dl[doc] = ix->dl[last];
@@ -603,6 +726,14 @@ static int by_bound(const void *a, const void *b) {
     return x->qi < y->qi ? -1 : x->qi > y->qi;
 }
 
+/* The most term t can add to a document with an id in block b. */
+static double block_bound(const qterm *t, uint32_t b, double avgdl) {
+    const plist *p = t->p;
+    if (!p->blocks) return t->ub;
+    if (b >= p->n_blocks || !p->blocks[b].max_tf) return 0;
+    return term_score(t->idf, p->blocks[b].max_tf, p->blocks[b].min_dl, avgdl) * bound_scale;
+}
+
 /* The pruning threshold from the k-th score: a bit below it, so that
  * rounding in a bound never prunes a document that ties or beats it. */
 static double prune_below(double kth) { return kth - kth * 1e-12; }
@@ -625,11 +756,30 @@ size_t lex_search_traced(const lex_index *ix, const char *const *terms, size_t n
     tr.terms = m;
     size_t e = 0; /* q[0..e) are non-essential */
     double floor = -INFINITY;
+    int use_blocks = 0;
+    for (size_t i = 0; i < m; i++) use_blocks |= q[i].p->blocks != NULL;
+    uint32_t cur_block = UINT32_MAX; /* the block whose bound is in block_sum */
+    double block_sum = 0;
     for (;;) {
         uint32_t d = UINT32_MAX;
         for (size_t i = e; i < m; i++)
             if (q[i].pos < q[i].p->n && q[i].p->docs[q[i].pos] < d) d = q[i].p->docs[q[i].pos];
         if (d == UINT32_MAX) break;
+        if (use_blocks && floor > -INFINITY) {
+            /* No document of d's block can enter: skip the whole block. */
+            uint32_t b = d >> BLOCK_SHIFT;
+            if (b != cur_block) {
+                cur_block = b;
+                block_sum = 0;
+                for (size_t i = 0; i < m; i++) block_sum += block_bound(&q[i], b, avgdl);
+            }
+            if (block_sum < floor) {
+                uint64_t next = ((uint64_t)b + 1) << BLOCK_SHIFT;
+                if (next > UINT32_MAX) break;
+                for (size_t i = e; i < m; i++) q[i].pos = seek(q[i].p, q[i].pos, (uint32_t)next);
+                continue;
+            }
+        }
         uint64_t mask = 0;
         double part = 0;
         int ok = allowed(allow, d);

@@ -81,6 +81,10 @@ size_t lex_memory_bytes(const lex_index *ix);
  * LEX_ENOMEM (nothing changed). Loading a namespace of known size so saves
  * the copies of growing. */
 int lex_reserve(lex_index *ix, size_t docs);
+/* Give back the room kept for growth in the posting lists (up to a third
+ * of their bytes); for after a namespace's load. The next addition to a
+ * list grows it again. */
+void lex_trim(lex_index *ix);
 /* Append document doc, which must be lex_count(ix) (else LEX_EINVAL), with
  * its n analysed terms (terms[i] non-NULL; copied where needed, the caller
  * keeps them). LEX_OK, LEX_EINVAL, or LEX_ENOMEM; on an error the
