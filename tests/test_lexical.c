@@ -342,6 +342,38 @@ static void test_pruning_prunes(void) {
     model_free(&m);
 }
 
+/* Block bounds follow a moved document: the best document (tf 5) moves
+ * from the end into a block of weak ones, which a stale block bound would
+ * let the search skip. */
+static void test_block_bounds_follow_moves(void) {
+    lex_index *ix = lex_new();
+    model m = {0};
+    const char *t[24];
+    for (int d = 0; d < 1000; d++) {
+        size_t n = 0, tf = d < 128 ? 2 : d == 999 ? 5 : 1, len = d < 128 || d == 999 ? 10 : 20;
+        for (size_t i = 0; i < tf; i++) t[n++] = "dense";
+        for (; n < len; n++) t[n] = vocab[100 + (d + n) % 200];
+        CHECK_INT(lex_add(ix, (uint32_t)d, t, n), LEX_OK);
+        model_add(&m, t, n);
+    }
+    CHECK_INT(lex_swap_remove(ix, 500), LEX_OK);
+    model_remove(&m, 500);
+    const char *q[] = {"dense"};
+    lex_hit hits[10];
+    CHECK_INT(lex_search(ix, q, 1, 10, NULL, hits), 10);
+    CHECK_INT(hits[0].doc, 500);
+    compare_query(ix, &m, q, 1, 10, NULL, 1);
+    /* and an update in place that makes a weak document the best */
+    for (size_t i = 0; i < 6; i++) t[i] = "dense";
+    CHECK_INT(lex_set(ix, 700, t, 6), LEX_OK);
+    model_set(&m, 700, t, 6);
+    compare_query(ix, &m, q, 1, 10, NULL, 1);
+    CHECK_INT(lex_search(ix, q, 1, 10, NULL, hits), 10);
+    CHECK_INT(hits[0].doc, 700);
+    lex_free(ix);
+    model_free(&m);
+}
+
 static void test_empty_and_unknown(void) {
     lex_index *ix = lex_new();
     const char *q[] = {"a", "b"};
@@ -540,6 +572,7 @@ int main(int argc, char **argv) {
     RUN(test_random_collections);
     RUN(test_broken_bounds_are_caught);
     RUN(test_pruning_prunes);
+    RUN(test_block_bounds_follow_moves);
     RUN(test_term_in_every_doc);
     RUN(test_long_documents);
     RUN(test_query_cap);
