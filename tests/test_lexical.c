@@ -497,6 +497,48 @@ static void test_query_cap(void) {
     model_free(&m);
 }
 
+/* More distinct known query terms than the search's set of seen terms
+ * holds (1024), each met twice: in the second round the kept terms must
+ * be recognised as repeats, not kept twice. Term i is in 1 + i / 40
+ * documents, and the query goes from the commonest term to the rarest, so
+ * that every kept term is rarer than the worst kept when met again. */
+static void test_query_of_many_known_terms(void) {
+    enum { WORDS = 1200, DOCS = 1000 };
+    static char names[WORDS][8];
+    model m = {0};
+    const char **docs[DOCS];
+    size_t len[DOCS] = {0}, cap = 64;
+    for (int d = 0; d < DOCS; d++) docs[d] = malloc(cap * sizeof **docs);
+    for (int i = 0; i < WORDS; i++) {
+        snprintf(names[i], sizeof names[i], "v%d", i);
+        for (int j = 0; j < 1 + i / 40; j++) {
+            size_t d = (size_t)(i * 7 + j * 13) % DOCS;
+            if (len[d] < cap) docs[d][len[d]++] = names[i];
+        }
+    }
+    lex_index *ix = lex_new();
+    for (int d = 0; d < DOCS; d++) {
+        CHECK_INT(lex_add(ix, (uint32_t)d, docs[d], len[d]), LEX_OK);
+        model_add(&m, docs[d], len[d]);
+        free(docs[d]);
+    }
+    size_t nq = 2 * WORDS;
+    const char **q = malloc(nq * sizeof *q);
+    for (size_t i = 0; i < nq; i++) q[i] = names[WORDS - 1 - i % WORDS];
+    compare_query(ix, &m, q, nq, 10, NULL, 1);
+    compare_query(ix, &m, q, nq, 100, NULL, 1);
+    for (size_t i = nq - 1; i > 0; i--) { /* and shuffled */
+        size_t j = rng_below(i + 1);
+        const char *x = q[i];
+        q[i] = q[j];
+        q[j] = x;
+    }
+    compare_query(ix, &m, q, nq, 10, NULL, 1);
+    free(q);
+    lex_free(ix);
+    model_free(&m);
+}
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -576,6 +618,7 @@ int main(int argc, char **argv) {
     RUN(test_term_in_every_doc);
     RUN(test_long_documents);
     RUN(test_query_cap);
+    RUN(test_query_of_many_known_terms);
     RUN(test_megabyte_query);
     RUN(test_memory_reported);
     return TEST_EXIT();

@@ -13,9 +13,11 @@
  * lists, which make removal and update possible without the text), and
  * the collection's statistics: N, the total length, and df, which is just
  * a posting list's length. Postings are two plain arrays per term (uint32
- * ids, uint16 counts): 6 bytes a posting, read sequentially, no decoding.
- * Delta codes would halve that, but at chat-sized namespaces the index is
- * a few MB and the search reads it at memory speed as it is.
+ * ids, uint16 counts): 6 bytes a posting, read sequentially, no decoding;
+ * with the forward lists and the dictionary about 13 bytes a posting, 220
+ * a chat-sized document (bench/README.md). Delta codes would save perhaps
+ * 3 of those 13 bytes and cost a decode in the inner loop and a re-encode
+ * on every removal in the middle of a list.
  *
  * WHY DOCUMENT-AT-A-TIME MAXSCORE. Exhaustive scoring reads every posting
  * of every query term. But the top 10 can only contain documents that
@@ -33,9 +35,14 @@
  * is small, become non-essential after a few dozen candidates, and their
  * long lists are then skipped over rather than read. Document-at-a-time
  * also needs no accumulator per document: a search never allocates.
- * (Block-max WAND would bound blocks of a list too; with chat-length
- * documents, where almost every count is 1, a block's bound is nearly the
- * term's, so the term bounds of MaxScore get most of the gain for less.)
+ * A query of one common word has nothing to prune against, though: its
+ * only term is essential. So a dense term (in at least 1 document of 16)
+ * also keeps bounds per range of 128 document ids, and before scoring a
+ * candidate the search adds up every term's bound over the candidate's
+ * range; when that is below the threshold, the whole range is skipped.
+ * Block-max WAND would do more of this, with pivots and per-block bounds
+ * for every list; on chat turns, where most counts are 1, term bounds do
+ * most of the work, and MaxScore is the simpler of the two to keep exact.
  *
  * THE TRICKY PARTS.
  *  - Bounds after changes. A term's bound rests on two numbers kept with
@@ -45,11 +52,17 @@
  *    the one holder of the extreme to leave). The bounds are so always
  *    exact, never stale and loose after removals, and never too small
  *    after additions. idf and avgdl change with every write, so the bound
- *    itself is computed per query from those two numbers.
+ *    itself is computed per query from those two numbers. Block bounds
+ *    are kept the same way per range of ids, recomputed from the range's
+ *    postings when an extreme leaves; they are optional (a term that can
+ *    not get the memory for them simply has none), so keeping them never
+ *    makes a change fail.
  *  - Row moves. A removal moves the last document (the highest id, hence
  *    at the end of each of its lists) into the hole: each of its postings
  *    is re-inserted at the hole's place in its list (a memmove); lists stay
- *    sorted by id without a second numbering of documents.
+ *    sorted by id without a second numbering of documents. The moved
+ *    posting joins the block bounds of its new range and leaves those of
+ *    its old one.
  *  - Ties and rounding. Equal scores come lower id first. Documents are
  *    visited in increasing id, so a later document with a score equal to
  *    the current k-th loses the tie and can be skipped; but a bound is
@@ -597,19 +610,47 @@ typedef struct qterm {
 /* The query's distinct known terms, at most LEX_MAX_QUERY_TERMS of them
  * (the rarest; among equal df the earliest), into q in query order; returns
  * how many. */
+enum { SEEN_SLOTS = 2048 };
+
+/* Put term id t in the set of terms already decided; 1 when it was there.
+ * When the set is half full it takes no more (*full), and the caller
+ * checks the kept terms instead. */
+static int seen_before(uint32_t *seen, size_t *n_seen, int *full, uint32_t t) {
+    size_t i = (t * 0x9E3779B1u) >> 21; /* 11 bits: SEEN_SLOTS */
+    for (; seen[i]; i = (i + 1) & (SEEN_SLOTS - 1))
+        if (seen[i] == t + 1) return 1;
+    if (*n_seen >= SEEN_SLOTS / 2) {
+        *full = 1;
+        return 0;
+    }
+    seen[i] = t + 1;
+    ++*n_seen;
+    return 0;
+}
+
 static size_t resolve_query(const lex_index *ix, const char *const *terms, size_t n, qterm *q) {
     size_t m = 0;
     long prev = -1;
     size_t worst = 0; /* when m is full: the kept term to drop first */
+    /* A term met again was decided when first met: kept (a repeat), or
+     * left out as too common, which a later meeting cannot change. */
+    uint32_t seen[SEEN_SLOTS];
+    memset(seen, 0, sizeof seen);
+    size_t n_seen = 0;
+    int full = 0;
     for (size_t i = 0; i < n; i++) {
         if (!terms[i]) continue;
         size_t len = strlen(terms[i]);
         long t = dict_find(ix, terms[i], len, term_hash(terms[i], len));
         if (t < 0 || t == prev || ix->terms[t].n == 0) continue;
         prev = t;
+        if (seen_before(seen, &n_seen, &full, (uint32_t)t)) continue;
         const plist *p = &ix->terms[t];
         size_t j = 0;
-        while (j < m && q[j].p != p) j++;
+        if (full)
+            while (j < m && q[j].p != p) j++;
+        else
+            j = m;
         if (j < m) continue;
         if (m == LEX_MAX_QUERY_TERMS) {
             /* Full: a rarer term replaces the most common kept one. */
