@@ -35,7 +35,7 @@ static double rng_unit(void) { return (rng_next() >> 11) * 0x1p-53; }
 /* ---- vocabulary ---- */
 
 enum { VOCAB = 400 };
-static char vocab[VOCAB][12];
+static char vocab[VOCAB][16];
 
 static void init_vocab(void) {
     for (int i = 0; i < VOCAB; i++) snprintf(vocab[i], sizeof vocab[i], "w%d", i);
@@ -504,7 +504,7 @@ static void test_query_cap(void) {
  * that every kept term is rarer than the worst kept when met again. */
 static void test_query_of_many_known_terms(void) {
     enum { WORDS = 1200, DOCS = 1000 };
-    static char names[WORDS][8];
+    static char names[WORDS][16];
     model m = {0};
     const char **docs[DOCS];
     size_t len[DOCS] = {0}, cap = 64;
