@@ -95,20 +95,24 @@ typedef struct block {
     uint32_t min_dl;
 } block;
 
-/* One term: its spelling (in the arena) and its posting list. */
+/* One term: its spelling (in the arena) and its posting list, in one
+ * 64-byte cache line (the array of them is aligned so): a look-up and the
+ * posting that follows it then miss the cache once, not twice. */
 typedef struct plist {
-    block *blocks; /* NULL, or bounds per 128 ids (n_blocks of them) */
-    uint32_t n_blocks;
     uint32_t *docs;  /* ascending document ids */
     uint16_t *tfs;   /* counts, parallel to docs */
+    block *blocks;   /* NULL, or bounds per 128 ids (n_blocks of them) */
     uint32_t n, cap; /* postings (df) and room */
     uint32_t max_tf; /* largest count in the list, and how many reach it */
     uint32_t n_max_tf;
     uint32_t min_dl; /* shortest document in the list, and how many have it */
     uint32_t n_min_dl;
-    uint32_t hash, len; /* of the spelling */
-    size_t str;         /* offset of the spelling in the arena */
+    uint32_t n_blocks;
+    uint32_t len; /* of the spelling */
+    uint32_t str; /* offset of the spelling in the arena */
 } plist;
+
+_Static_assert(sizeof(plist) <= 64, "a term fits one cache line");
 
 struct lex_index {
     /* dictionary: open addressing; a slot holds the term's hash (high 32
@@ -154,10 +158,12 @@ static int dict_grow(lex_index *ix) {
     size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 1024;
     uint64_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return LEX_ENOMEM;
-    for (size_t t = 0; t < ix->n_terms; t++) {
-        size_t i = ix->terms[t].hash & (cap - 1);
+    for (size_t j = 0; j < ix->slot_cap; j++) {
+        uint64_t v = ix->slots[j];
+        if (!v) continue;
+        size_t i = (uint32_t)(v >> 32) & (cap - 1);
         while (slots[i]) i = (i + 1) & (cap - 1);
-        slots[i] = (uint64_t)ix->terms[t].hash << 32 | ((uint32_t)t + 1);
+        slots[i] = v;
     }
     free(ix->slots);
     ix->slots = slots;
@@ -175,11 +181,14 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     if ((ix->n_terms + 1) * 2 > ix->slot_cap && dict_grow(ix)) return -1;
     if (ix->n_terms == ix->terms_cap) {
         size_t cap = ix->terms_cap ? ix->terms_cap * 2 : 1024;
-        plist *terms = realloc(ix->terms, cap * sizeof *terms);
+        plist *terms = aligned_alloc(64, cap * sizeof *terms);
         if (!terms) return -1;
+        if (ix->n_terms) memcpy(terms, ix->terms, ix->n_terms * sizeof *terms);
+        free(ix->terms);
         ix->terms = terms;
         ix->terms_cap = cap;
     }
+    if (ix->arena_len + len > UINT32_MAX) return -1; /* 4 GB of distinct spellings */
     if (ix->arena_len + len > ix->arena_cap) {
         size_t cap = ix->arena_cap ? ix->arena_cap : 16384;
         while (cap < ix->arena_len + len) cap *= 2;
@@ -192,9 +201,8 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     plist *p = &ix->terms[ix->n_terms];
     memset(p, 0, sizeof *p);
     p->min_dl = UINT32_MAX;
-    p->hash = h;
     p->len = (uint32_t)len;
-    p->str = ix->arena_len;
+    p->str = (uint32_t)ix->arena_len;
     ix->arena_len += len;
     size_t i = h & (ix->slot_cap - 1);
     while (ix->slots[i]) i = (i + 1) & (ix->slot_cap - 1);
