@@ -241,6 +241,21 @@ static uint64_t *random_allow(size_t n) {
     return bits;
 }
 
+/* count random documents through lex_add_many, into the model too. */
+static void add_batch(lex_index *ix, model *m, size_t v, size_t count) {
+    const char **all = malloc(count * 30 * sizeof *all);
+    uint32_t *lens = malloc(count * sizeof *lens);
+    size_t total = 0;
+    for (size_t d = 0; d < count; d++) {
+        lens[d] = (uint32_t)random_doc(all + total, v, 30);
+        total += lens[d];
+    }
+    CHECK_INT(lex_add_many(ix, (uint32_t)m->n, all, lens, count), LEX_OK);
+    for (size_t d = 0, at = 0; d < count; at += lens[d], d++) model_add(m, all + at, lens[d]);
+    free(all);
+    free(lens);
+}
+
 /* Random adds, updates and removals on collections of a few vocabulary
  * sizes, with queries checked after each burst of changes. */
 static void run_random(int rounds, int expect_equal) {
@@ -255,7 +270,9 @@ static void run_random(int rounds, int expect_equal) {
             size_t ops = 1 + rng_below(target);
             for (size_t o = 0; o < ops; o++) {
                 size_t op = rng_below(10);
-                if (m.n == 0 || (op < 6 && m.n < target * 2)) {
+                if (op < 6 && m.n < target * 2 && rng_below(6) == 0) {
+                    add_batch(ix, &m, v, 1 + rng_below(40));
+                } else if (m.n == 0 || (op < 6 && m.n < target * 2)) {
                     size_t n = random_doc(t, v, 30);
                     CHECK_INT(lex_add(ix, (uint32_t)m.n, t, n), LEX_OK);
                     model_add(&m, t, n);
@@ -411,6 +428,12 @@ static void test_bad_input_changes_nothing(void) {
     CHECK_INT(lex_set(ix, 1, d, 3), LEX_EINVAL);
     CHECK_INT(lex_set(ix, 0, bad, 2), LEX_EINVAL);
     CHECK_INT(lex_swap_remove(ix, 1), LEX_EINVAL);
+    uint32_t lens[] = {3, 2};
+    const char *many[] = {"a", "b", "a", "a", NULL};
+    CHECK_INT(lex_add_many(ix, 0, many, lens, 2), LEX_EINVAL); /* not the next id */
+    CHECK_INT(lex_add_many(ix, 1, many, lens, 2), LEX_EINVAL); /* a NULL term */
+    CHECK_INT(lex_add_many(ix, 1, many, NULL, 2), LEX_EINVAL); /* no lengths */
+    CHECK_INT(lex_add_many(ix, 1, many, lens, 0), LEX_OK);     /* nothing */
     CHECK_INT(lex_count(ix), 1);
     CHECK_INT(lex_df(ix, "a"), 1);
     CHECK_INT(lex_doc_length(ix, 0), 3);

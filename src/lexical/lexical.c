@@ -562,6 +562,120 @@ int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n) {
     return LEX_OK;
 }
 
+/* lex_add_many's scratch, freed in one place. */
+typedef struct bulk {
+    uint32_t *ids;   /* every term's id, then per document its distinct ids */
+    uint32_t *tfs;   /* per document, the counts of its distinct ids */
+    uint32_t **fwd;  /* per document, its forward list */
+    uint32_t *count; /* per term, the new postings */
+    uint32_t *pairs; /* (doc, tf) per new posting, grouped by term */
+} bulk;
+
+static void bulk_free(bulk *b, size_t docs, int keep_fwd) {
+    if (b->fwd && !keep_fwd)
+        for (size_t i = 0; i < docs; i++) free(b->fwd[i]);
+    free(b->ids);
+    free(b->tfs);
+    free(b->fwd);
+    free(b->count);
+    free(b->pairs);
+}
+
+/* The documents' forward lists and counts (b->fwd, b->tfs at each
+ * document's offset); room reserved in every list. */
+static int bulk_analyse(lex_index *ix, bulk *b, const char *const *terms, const uint32_t *lens,
+                        size_t count, size_t total) {
+    for (size_t i = 0; i < total; i++) {
+        long t = dict_intern(ix, terms[i], strlen(terms[i]));
+        if (t < 0) return LEX_ENOMEM;
+        b->ids[i] = (uint32_t)t;
+    }
+    if (!(b->count = calloc(ix->n_terms ? ix->n_terms : 1, sizeof *b->count))) return LEX_ENOMEM;
+    for (size_t d = 0, at = 0; d < count; at += lens[d], d++) {
+        uint32_t *ids = b->ids + at, *tf = b->tfs + at;
+        sort_ids(ids, lens[d]);
+        size_t u = 0;
+        for (size_t i = 0; i < lens[d]; i++) {
+            if (i == 0 || ids[i] != ids[i - 1]) {
+                ids[u] = ids[i]; /* u <= i: in place */
+                tf[u++] = 0;
+            }
+            if (tf[u - 1] < LEX_MAX_TF) tf[u - 1]++;
+        }
+        if (!(b->fwd[d] = malloc((u + 1) * sizeof **b->fwd))) return LEX_ENOMEM;
+        b->fwd[d][0] = (uint32_t)u;
+        memcpy(b->fwd[d] + 1, ids, u * sizeof *ids);
+        for (size_t i = 0; i < u; i++) b->count[ids[i]]++;
+    }
+    for (size_t t = 0; t < ix->n_terms; t++)
+        if (b->count[t] && plist_reserve(&ix->terms[t], (size_t)ix->terms[t].n + b->count[t]))
+            return LEX_ENOMEM;
+    return LEX_OK;
+}
+
+int lex_add_many(lex_index *ix, uint32_t first, const char *const *terms, const uint32_t *lens,
+                 size_t count) {
+    if (first != ix->n_docs || count > UINT32_MAX - (size_t)first || (count && !lens))
+        return LEX_EINVAL;
+    size_t total = 0;
+    for (size_t d = 0; d < count; d++) total += lens[d];
+    if (check_terms(terms, total)) return LEX_EINVAL;
+    if (!count) return LEX_OK;
+    size_t need = ix->n_docs + count;
+    if (need > ix->docs_cap && lex_reserve(ix, need > ix->docs_cap * 2 ? need : ix->docs_cap * 2))
+        return LEX_ENOMEM;
+    bulk b = {0};
+    b.ids = malloc((total ? total : 1) * sizeof *b.ids);
+    b.tfs = malloc((total ? total : 1) * sizeof *b.tfs);
+    b.fwd = calloc(count, sizeof *b.fwd);
+    int rc =
+        (!b.ids || !b.tfs || !b.fwd) ? LEX_ENOMEM : bulk_analyse(ix, &b, terms, lens, count, total);
+    /* Each new posting's (doc, tf) in its term's run (a counting sort). */
+    size_t distinct = 0;
+    for (size_t d = 0; !rc && d < count; d++) distinct += b.fwd[d][0];
+    if (!rc && !(b.pairs = malloc((distinct ? distinct : 1) * 2 * sizeof *b.pairs)))
+        rc = LEX_ENOMEM;
+    if (rc) {
+        bulk_free(&b, count, 0);
+        return rc;
+    }
+    size_t run = 0; /* count[t] becomes the start of t's run */
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        uint32_t c = b.count[t];
+        b.count[t] = (uint32_t)run;
+        run += c;
+    }
+    for (size_t d = 0, at = 0; d < count; at += lens[d], d++) {
+        uint32_t doc = first + (uint32_t)d, *fwd = b.fwd[d];
+        ix->dl[doc] = lens[d];
+        ix->fwd[doc] = fwd;
+        ix->total_len += lens[d];
+        ix->n_postings += fwd[0];
+        ix->fwd_bytes += (fwd[0] + 1) * sizeof *fwd;
+        for (uint32_t i = 0; i < fwd[0]; i++) {
+            uint32_t *pair = b.pairs + 2 * (size_t)b.count[fwd[1 + i]]++;
+            pair[0] = doc;
+            pair[1] = b.tfs[at + i];
+        }
+    }
+    ix->n_docs += count;
+    /* Term by term: each list's tail is written in one go. The new ids are
+     * above every old one, so each run goes at the end, in order. */
+    run = 0;
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        for (; run < b.count[t]; run++) {
+            plist *p = &ix->terms[t];
+            uint32_t doc = b.pairs[2 * run], tf = b.pairs[2 * run + 1];
+            p->docs[p->n] = doc;
+            p->tfs[p->n++] = (uint16_t)tf;
+            bounds_add(p, tf, ix->dl[doc]);
+            block_enter(ix, p, doc, tf, ix->dl[doc]);
+        }
+    }
+    bulk_free(&b, count, 1);
+    return LEX_OK;
+}
+
 int lex_set(lex_index *ix, uint32_t doc, const char *const *terms, size_t n) {
     if (doc >= ix->n_docs || check_terms(terms, n)) return LEX_EINVAL;
     uint32_t *fwd, *tf, tf_local[LOCAL_TERMS];

@@ -90,6 +90,15 @@ void lex_trim(lex_index *ix);
  * keeps them). LEX_OK, LEX_EINVAL, or LEX_ENOMEM; on an error the
  * documents, postings and statistics are unchanged. */
 int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n);
+/* Append count documents at once, ids first .. first + count - 1 (first
+ * must be lex_count(ix)): document i has the lens[i] terms that follow
+ * those of document i - 1 in terms. The same index as count lex_add
+ * calls, built term by term (each posting list's tail written once per
+ * call, not once per document): what loading a namespace wants, in
+ * batches of a few thousand documents. Same results as lex_add; on an
+ * error nothing is added. */
+int lex_add_many(lex_index *ix, uint32_t first, const char *const *terms, const uint32_t *lens,
+                 size_t count);
 /* Replace the terms of document doc (< lex_count) by these n; same results
  * and guarantees as lex_add. */
 int lex_set(lex_index *ix, uint32_t doc, const char *const *terms, size_t n);
