@@ -112,9 +112,10 @@ int lex_swap_remove(lex_index *ix, uint32_t doc);
  * else a bitmap of lex_count() bits, 64 per word, bit d set = document d
  * may be returned), best first, into out (room for k). Returns how many
  * (fewer than k when fewer documents match). Documents matching no query
- * term are never returned. Never allocates; cost grows with the postings
- * of the query's terms that can still reach the top k, not with all of
- * them. The same hits, order and score bits as lex_search_exhaustive. */
+ * term are never returned. Never allocates (it uses about 12 KB of
+ * stack); cost grows with the postings of the query's terms that can
+ * still reach the top k, not with all of them. The same hits, order and
+ * score bits as lex_search_exhaustive. */
 size_t lex_search(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                   const uint64_t *allow, lex_hit *out);
 
