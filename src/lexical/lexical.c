@@ -886,10 +886,26 @@ static uint32_t seek(const plist *p, uint32_t from, uint32_t doc) {
     return lo + 1 + lower_bound(p->docs + lo + 1, hi - lo - 1, doc);
 }
 
-static int by_bound(const void *a, const void *b) {
-    const qterm *x = a, *y = b;
-    if (x->ub != y->ub) return x->ub < y->ub ? -1 : 1;
-    return x->qi < y->qi ? -1 : x->qi > y->qi;
+/* By bound, smallest first (ties by query order). An insertion sort of at
+ * most 64: glibc's qsort may call malloc, and lex_search never does. */
+static void sort_by_bound(qterm *q, size_t m) {
+    for (size_t a = 1; a < m; a++) {
+        qterm x = q[a];
+        size_t b = a;
+        while (b > 0 && (q[b - 1].ub > x.ub || (q[b - 1].ub == x.ub && q[b - 1].qi > x.qi)))
+            q[b] = q[b - 1], b--;
+        q[b] = x;
+    }
+}
+
+/* The heap of hits (worst at the root) into best-first order, in place. */
+static void heap_sort(lex_hit *h, size_t n) {
+    for (; n > 1; n--) {
+        lex_hit t = h[0];
+        h[0] = h[n - 1];
+        h[n - 1] = t;
+        sift_down(h, n - 1, 0);
+    }
 }
 
 /* The most term t can add to a document with an id in block b. */
@@ -913,7 +929,7 @@ size_t lex_search_traced(const lex_index *ix, const char *const *terms, size_t n
     if (m == 0) goto done;
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, m, avgdl);
-    qsort(q, m, sizeof *q, by_bound);
+    sort_by_bound(q, m);
     double prefix[LEX_MAX_QUERY_TERMS], contrib[LEX_MAX_QUERY_TERMS];
     for (size_t i = 0; i < m; i++) {
         prefix[i] = (i ? prefix[i - 1] : 0) + q[i].ub;
@@ -983,7 +999,7 @@ size_t lex_search_traced(const lex_index *ix, const char *const *terms, size_t n
         while (e < m && prefix[e] < floor) e++;
         if (e == m) break; /* no document left can enter */
     }
-    qsort(out, h, sizeof *out, cmp_hit);
+    heap_sort(out, h);
 done:
     if (trace) *trace = tr;
     return h;
