@@ -88,7 +88,8 @@ void lex_trim(lex_index *ix);
 /* Append document doc, which must be lex_count(ix) (else LEX_EINVAL), with
  * its n analysed terms (terms[i] non-NULL; copied where needed, the caller
  * keeps them). LEX_OK, LEX_EINVAL, or LEX_ENOMEM; on an error the
- * documents, postings and statistics are unchanged. */
+ * documents, postings and statistics are unchanged (the dictionary may
+ * keep spellings it met, with no postings). */
 int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n);
 /* Append count documents at once, ids first .. first + count - 1 (first
  * must be lex_count(ix)): document i has the lens[i] terms that follow
