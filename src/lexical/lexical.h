@@ -1,0 +1,146 @@
+/*
+ * lexical.h: remem's own in-memory inverted index, one per namespace, and
+ * BM25 top-k over it with pruning (lexical.c explains how and why).
+ *
+ * Documents are dense ids 0..lex_count()-1, the same numbers as the rows of
+ * the engine's per-namespace cache: a new document is appended at the end,
+ * an update replaces a document's terms in place, and a removal moves the
+ * last document into the hole (lex_swap_remove, as flat_swap_remove does
+ * for vectors), so the caller mirrors every move in its own per-row arrays.
+ * A document is given as its analysed terms, repeats included: the index
+ * counts term frequencies itself. Terms are NUL-terminated byte strings
+ * compared byte for byte; the analyser (lower-casing, stemming) is the
+ * caller's, and the same one must serve documents and queries.
+ *
+ * THE SCORE. For a query, each distinct known term t of it counts once
+ * (a repeated query term counts once), and a document d scores
+ *
+ *   sum over t in d of  idf(t) * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))
+ *   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+ *
+ * with k1 = 1.2, b = 0.75, tf the term's count in d (counted up to
+ * LEX_MAX_TF; BM25 has long saturated by then), dl the number of terms of d
+ * (repeats included), N the number of documents, avgdl their mean length
+ * and df the number of documents holding t: the BM25 of SQLite FTS5, here
+ * positive and larger for better matches. The double is computed by exactly
+ * that expression and summed over the query's terms in the order they first
+ * appear in the query, so an independent scorer written the same way gets
+ * the same bits. Hits come best first; equal scores come lower id first.
+ *
+ * QUERY LENGTH. Terms the index does not know are dropped; of the rest, at
+ * most LEX_MAX_QUERY_TERMS distinct terms are kept: the rarest (lowest df;
+ * among equal df, the earliest in the query). Common terms add little to
+ * BM25 and most of the cost, so a pasted page costs what its 64 most
+ * telling words cost.
+ *
+ * Threads: an index is not locked. Searches only read it (any number may
+ * run at once); changes need the caller's exclusive access.
+ */
+#ifndef REMEM_LEXICAL_H
+#define REMEM_LEXICAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LEX_K1              1.2
+#define LEX_B               0.75
+/* Distinct query terms kept (the rarest). */
+#define LEX_MAX_QUERY_TERMS 64
+/* Term frequencies are counted up to this (they are kept as uint16). */
+#define LEX_MAX_TF          65535
+
+/* Results of the changing calls. */
+enum { LEX_OK = 0, LEX_ENOMEM = -1, LEX_EINVAL = -2 };
+
+typedef struct lex_index lex_index;
+
+typedef struct lex_hit {
+    uint32_t doc;
+    double score;
+} lex_hit;
+
+/* A new empty index; NULL when out of memory. lex_free accepts NULL. */
+lex_index *lex_new(void);
+void lex_free(lex_index *ix);
+
+/* Documents (N). */
+size_t lex_count(const lex_index *ix);
+/* Sum of the documents' lengths (terms, repeats included). */
+uint64_t lex_total_length(const lex_index *ix);
+/* Length of document doc (0 when doc >= lex_count). */
+uint32_t lex_doc_length(const lex_index *ix, uint32_t doc);
+/* Documents holding term (df); 0 for an unknown term. */
+uint32_t lex_df(const lex_index *ix, const char *term);
+/* Postings: (term, document) pairs, i.e. the sum of df over all terms. */
+size_t lex_postings(const lex_index *ix);
+/* Bytes the index holds on the heap (capacity, not just what is used;
+ * malloc's own per-block overhead not counted). */
+size_t lex_memory_bytes(const lex_index *ix);
+
+/* Room for docs documents in the per-document arrays; LEX_OK or
+ * LEX_ENOMEM (nothing changed). Loading a namespace of known size so saves
+ * the copies of growing. */
+int lex_reserve(lex_index *ix, size_t docs);
+/* Give back the room kept for growth in the posting lists (up to a third
+ * of their bytes); for after a namespace's load. The next addition to a
+ * list grows it again. */
+void lex_trim(lex_index *ix);
+/* Append document doc, which must be lex_count(ix) (else LEX_EINVAL), with
+ * its n analysed terms (terms[i] non-NULL; copied where needed, the caller
+ * keeps them). LEX_OK, LEX_EINVAL, or LEX_ENOMEM; on an error the
+ * documents, postings and statistics are unchanged (the dictionary may
+ * keep spellings it met, with no postings). */
+int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n);
+/* Append count documents at once, ids first .. first + count - 1 (first
+ * must be lex_count(ix)): document i has the lens[i] terms that follow
+ * those of document i - 1 in terms. The same index as count lex_add
+ * calls, built term by term (each posting list's tail written once per
+ * call, not once per document): what loading a namespace wants, in
+ * batches of a few thousand documents. Same results as lex_add; on an
+ * error nothing is added. */
+int lex_add_many(lex_index *ix, uint32_t first, const char *const *terms, const uint32_t *lens,
+                 size_t count);
+/* Replace the terms of document doc (< lex_count) by these n; same results
+ * and guarantees as lex_add. */
+int lex_set(lex_index *ix, uint32_t doc, const char *const *terms, size_t n);
+/* Remove document doc (< lex_count, else LEX_EINVAL) by moving the last
+ * document into its place (its id becomes doc). Never allocates, never
+ * fails otherwise. */
+int lex_swap_remove(lex_index *ix, uint32_t doc);
+
+/* The up to k best documents for the query's n terms (analysed like the
+ * documents, repeats allowed) among those allowed by allow (NULL: all;
+ * else a bitmap of lex_count() bits, 64 per word, bit d set = document d
+ * may be returned), best first, into out (room for k). Returns how many
+ * (fewer than k when fewer documents match). Documents matching no query
+ * term are never returned. Never allocates (it uses about 12 KB of
+ * stack); cost grows with the postings of the query's terms that can
+ * still reach the top k, not with all of them. The same hits, order and
+ * score bits as lex_search_exhaustive. */
+size_t lex_search(const lex_index *ix, const char *const *terms, size_t n, size_t k,
+                  const uint64_t *allow, lex_hit *out);
+
+/* What one search did; for tests and benchmarks. */
+typedef struct lex_trace {
+    size_t terms;    /* distinct known query terms used */
+    size_t postings; /* postings of those terms (what an exhaustive scorer reads) */
+    size_t scored;   /* documents whose full score was computed */
+} lex_trace;
+
+/* lex_search, also filling *trace (may be NULL). */
+size_t lex_search_traced(const lex_index *ix, const char *const *terms, size_t n, size_t k,
+                         const uint64_t *allow, lex_hit *out, lex_trace *trace);
+
+/* The plain scorer: every posting of every query term is scored (term at a
+ * time, into an accumulator per document), then the top k are selected;
+ * the baseline of the benchmark and what FTS5 does. Returns the number of
+ * hits, or -1 when out of memory. */
+long lex_search_exhaustive(const lex_index *ix, const char *const *terms, size_t n, size_t k,
+                           const uint64_t *allow, lex_hit *out);
+
+/* For tests only: multiply every term's upper bound by scale (1 is the
+ * truth; below 1 the bounds are wrong and the search may miss documents).
+ * Not thread-safe against running searches. */
+void lex_set_bound_scale(double scale);
+
+#endif
