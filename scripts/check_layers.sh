@@ -36,6 +36,7 @@ src/index    part
 src/embed    part
 src/filter   part
 src/text     part
+src/lexical  part
 src/net      part
 src/llm      part
 src/util     util

@@ -117,7 +117,7 @@ static void test_bad_files(void) {
         {"{\"keys\":[{\"sha256\":\"%s\",\"namespaces\":[\"*\"]}]}",
          "keys[0]: \"rights\" must be a non-empty array"},
         {"{\"keys\":[{\"sha256\":\"%s\",\"namespaces\":[\"*\"],\"rights\":[\"root\"]}]}",
-         "keys[0].rights[0]: expected \"read\", \"write\" or \"admin\""},
+         "keys[0].rights[0]: expected \"read\", \"write\", \"embed\" or \"admin\""},
         {"{\"keys\":[{\"sha256\":\"%s\",\"namespaces\":[\"*\"],\"rights\":[\"read\"]},"
          "{\"sha256\":\"%s\",\"namespaces\":[\"*\"],\"rights\":[\"read\"]}]}",
          "keys[0] and keys[1] have the same secret"},
@@ -148,7 +148,9 @@ static void test_parse_rights(void) {
     CHECK_INT(serve_parse_rights("read,write", &r, err, sizeof err), 0);
     CHECK_INT(r, SERVE_READ | SERVE_WRITE);
     CHECK_INT(serve_parse_rights("admin", &r, err, sizeof err), 0);
-    CHECK_INT(r, SERVE_READ | SERVE_WRITE | SERVE_ADMIN);
+    CHECK_INT(r, SERVE_READ | SERVE_WRITE | SERVE_ADMIN | SERVE_EMBED); /* admin implies embed */
+    CHECK_INT(serve_parse_rights("embed", &r, err, sizeof err), 0);
+    CHECK_INT(r, SERVE_EMBED); /* embedding alone reads and writes nothing */
     CHECK_INT(serve_parse_rights("read,,", &r, err, sizeof err), 0);
     CHECK_INT(r, SERVE_READ);
     CHECK_INT(serve_parse_rights("read,rite", &r, err, sizeof err), -1);
