@@ -221,11 +221,37 @@ static void test_history_sequence(void) {
     remem_close(db);
 }
 
+/* History prints numbers as every other rendering does: 0.6, never
+ * 0.59999999999999998 (issue 8, item 15). */
+static void test_history_floats(void) {
+    remem *db = open_store(":memory:");
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "f";
+    m.id = "x";
+    m.text = "The kettle is in the cupboard";
+    m.importance = 0.6;
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    remem_patch p;
+    remem_patch_init(&p);
+    p.fields = REMEM_SET_IMPORTANCE;
+    p.importance = 0.7;
+    CHECK_INT(remem_update(db, "f", "x", &p), REMEM_OK);
+    char *js = NULL;
+    CHECK_INT(remem_history(db, "f", "x", &js), REMEM_OK);
+    CHECK_HAS(js, "\"importance\":0.6,");
+    CHECK_HAS(js, "\"importance\":0.7,");
+    CHECK(js && !strstr(js, "0.59999") && !strstr(js, "0.69999"));
+    remem_free(js);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_invalidate);
     RUN(test_forget_archive);
     RUN(test_forget_purge);
     RUN(test_history_sequence);
+    RUN(test_history_floats);
     return TEST_EXIT();
 }

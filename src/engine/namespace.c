@@ -67,7 +67,7 @@ int remem_history(remem *db, const char *ns, const char *id, char **json) {
     if (!rc && json_array_size(c.arr) == 0)
         rc = eng_fail(db, REMEM_ENOTFOUND, "no history for %s%s%.200s", ns ? ns : "", ns ? "/" : "",
                       id);
-    if (!rc && !(*json = json_dumps(c.arr, JSON_COMPACT)))
+    if (!rc && !(*json = json_dumps(c.arr, JSON_COMPACT | JSON_REAL_PRECISION(7))))
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     json_decref(c.arr);
     return rc;
