@@ -26,6 +26,7 @@
 
 #include "../server/keys.c"
 #include "../server/reply.c"
+#include "../server/route_table.c"
 #include "../server/routes.c"
 #include "../server/routes_admin.c"
 #include "../server/routes_memories.c"
@@ -51,14 +52,6 @@ void server_export(request *rq, reply *rp, const char *ns, int vectors) {
 void server_mcp(request *rq, reply *rp) {
     (void)rq;
     reply_error(rp, 500, "REMEM_EIO", "no mcp in the fuzzer");
-}
-char *request_arg(const request *rq, const char *name) {
-    (void)rq, (void)name;
-    return NULL;
-}
-int request_flag(const request *rq, const char *name, int dflt) {
-    (void)rq, (void)name;
-    return dflt;
 }
 char *metrics_render(const server *srv, json_t *namespaces) {
     (void)srv, (void)namespaces;

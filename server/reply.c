@@ -170,3 +170,55 @@ void reply_write(reply *rp, int status, const char *op, const char *ns, const ch
     reply_text(rp, status, remem_write_result_json(op, ns, id, outcome, superseded_by), remem_free,
                "application/json");
 }
+
+/* ---- query strings ---- */
+
+char *request_arg(const request *rq, const char *name) {
+    const char *raw = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+    if (!raw) return NULL;
+    char *s = strdup(raw);
+    if (!s) return NULL;
+    for (char *p = s; *p; p++)
+        if (*p == '+') *p = ' ';
+    MHD_http_unescape(s);
+    return s;
+}
+
+int request_flag(const request *rq, const char *name, int dflt) {
+    char *v = request_arg(rq, name);
+    if (!v) return dflt;
+    int r = -1;
+    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !*v)
+        r = 1;
+    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no"))
+        r = 0;
+    free(v);
+    return r;
+}
+
+/* remem_namespaces' array, filtered to what key may read; NULL with rp set
+ * on failure. */
+json_t *visible_namespaces(request *rq, reply *rp, remem *db) {
+    char *text = NULL;
+    int rc = remem_namespaces(db, &text);
+    if (rc != REMEM_OK) {
+        reply_remem_error(rp, db, rc);
+        return NULL;
+    }
+    json_t *all = json_loads(text, 0, NULL);
+    remem_free(text);
+    if (!json_is_array(all)) {
+        json_decref(all);
+        reply_error(rp, 500, "REMEM_ECORRUPT", "namespaces: unreadable list");
+        return NULL;
+    }
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e) {
+        const char *ns = json_string_value(json_object_get(e, "ns"));
+        if (ns && key_allows(rq->key, ns, SERVE_READ)) json_array_append(out, e);
+    }
+    json_decref(all);
+    return out;
+}

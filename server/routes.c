@@ -31,33 +31,6 @@
 #include <string.h>
 #include "serverInt.h"
 
-const route server_routes[R_COUNT] = {
-    [R_HEALTHZ] = {"GET", "/healthz", RF_PUBLIC},
-    [R_METRICS] = {"GET", "/metrics", 0},
-    [R_OPENAPI] = {"GET", "/openapi.json", RF_PUBLIC},
-    [R_MCP_POST] = {"POST", "/mcp", RF_BODY},
-    [R_MCP_GET] = {"GET", "/mcp", 0},
-    [R_MCP_DELETE] = {"DELETE", "/mcp", 0},
-    [R_PROFILES] = {"GET", "/v1/profiles", 0},
-    [R_PROFILE] = {"GET", "/v1/profiles/{name}", 0},
-    [R_EMBED] = {"POST", "/v1/embed", RF_BODY},
-    [R_NS_LIST] = {"GET", "/v1/namespaces", 0},
-    [R_NS_CLEAR] = {"DELETE", "/v1/namespaces/{ns}", 0},
-    [R_NS_STATS] = {"GET", "/v1/namespaces/{ns}/stats", 0},
-    [R_STATS] = {"GET", "/v1/stats", 0},
-    [R_ADD] = {"POST", "/v1/namespaces/{ns}/memories", RF_BODY},
-    [R_BATCH] = {"POST", "/v1/namespaces/{ns}/memories:batch", RF_BODY},
-    [R_MEM_GET] = {"GET", "/v1/namespaces/{ns}/memories/{id}", 0},
-    [R_MEM_PATCH] = {"PATCH", "/v1/namespaces/{ns}/memories/{id}", RF_BODY},
-    [R_MEM_DELETE] = {"DELETE", "/v1/namespaces/{ns}/memories/{id}", 0},
-    [R_INVALIDATE] = {"POST", "/v1/namespaces/{ns}/memories/{id}:invalidate", RF_BODY_OPTIONAL},
-    [R_HISTORY] = {"GET", "/v1/namespaces/{ns}/memories/{id}/history", 0},
-    [R_EXPORT_NS] = {"GET", "/v1/namespaces/{ns}/export", 0},
-    [R_EXPORT_ALL] = {"GET", "/v1/export", 0},
-    [R_RECALL] = {"POST", "/v1/recall", RF_BODY},
-    [R_FIND_ID] = {"GET", "/v1/memories/{id}", 0},
-};
-
 /* ------------------------------------------------------------------ */
 /* Matching                                                            */
 /* ------------------------------------------------------------------ */

@@ -11,33 +11,6 @@
 #include <string.h>
 #include "serverInt.h"
 
-/* remem_namespaces' array, filtered to what key may read; NULL with rp set
- * on failure. */
-json_t *visible_namespaces(request *rq, reply *rp, remem *db) {
-    char *text = NULL;
-    int rc = remem_namespaces(db, &text);
-    if (rc != REMEM_OK) {
-        reply_remem_error(rp, db, rc);
-        return NULL;
-    }
-    json_t *all = json_loads(text, 0, NULL);
-    remem_free(text);
-    if (!json_is_array(all)) {
-        json_decref(all);
-        reply_error(rp, 500, "REMEM_ECORRUPT", "namespaces: unreadable list");
-        return NULL;
-    }
-    json_t *out = json_array();
-    size_t i;
-    json_t *e;
-    json_array_foreach(all, i, e) {
-        const char *ns = json_string_value(json_object_get(e, "ns"));
-        if (ns && key_allows(rq->key, ns, SERVE_READ)) json_array_append(out, e);
-    }
-    json_decref(all);
-    return out;
-}
-
 void h_namespaces(request *rq, reply *rp, remem *db) {
     json_t *list = visible_namespaces(rq, rp, db);
     if (list) reply_json(rp, 200, json_pack("{s:o}", "namespaces", list));

@@ -1,7 +1,7 @@
 /*
- * handle.c: the engine's handle: status names and messages, the per-handle
- * error string, the small public helpers (init functions, time, profiles),
- * opening a store with its embedder, and closing it.
+ * handle.c: the engine's handle: the small public helpers (versions, init
+ * functions, time, profiles), opening a store with its embedder, and
+ * closing it. Status names and the per-handle error string are in error.c.
  *
  * A handle joins a store, an embedder and the in-memory namespace caches
  * (cache.c). The write path is in write.c and edit.c, whole-namespace work
@@ -17,41 +17,6 @@
 #include "engine/engine.h"
 #include "score/score.h"
 #include "util/util.h"
-
-/* ---- status codes ---- */
-
-const char *remem_status_name(int rc) {
-#define REMEM__NAME(name, val, msg) \
-    if (rc == val) return #name;
-    REMEM_STATUS_MAP(REMEM__NAME)
-#undef REMEM__NAME
-    return "REMEM_UNKNOWN";
-}
-
-const char *remem_strerror(int rc) {
-#define REMEM__MSG(name, val, msg) \
-    if (rc == val) return msg;
-    REMEM_STATUS_MAP(REMEM__MSG)
-#undef REMEM__MSG
-    return "unknown error";
-}
-
-int eng_fail(remem *db, int rc, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(db->err, sizeof db->err, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-int eng_store_fail(remem *db, int rc) {
-    snprintf(db->err, sizeof db->err, "%s", store_errmsg(db->st));
-    return rc;
-}
-
-void eng_ok(remem *db) { db->err[0] = '\0'; }
-
-const char *remem_errmsg(const remem *db) { return db ? db->err : "out of memory"; }
 
 /* ---- small public helpers ---- */
 

@@ -412,23 +412,6 @@ void remem_query_json_free(remem_query_json *p) {
     free(p);
 }
 
-int remem_recall_json(remem *db, const char *json, size_t len, char **result_json) {
-    if (result_json) *result_json = NULL;
-    if (!db) return REMEM_EINVAL;
-    if (!result_json) return eng_fail(db, REMEM_EINVAL, "no place for the result");
-    char err[512];
-    remem_query_json *p = NULL;
-    int rc = remem_query_parse(json, len, &p, err, sizeof err);
-    if (rc) return eng_fail(db, rc, "%s", err);
-    remem_result *res = NULL;
-    rc = remem_recall(db, &p->q, &res);
-    if (rc == REMEM_OK && !(*result_json = remem_result_to_json(res)))
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-    remem_result_free(res);
-    remem_query_json_free(p);
-    return rc;
-}
-
 int remem_parse_time_field(const char *field, const char *s, int64_t *ms, char *err,
                            size_t errcap) {
     return util_parse_time_field(field ? field : "time", s, ms, err, errcap) ? REMEM_EPARSE

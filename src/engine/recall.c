@@ -690,3 +690,23 @@ out:
     filter_free(x.pf);
     return rc;
 }
+
+/* Parse (query.c), recall and render in one call: what a face or a
+ * binding that speaks JSON needs. It lives here, not in query.c, so that
+ * the parser never calls up into recall. */
+int remem_recall_json(remem *db, const char *json, size_t len, char **result_json) {
+    if (result_json) *result_json = NULL;
+    if (!db) return REMEM_EINVAL;
+    if (!result_json) return eng_fail(db, REMEM_EINVAL, "no place for the result");
+    char err[512];
+    remem_query_json *p = NULL;
+    int rc = remem_query_parse(json, len, &p, err, sizeof err);
+    if (rc) return eng_fail(db, rc, "%s", err);
+    remem_result *res = NULL;
+    rc = remem_recall(db, remem_query_json_get(p), &res);
+    if (rc == REMEM_OK && !(*result_json = remem_result_to_json(res)))
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    remem_result_free(res);
+    remem_query_json_free(p);
+    return rc;
+}

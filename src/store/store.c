@@ -1,7 +1,7 @@
 /*
- * store.c: what every backend shares: the registry that picks a backend
- * by the URI's scheme, and the row helpers (a row's owned strings are the
- * same whatever store filled them).
+ * store.c: the registry that picks a backend by the URI's scheme. The row
+ * helpers every backend uses are in row.c, apart, so that backends call
+ * down into them and the registry calls down into the backends: no circle.
  *
  * A new backend is one file defining `const store_backend
  * store_<name>_backend` plus one X(<name>) line in STORE_BACKENDS below;
@@ -67,54 +67,4 @@ int store_open(const char *uri, const store_config *cfg, store **out, char *err,
         return REMEM_EUNSUPPORTED;
     }
     return b->open(uri, cfg, out, err, errcap);
-}
-
-/* ---- rows ---- */
-
-void store_row_clear(store_row *r) {
-    if (!r) return;
-    free((char *)r->m.ns);
-    free((char *)r->m.id);
-    free((char *)r->m.kind);
-    free((char *)r->m.tier);
-    free((char *)r->m.text);
-    free((char *)r->m.superseded_by);
-    free((char *)r->m.metadata);
-    free((char *)r->m.links);
-    free((char *)r->m.model);
-    free(r->vec);
-    memset(r, 0, sizeof *r);
-}
-
-static int dup_into(const char **dst, const char *src) {
-    *dst = NULL;
-    if (!src) return 0;
-    return (*dst = strdup(src)) ? 0 : -1;
-}
-
-int store_row_copy(store_row *dst, const store_row *src) {
-    memset(dst, 0, sizeof *dst);
-    dst->rowid = src->rowid;
-    dst->m = src->m;
-    const remem_memory *m = &src->m;
-    remem_memory *d = &dst->m;
-    d->vector = NULL;
-    int bad = dup_into(&d->ns, m->ns) | dup_into(&d->id, m->id) | dup_into(&d->kind, m->kind) |
-              dup_into(&d->tier, m->tier) | dup_into(&d->text, m->text) |
-              dup_into(&d->superseded_by, m->superseded_by) | dup_into(&d->metadata, m->metadata) |
-              dup_into(&d->links, m->links) | dup_into(&d->model, m->model);
-    if (!bad && m->vector && m->dim > 0) {
-        dst->vec = malloc((size_t)m->dim * sizeof *dst->vec);
-        if (dst->vec) {
-            memcpy(dst->vec, m->vector, (size_t)m->dim * sizeof *dst->vec);
-            d->vector = dst->vec;
-        } else {
-            bad = 1;
-        }
-    }
-    if (bad) {
-        store_row_clear(dst);
-        return -1;
-    }
-    return 0;
 }
