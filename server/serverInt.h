@@ -3,15 +3,24 @@
  * the path a request takes:
  *
  *   http.c     libmicrohttpd glue: the daemon and its thread pool, reading
- *              bodies under the size limit, Content-Type and key checks,
- *              draining on SIGINT/SIGTERM, the /mcp transport.
- *   routes.c   the route table, the path matcher, the dispatch.
+ *              bodies under the size limit, framing, Content-Type and key
+ *              checks, draining on SIGINT/SIGTERM.
+ *   routes.c   the path matcher and the dispatch.
+ *   route_table.c  the route table (data: routes.c matches against it,
+ *              metrics.c names counters after it).
+ *   export.c   export streamed through a pipe.
+ *   mcp_route.c  the /mcp transport (sessions, around mcp_handle).
  *   routes_memories.c, routes_recall.c, routes_namespaces.c,
  *   routes_admin.c
  *              the handlers, by resource: JSON in, a remem call on a
  *              pooled handle, JSON out.
  *   reply.c    what the handlers share: JSON replies and errors, access
- *              checks, body readers.
+ *              checks, body and query-string readers, the visible
+ *              namespaces.
+ *
+ * Calls go one way, down this list's reverse: http.c -> routes.c ->
+ * handlers -> reply.c, export.c, mcp_route.c, metrics.c, route_table.c
+ * (scripts/check_cycles.py checks it).
  *   keys.c     API keys: the keys file, SHA-256 of secrets, namespace globs.
  *   pool.c     remem handles checked out per request (a handle is used by
  *              one thread at a time; they all open the same store).

@@ -3,7 +3,7 @@
 #   - GET /openapi.json serves exactly docs/openapi.json;
 #   - every path and method in the document reaches a route of the running
 #     server (never "no route" 404 nor 405);
-#   - the route table in server/routes.c and the document list the same
+#   - the route table in server/route_table.c and the document list the same
 #     (method, path) pairs, both ways;
 #   - the document is sound: every $ref resolves, operationIds are unique,
 #     every {param} of a path is declared as a path parameter.
@@ -20,8 +20,8 @@ doc = json.load(open(root + "/docs/openapi.json"))
 documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
 
 table = set(re.findall(r'\[R_[A-Z_]+\]\s*=\s*\{"([A-Z]+)",\s*"([^"]+)"',
-                       open(root + "/server/routes.c").read()))
-check(len(table) >= 20, "read %d routes from server/routes.c" % len(table))
+                       open(root + "/server/route_table.c").read()))
+check(len(table) >= 20, "read %d routes from server/route_table.c" % len(table))
 for m, p in sorted(table - documented):
     check(False, "route %s %s is not in docs/openapi.json" % (m, p))
 for m, p in sorted(documented - table):
