@@ -18,6 +18,7 @@
  * and counted), questions without evidence, integer answers.
  */
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,8 +222,11 @@ static int eval_profile(remem *db, json_t *root, conv *convs, size_t nconv, cons
             q.k = maxk;
             q.now = convs[c].end + 24LL * 3600 * 1000;
             q.no_touch = 1;
-            q.min_score = -INFINITY; /* rank everything: thresholds would only cut the list */
-            q.min_similarity = -INFINITY;
+            /* Rank everything: thresholds would only cut the list. The
+             * query's numbers must be finite (eng_query_check), so the
+             * lowest finite double stands for "no threshold". */
+            q.min_score = -DBL_MAX;
+            q.min_similarity = -DBL_MAX;
             remem_result *r = NULL;
             int rc = remem_recall(db, &q, &r);
             if (rc) {
