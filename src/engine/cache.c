@@ -34,7 +34,6 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "text/analyse.h"
 
 typedef struct term_sink {
     strbuf *buf;
@@ -63,10 +62,11 @@ static void take_term(const char *term, size_t len, int has_digit, int sentence_
     sb_append(t->buf, "", 1);
 }
 
-long cache_terms(const char *text, strbuf *buf, size_t **offs, size_t *n, size_t *cap) {
+long cache_terms(text_stemmer *st, const char *text, strbuf *buf, size_t **offs, size_t *n,
+                 size_t *cap) {
     size_t before = *n;
     term_sink t = {buf, offs, n, cap, 0};
-    text_analyse(text, take_term, &t);
+    text_analyse_with(text, st, take_term, &t);
     if (t.oom || buf->oom) return -1;
     return (long)(*n - before);
 }
@@ -100,10 +100,10 @@ static int doc_scratch_point(doc_scratch *d) {
 }
 
 /* The terms of text in d (replacing what it held); their count, or -1. */
-static long doc_terms(doc_scratch *d, const char *text) {
+static long doc_terms(const ns_cache *c, doc_scratch *d, const char *text) {
     d->buf.len = 0;
     d->n = 0;
-    long got = cache_terms(text, &d->buf, &d->offs, &d->n, &d->cap);
+    long got = cache_terms(c->stem, text, &d->buf, &d->offs, &d->n, &d->cap);
     if (got < 0 || doc_scratch_point(d)) return -1;
     return got;
 }
@@ -278,7 +278,7 @@ static int reserve(ns_cache *c, size_t cap) {
 static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     if (c->n == c->cap && reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
     doc_scratch d = {0};
-    long nt = doc_terms(&d, r->m.text);
+    long nt = doc_terms(c, &d, r->m.text);
     store_row packed;
     if (nt < 0 || pack_row(c, r, &packed)) {
         doc_scratch_free(&d);
@@ -378,7 +378,8 @@ static int load_row(void *vctx, const store_row *r) {
         release_row(dst);
         return REMEM_ENOMEM;
     }
-    long nt = cache_terms(r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n, &lc->terms.cap);
+    long nt = cache_terms(c->stem, r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n,
+                          &lc->terms.cap);
     if (nt < 0) { /* the load fails and frees c: its map entry goes with it */
         release_row(dst);
         return REMEM_ENOMEM;
@@ -428,6 +429,7 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
         return NULL;
     }
     c->dim = dim;
+    c->stem = db->stem;
     c->version = version;
     c->hist_seq = hist_seq;
     /* Size everything once: growing by doubling would copy (and have the
@@ -489,7 +491,7 @@ static int upsert_row(ns_cache *c, store_row *r) {
             /* The text changed: its terms first (the one step that can
              * fail; the row is then dropped with the cache). */
             doc_scratch d = {0};
-            long nt = doc_terms(&d, r->m.text);
+            long nt = doc_terms(c, &d, r->m.text);
             int bad = nt < 0 || lex_set(c->lex, (uint32_t)at, d.terms, (size_t)nt) != LEX_OK;
             doc_scratch_free(&d);
             if (bad) return -1;

@@ -281,7 +281,7 @@ static int lexical_lane(query_ctx *x) {
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
     int rc = REMEM_OK;
-    if (cache_terms(x->q->text, &buf, &offs, &n, &cap) < 0) goto oom;
+    if (cache_terms(x->db->stem, x->q->text, &buf, &offs, &n, &cap) < 0) goto oom;
     if (n == 0) goto out;
     if (!(terms = malloc(n * sizeof *terms))) goto oom;
     for (size_t i = 0; i < n; i++) terms[i] = buf.data + offs[i];

@@ -3,15 +3,19 @@
  * UTF-8 (ASCII on a fast path, the rest through utf8proc's categories and
  * lowercasing), the English clitic rules at apostrophes (ASCII ' and
  * U+2019), a sorted stopword list looked up by bsearch, and a light
- * stemmer applied in place. The stopword list keeps chat fillers ("hey",
- * "thanks"): dropping them measured worse on LoCoMo, since a filler turn
- * is then left with little but its speaker's name.
+ * stemmer applied in place, or else Snowball's English stemmer through
+ * libstemmer (a well-kept implementation: "deploy", "deploying" and
+ * "deployments" become one stem, which the light stemmer misses). The
+ * stopword list keeps chat fillers ("hey", "thanks"): dropping them
+ * measured worse on LoCoMo, since a filler turn is then left with little
+ * but its speaker's name.
  */
 #include "text/analyse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <libstemmer.h>
 #include <utf8proc.h>
 
 enum { WORD_MAX = TEXT_TERM_MAX }; /* bytes; a longer run of letters is cut into pieces */
@@ -134,7 +138,12 @@ typedef struct word_buf {
     int has_digit;
 } word_buf;
 
+struct text_stemmer {
+    struct sb_stemmer *sb;
+};
+
 typedef struct scanner {
+    struct sb_stemmer *snowball; /* NULL: the light stemmer */
     word_buf word;
     int sentence_start;
     text_term_fn fn;
@@ -142,12 +151,26 @@ typedef struct scanner {
     size_t terms;
 } scanner;
 
+/* Snowball's stem of w, copied back into it; its new length. */
+static size_t snowball_stem(struct sb_stemmer *sb, word_buf *w) {
+    const sb_symbol *out = sb_stemmer_stem(sb, (const sb_symbol *)w->bytes, (int)w->len);
+    int n = out ? sb_stemmer_length(sb) : -1;
+    /* Out of memory in the stemmer, or (never in English) a longer stem:
+     * the word stays whole, as the same word always does. */
+    if (n < 0 || (size_t)n > WORD_MAX) return w->len;
+    memcpy(w->bytes, out, (size_t)n);
+    w->bytes[n] = '\0';
+    return (size_t)n;
+}
+
 static void flush_word(scanner *s) {
     word_buf *w = &s->word;
     if (w->len == 0) return;
     w->bytes[w->len] = '\0';
     if (!is_stopword(w->bytes, w->len)) {
-        size_t len = w->has_digit ? w->len : stem(w->bytes, w->len);
+        size_t len = w->has_digit  ? w->len
+                     : s->snowball ? snowball_stem(s->snowball, w)
+                                   : stem(w->bytes, w->len);
         s->terms++;
         if (s->fn) s->fn(w->bytes, len, w->has_digit, s->sentence_start, s->ctx);
         s->sentence_start = 0;
@@ -256,7 +279,27 @@ static void scan_text(scanner *s, const char *text) {
     flush_word(s);
 }
 size_t text_analyse(const char *text, text_term_fn fn, void *ctx) {
-    scanner s = {.fn = fn, .ctx = ctx};
+    return text_analyse_with(text, NULL, fn, ctx);
+}
+
+text_stemmer *text_stemmer_new(void) {
+    text_stemmer *st = malloc(sizeof *st);
+    if (!st) return NULL;
+    if (!(st->sb = sb_stemmer_new("english", "UTF_8"))) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void text_stemmer_free(text_stemmer *st) {
+    if (!st) return;
+    sb_stemmer_delete(st->sb);
+    free(st);
+}
+
+size_t text_analyse_with(const char *text, text_stemmer *st, text_term_fn fn, void *ctx) {
+    scanner s = {.snowball = st ? st->sb : NULL, .fn = fn, .ctx = ctx};
     if (text) scan_text(&s, text);
     return s.terms;
 }
