@@ -552,7 +552,10 @@ REMEM_API int remem_history(remem *db, const char *ns, const char *id, char **js
 
 /* Statistics as a JSON object: memories in total and per namespace, per
  * kind and tier, invalidated, expired, models, file size. ns may be NULL
- * for all. *json: remem_free. Reads only.
+ * for all. With ns, when this handle holds the namespace in memory (a
+ * recall loaded it), "cache" says what that costs: {"rows",
+ * "vector_bytes" (the float32 rows), "lexical_bytes", "lexical_postings",
+ * "lexical_bytes_per_memory"}. *json: remem_free. Reads only.
  * Returns: REMEM_OK; store errors. */
 REMEM_API int remem_stats(remem *db, const char *ns, char **json);
 

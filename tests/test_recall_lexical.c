@@ -307,6 +307,19 @@ static void test_lexical_lane_exact(void) {
             check_query(b, both, 2, text, "b (both)");
         }
     }
+    /* What the index costs is reported for a loaded namespace. */
+    char *js = NULL;
+    if (a && remem_stats(a, "t:a", &js) == REMEM_OK) {
+        int rows = 0;
+        for (int i = 0; i < n_mems; i++) rows += mems[i].alive && !strcmp(mems[i].ns, "t:a");
+        char want[64];
+        snprintf(want, sizeof want, "\"cache\":{\"rows\":%d,", rows);
+        CHECK_HAS(js, want);
+        CHECK_HAS(js, "\"lexical_bytes_per_memory\":");
+    } else {
+        CHECK(0);
+    }
+    remem_free(js);
     remem_close(a);
     remem_close(b);
     const char *suffix[] = {"", "-wal", "-shm"};
