@@ -23,7 +23,8 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -pthread \
            -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
+# libstemmer (Snowball, the lexical lane's stemmer) has no pkg-config file.
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lm -lpthread
 SANFLAGS ?=
 # The library exports only what include/remem.h marks REMEM_API (the
 # remem_* calls); everything else in libremem.so is hidden, so its internal

@@ -222,8 +222,9 @@ static int eval_profile(remem *db, json_t *root, conv *convs, size_t nconv, cons
             q.k = maxk;
             q.now = convs[c].end + 24LL * 3600 * 1000;
             q.no_touch = 1;
-            /* rank everything: thresholds would only cut the list (the lowest
-             * finite value: remem_recall refuses non-finite thresholds) */
+            /* Rank everything: thresholds would only cut the list. The
+             * query's numbers must be finite (eng_query_check), so the
+             * lowest finite double stands for "no threshold". */
             q.min_score = -DBL_MAX;
             q.min_similarity = -DBL_MAX;
             remem_result *r = NULL;

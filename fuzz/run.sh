@@ -13,7 +13,8 @@ here=$(cd "$(dirname "$0")/.." && pwd); cd "$here"
 out=build-fuzz; mkdir -p "$out"
 pkgs="sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libcrypto"
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc $(pkg-config --cflags $pkgs)"
-libs="$(pkg-config --libs $pkgs) -lm -lpthread"
+# libstemmer (Snowball) has no pkg-config file.
+libs="$(pkg-config --libs $pkgs) -lstemmer -lm -lpthread"
 srcs=$(make -s --no-print-directory print-lib-src)
 n=0
 for f in fuzz/fuzz_*.c; do

@@ -358,11 +358,11 @@ REMEM_API int remem_invalidate(remem *db, const char *ns, const char *id, const 
 /* Delete (ns, id). With purge = 0 it moves to tier "archived" (out of
  * recall, restorable with remem_update; history row "archive"); with
  * purge = 1 the row and its vector are deleted, its text is scrubbed from
- * the earlier history rows and the full-text index, and history keeps a
- * row "delete" without the text.
+ * the earlier history rows, and history keeps a row "delete" without the
+ * text.
  * Returns: REMEM_OK; REMEM_EINVAL (no id, read-only); REMEM_ENOTFOUND;
  * REMEM_EAMBIGUOUS; store errors. A purge whose row is deleted but whose
- * full-text scrub then fails returns the store error with a message that
+ * scrub of the store's files then fails returns the store error with a message that
  * says so: run it again. */
 REMEM_API int remem_forget(remem *db, const char *ns, const char *id, int purge);
 
@@ -552,7 +552,10 @@ REMEM_API int remem_history(remem *db, const char *ns, const char *id, char **js
 
 /* Statistics as a JSON object: memories in total and per namespace, per
  * kind and tier, invalidated, expired, models, file size. ns may be NULL
- * for all. *json: remem_free. Reads only.
+ * for all. With ns, when this handle holds the namespace in memory (a
+ * recall loaded it), "cache" says what that costs: {"rows",
+ * "vector_bytes" (the float32 rows), "lexical_bytes", "lexical_postings",
+ * "lexical_bytes_per_memory"}. *json: remem_free. Reads only.
  * Returns: REMEM_OK; store errors. */
 REMEM_API int remem_stats(remem *db, const char *ns, char **json);
 

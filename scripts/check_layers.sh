@@ -33,6 +33,7 @@ src/engine   engine
 src/score    engine
 src/store    part
 src/index    part
+src/lexical  part
 src/embed    part
 src/filter   part
 src/text     part

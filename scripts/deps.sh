@@ -6,7 +6,8 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config clang libclang-rt-14-dev
       libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev
-      libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev python3 curl nodejs npm)
+      libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev
+      python3 curl nodejs npm)
 pkgs+=(${REMEM_DEPS_EXTRA:-})
 missing=()
 for p in "${pkgs[@]}"; do

@@ -121,8 +121,9 @@ static void test_profile_default_vector(void) {
     remem_close(db);
 }
 
-/* FTS5's BM25 as SQLite documents it (k1 = 1.2, b = 0.75; idf clamped to
- * 1e-6 when not positive), for a query of distinct single-token terms. */
+/* The lexical index's BM25 (src/lexical/lexical.h: k1 = 1.2, b = 0.75,
+ * idf = ln(1 + (N - df + 0.5) / (df + 0.5)), always positive), for a query
+ * of distinct single-token terms. */
 static double bm25_by_hand(const char *const *terms, size_t nt, const char *const *docs, size_t nd,
                            size_t doc) {
     double total_len = 0;
@@ -158,14 +159,13 @@ static double bm25_by_hand(const char *const *terms, size_t nt, const char *cons
                 dl = (double)len;
             }
         }
-        double idf = log(((double)nd - (double)with + 0.5) / ((double)with + 0.5));
-        if (idf <= 0) idf = 1e-6;
+        double idf = log(1 + ((double)nd - (double)with + 0.5) / ((double)with + 0.5));
         score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl));
     }
     return score;
 }
 
-/* The default profile with text: the lexical lane (BM25 over FTS5, divided
+/* The default profile with text: the lexical lane (the engine's BM25, divided
  * by the best candidate's) next to hand-made vectors. Words are ones no
  * stemmer changes and none is a stopword, so the token counts are plain. */
 static void test_profile_default_lexical(void) {

@@ -8,15 +8,20 @@
  *
  * The engine's expectations are written down here as checks: rowids stay
  * put across replace, a namespace's version moves on every content change
- * but not on touch, history seqs grow, the lexical search takes plain words
- * (quotes and operator words in them are words, not syntax) and counts a
- * term listed twice twice, a rollback leaves nothing.
+ * but not on touch, history seqs grow, a rollback leaves nothing. A store
+ * does no ranking (the engine's lexical index does), so there is no
+ * full-text operation to check.
+ *
+ * test_migrate_from_v2 is SQLite's own: a file of schema 2 (with the FTS5
+ * table that schema 3 dropped) opens, migrates and keeps its rows.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "store/store.h"
 #include "test.h"
@@ -635,126 +640,6 @@ static void test_scan(void) {
     done(s);
 }
 
-/* ---- lexical search ---- */
-
-typedef struct lex_log {
-    int64_t rowid[16];
-    double score[16];
-    int n, stop_after;
-} lex_log;
-
-static int log_lexical(void *ctx, int64_t rowid, double score) {
-    lex_log *l = ctx;
-    if (l->n < 16) {
-        l->rowid[l->n] = rowid;
-        l->score[l->n] = score;
-    }
-    l->n++;
-    return l->stop_after && l->n >= l->stop_after;
-}
-
-static double score_of(const lex_log *l, int64_t rowid) {
-    for (int i = 0; i < l->n && i < 16; i++)
-        if (l->rowid[i] == rowid) return l->score[i];
-    return 0;
-}
-
-static void test_lexical(void) {
-    store *s = open_fresh();
-    if (!s) return;
-    const char *ns[] = {"n"};
-    remem_memory m = memory("n", "1", "the garden needs watering every morning", NULL);
-    int64_t garden = put(s, &m);
-    m = memory("n", "2", "garden garden garden: tomatoes and more garden", NULL);
-    int64_t garden4 = put(s, &m);
-    m = memory("n", "3", "the quarterly report is due on friday", NULL);
-    int64_t report = put(s, &m);
-    m = memory("other", "4", "an OR b NEAR(c) said \"quoted\" star* col:umn", NULL);
-    int64_t syntax = put(s, &m);
-
-    /* One term: rows holding it, best first, scores > 0. */
-    lex_log l = {0};
-    const char *t1[] = {"garden"};
-    CHECK_INT(store_lexical(s, ns, 1, t1, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 2);
-    CHECK_INT(l.rowid[0], garden4);
-    CHECK_INT(l.rowid[1], garden);
-    CHECK(l.score[0] >= l.score[1] && l.score[1] > 0);
-
-    /* Any of several terms. */
-    l = (lex_log){0};
-    const char *t2[] = {"report", "tomatoes"};
-    CHECK_INT(store_lexical(s, ns, 1, t2, 2, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 2);
-    CHECK(score_of(&l, report) > 0 && score_of(&l, garden4) > 0);
-
-    /* The backend's own stemming matches analysed terms ("water"). */
-    l = (lex_log){0};
-    const char *t3[] = {"water"};
-    CHECK_INT(store_lexical(s, ns, 1, t3, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 1);
-    CHECK_INT(l.rowid[0], garden);
-
-    /* A term listed twice counts twice. */
-    lex_log once = {0}, twice = {0};
-    const char *t4[] = {"report", "garden"}, *t5[] = {"report", "garden", "garden"};
-    CHECK_INT(store_lexical(s, ns, 1, t4, 2, log_lexical, &once), REMEM_OK);
-    CHECK_INT(store_lexical(s, ns, 1, t5, 3, log_lexical, &twice), REMEM_OK);
-    CHECK_NEAR(score_of(&twice, garden), 2 * score_of(&once, garden), 1e-9);
-    CHECK_NEAR(score_of(&twice, report), score_of(&once, report), 1e-9);
-
-    /* Words that are operators or quotes in a search syntax are words. */
-    const char *hostile[] = {"OR", "NEAR(c)", "\"quoted\"", "star*", "col:umn", "NOT",
-                             "\"", "(",       "^",          "-",     "+"};
-    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
-        l = (lex_log){0};
-        const char *t[] = {hostile[i]};
-        int rc = store_lexical(s, ns, 1, t, 1, log_lexical, &l);
-        if (rc) fprintf(stderr, "  term %s: %s\n", hostile[i], store_errmsg(s));
-        CHECK_INT(rc, REMEM_OK);
-        CHECK(l.n <= 1);
-        if (l.n == 1) CHECK_INT(l.rowid[0], syntax);
-    }
-    /* "AND" is the word "and" (of row 2), not a conjunction. */
-    l = (lex_log){0};
-    const char *and[] = {"AND"};
-    CHECK_INT(store_lexical(s, ns, 1, and, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 1);
-    CHECK_INT(l.rowid[0], garden4);
-    l = (lex_log){0};
-    const char *quoted[] = {"quoted"};
-    CHECK_INT(store_lexical(s, ns, 1, quoted, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 1);
-
-    /* No terms, no match, and stopping early. */
-    l = (lex_log){0};
-    CHECK_INT(store_lexical(s, ns, 1, NULL, 0, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 0);
-    const char *none[] = {"zebra"};
-    CHECK_INT(store_lexical(s, ns, 1, none, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 0);
-    l = (lex_log){.stop_after = 1};
-    CHECK_INT(store_lexical(s, ns, 1, t1, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 1);
-
-    /* Deleted and replaced texts leave the index. */
-    CHECK_INT(store_begin(s), REMEM_OK);
-    CHECK_INT(store_delete(s, garden4), REMEM_OK);
-    remem_memory r = memory("n", "3", "the garden report", NULL);
-    CHECK_INT(store_replace(s, report, &r, "the garden report", 9), REMEM_OK);
-    CHECK_INT(store_commit(s), REMEM_OK);
-    CHECK_INT(store_scrub_deleted(s), REMEM_OK);
-    l = (lex_log){0};
-    const char *t6[] = {"tomatoes", "quarterly"};
-    CHECK_INT(store_lexical(s, ns, 1, t6, 2, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 0);
-    l = (lex_log){0};
-    CHECK_INT(store_lexical(s, ns, 1, t1, 1, log_lexical, &l), REMEM_OK);
-    CHECK_INT(l.n, 2);
-    CHECK(score_of(&l, report) > 0 && score_of(&l, garden) > 0);
-    done(s);
-}
-
 /* ---- statistics and clear ---- */
 
 typedef struct count_log {
@@ -848,10 +733,6 @@ static void test_clear(void) {
     scan_log l = {"", 0, 1, 1, 0, 0};
     CHECK_INT(store_scan(s, NULL, 0, log_row, &l), REMEM_OK);
     CHECK_STR(l.text, "b/x:keep me ");
-    lex_log lx = {0};
-    const char *ns[] = {"a"}, *t[] = {"clear"};
-    CHECK_INT(store_lexical(s, ns, 1, t, 1, log_lexical, &lx), REMEM_OK);
-    CHECK_INT(lx.n, 0);
     CHECK_INT(store_begin(s), REMEM_OK);
     CHECK_INT(store_clear(s, "never-written", NULL), REMEM_OK);
     CHECK_INT(store_commit(s), REMEM_OK);
@@ -911,6 +792,133 @@ static void test_changed_by_another(void) {
     done(a);
 }
 
+/* ---- SQLite: migrating an older file ---- */
+
+/* Schema 2 as remem wrote it before the lexical index moved into the
+ * engine: the FTS5 table and the triggers that fed it. A fixture of the
+ * old format, so it is spelled out here, not taken from sqlite.c. */
+static const char V2_SCHEMA[] =
+    "CREATE TABLE memories(rowid INTEGER PRIMARY KEY,"
+    " ns TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, tier TEXT NOT NULL,"
+    " text TEXT NOT NULL, norm TEXT NOT NULL, norm_hash INTEGER NOT NULL,"
+    " importance REAL NOT NULL, created_at INTEGER NOT NULL,"
+    " updated_at INTEGER NOT NULL, accessed_at INTEGER NOT NULL,"
+    " access_count INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL DEFAULT 0,"
+    " invalidated_at INTEGER NOT NULL DEFAULT 0, superseded_by TEXT,"
+    " duplicate_count INTEGER NOT NULL DEFAULT 0, metadata TEXT, links TEXT,"
+    " model TEXT, embedding BLOB, UNIQUE(ns, id));"
+    "CREATE INDEX memories_by_id ON memories(id);"
+    "CREATE INDEX memories_by_norm ON memories(ns, norm_hash);"
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories',"
+    " content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');"
+    "CREATE TABLE namespaces(ns TEXT PRIMARY KEY, model TEXT, dim INTEGER,"
+    " version INTEGER NOT NULL DEFAULT 0, rows INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE history(seq INTEGER PRIMARY KEY, ns TEXT NOT NULL,"
+    " id TEXT NOT NULL, at INTEGER NOT NULL, op TEXT NOT NULL, actor TEXT,"
+    " before TEXT, after TEXT);"
+    "CREATE INDEX history_by_key ON history(ns, id, seq);"
+    "CREATE INDEX history_by_id ON history(id);"
+    "CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN"
+    " INSERT INTO memories_fts(rowid, text) VALUES(new.rowid, new.text);"
+    " INSERT INTO namespaces(ns) VALUES(new.ns) ON CONFLICT(ns) DO NOTHING;"
+    " UPDATE namespaces SET rows=rows+1, version=version+1 WHERE ns=new.ns;"
+    " END;"
+    "CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, text)"
+    "  VALUES('delete', old.rowid, old.text);"
+    " UPDATE namespaces SET rows=rows-1, version=version+1 WHERE ns=old.ns;"
+    " END;"
+    "CREATE TRIGGER memories_au_text AFTER UPDATE OF text ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, text)"
+    "  VALUES('delete', old.rowid, old.text);"
+    " INSERT INTO memories_fts(rowid, text) VALUES(new.rowid, new.text);"
+    " END;"
+    "CREATE TRIGGER memories_au AFTER UPDATE OF kind, tier, text, importance,"
+    " created_at, expires_at, invalidated_at, superseded_by, duplicate_count,"
+    " metadata, links, model, embedding ON memories BEGIN"
+    " UPDATE namespaces SET version=version+1 WHERE ns=new.ns;"
+    " END;"
+    "CREATE INDEX history_by_ns_seq ON history(ns, seq);"
+    "CREATE TABLE remem_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO remem_meta VALUES('schema_version','2');"
+    "INSERT INTO memories(ns, id, kind, tier, text, norm, norm_hash, importance,"
+    " created_at, updated_at, accessed_at)"
+    " VALUES('n', 'a', 'observation', 'short', 'the garden needs water', 'x', 1, 0.5,"
+    " 1, 1, 1),"
+    " ('n', 'b', 'observation', 'short', 'the quarterly report', 'y', 2, 0.5, 2, 2, 2);";
+
+/* One integer from sql on the file (-1 on any error). */
+static long long sql_int(const char *path, const char *sql) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void test_migrate_from_v2(void) {
+    char path[512];
+    snprintf(path, sizeof path, "/tmp/remem-test-store-v2-%d.db", (int)getpid());
+    file_cleanup(path);
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    int rc = sqlite3_exec(db, V2_SCHEMA, NULL, NULL, &msg);
+    if (rc) fprintf(stderr, "  fixture: %s\n", msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(db);
+    CHECK_INT(rc, SQLITE_OK);
+    CHECK_INT(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name='memories_fts'"), 1);
+
+    store_config cfg = {0};
+    store *s = NULL;
+    char err[512] = "";
+    rc = store_open(path, &cfg, &s, err, sizeof err);
+    if (rc) fprintf(stderr, "  opening the v2 file: %s\n", err);
+    CHECK_INT(rc, REMEM_OK);
+    if (!s) {
+        file_cleanup(path);
+        return;
+    }
+    /* The rows are all there; the counts the old triggers kept hold. */
+    int64_t rows = -1, v0 = -1;
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, &v0, &rows), REMEM_OK);
+    CHECK_INT(rows, 2);
+    store_row r;
+    CHECK_INT(store_find(s, "n", "a", 0, &r), REMEM_OK);
+    CHECK_STR(r.m.text, "the garden needs water");
+    store_row_clear(&r);
+    /* The new triggers still count and version: an insert, then a delete. */
+    remem_memory m = memory("n", "c", "a third memory", NULL);
+    int64_t third = put(s, &m);
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+    CHECK_INT(rows, 3);
+    CHECK(version_of(s, "n") > v0);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_delete(s, third), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+    CHECK_INT(rows, 2);
+    /* An update of the text goes through (no FTS5 trigger left to feed). */
+    m = memory("n", "b", "the yearly report", NULL);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_find(s, "n", "b", 0, &r), REMEM_OK);
+    CHECK_INT(store_replace(s, r.rowid, &m, "the yearly report", 7), REMEM_OK);
+    store_row_clear(&r);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_scrub_deleted(s), REMEM_OK);
+    store_close(s);
+    CHECK_INT(sql_int(path, "SELECT value FROM remem_meta WHERE key='schema_version'"), 3);
+    CHECK_INT(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'memories_fts%'"),
+              0);
+    CHECK_INT(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='trigger'"), 3);
+    file_cleanup(path);
+}
+
 /* ---- rows in general ---- */
 
 static void test_row_copy(void) {
@@ -929,6 +937,7 @@ int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_open_unknown_scheme);
     RUN(test_row_copy);
+    RUN(test_migrate_from_v2);
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         be = &backends[i];
         fprintf(stderr, "-- backend %s\n", be->name);
@@ -945,7 +954,6 @@ int main(int argc, char **argv) {
         RUN(test_transactions);
         RUN(test_history);
         RUN(test_scan);
-        RUN(test_lexical);
         RUN(test_stats);
         RUN(test_clear);
         RUN(test_changed_by_another);

@@ -206,7 +206,7 @@ static void test_upsert(void) {
     CHECK(json_is_null(json_object_get(json_array_get(a, 0), "before")));
     json_decref(a);
     remem_free(js);
-    /* The new text is what recall finds now (the old one is gone from FTS). */
+    /* The new text is what recall finds now (the old one is gone from the lexical index). */
     CHECK_INT(recall_finds(db, "u", "fifth floor", "fact-1", 0, 0, NULL), 1);
     /* The same id in another namespace is another memory. */
     CHECK_INT(add_text(db, "u2", "fact-1", "elsewhere", id, &outcome), REMEM_OK);

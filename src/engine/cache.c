@@ -14,6 +14,15 @@
  *     reload of the namespace.
  * Queries never read vectors from BLOBs.
  *
+ * Beside the vectors, each cache keeps the lexical index of its texts
+ * (src/lexical/lexical.h): the lexical lane's BM25 is the engine's, not
+ * the store's, so it ranks alike whatever the store. Its documents are the
+ * rows, in the same order, and every move of a row is mirrored in it: an
+ * append is a lex_add, an update in place a lex_set, a removal the same
+ * swap with the last row (lex_swap_remove). A load analyses the texts and
+ * hands them to the index LOAD_BATCH rows at a time with the vectors
+ * (lex_add_many groups a batch's postings by term).
+ *
  * Row ownership: each cached row's strings live in one allocation that
  * starts at m.id (release_row frees it); m.ns points at the cache's own
  * name unless the row's differs. Loading thus costs one malloc per row
@@ -25,6 +34,79 @@
 #include <string.h>
 
 #include "engine/engine.h"
+
+typedef struct term_sink {
+    strbuf *buf;
+    size_t **offs;
+    size_t *n, *cap;
+    int oom;
+} term_sink;
+
+static void take_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
+    (void)has_digit;
+    (void)sentence_start;
+    term_sink *t = ctx;
+    if (t->oom) return;
+    if (*t->n == *t->cap) {
+        size_t cap = *t->cap ? *t->cap * 2 : 64;
+        size_t *offs = realloc(*t->offs, cap * sizeof *offs);
+        if (!offs) {
+            t->oom = 1;
+            return;
+        }
+        *t->offs = offs;
+        *t->cap = cap;
+    }
+    (*t->offs)[(*t->n)++] = t->buf->len;
+    sb_append(t->buf, term, len);
+    sb_append(t->buf, "", 1);
+}
+
+long cache_terms(text_stemmer *st, const char *text, strbuf *buf, size_t **offs, size_t *n,
+                 size_t *cap) {
+    size_t before = *n;
+    term_sink t = {buf, offs, n, cap, 0};
+    text_analyse_with(text, st, take_term, &t);
+    if (t.oom || buf->oom) return -1;
+    return (long)(*n - before);
+}
+
+/* The terms of one text as the lexical index takes them (pointers into
+ * the scratch, valid until its next use). */
+typedef struct doc_scratch {
+    strbuf buf;
+    size_t *offs;
+    size_t n, cap;
+    const char **terms;
+    size_t terms_cap;
+} doc_scratch;
+
+static void doc_scratch_free(doc_scratch *d) {
+    sb_free(&d->buf);
+    free(d->offs);
+    free(d->terms);
+}
+
+/* Turn the offsets gathered so far into d->terms; 0 or -1 (no memory). */
+static int doc_scratch_point(doc_scratch *d) {
+    if (d->n > d->terms_cap) {
+        const char **t = realloc(d->terms, d->n * sizeof *t);
+        if (!t) return -1;
+        d->terms = t;
+        d->terms_cap = d->n;
+    }
+    for (size_t i = 0; i < d->n; i++) d->terms[i] = d->buf.data + d->offs[i];
+    return 0;
+}
+
+/* The terms of text in d (replacing what it held); their count, or -1. */
+static long doc_terms(const ns_cache *c, doc_scratch *d, const char *text) {
+    d->buf.len = 0;
+    d->n = 0;
+    long got = cache_terms(c->stem, text, &d->buf, &d->offs, &d->n, &d->cap);
+    if (got < 0 || doc_scratch_point(d)) return -1;
+    return got;
+}
 
 static size_t hash_rowid(int64_t k, size_t cap) {
     assert(cap && (cap & (cap - 1)) == 0); /* the probes mask with cap - 1 */
@@ -168,6 +250,7 @@ static void cache_free(ns_cache *c) {
     free(c->map_keys);
     free(c->map_vals);
     flat_free(c->ix);
+    lex_free(c->lex);
     free(c->ns);
     free(c);
 }
@@ -186,21 +269,36 @@ static int reserve(ns_cache *c, size_t cap) {
     c->tier = tier;
     c->cap = cap;
     if (flat_reserve(c->ix, cap)) return -1;
+    if (lex_reserve(c->lex, cap)) return -1;
     if (c->map_cap < cap * 2 && map_grow(c, cap * 2)) return -1;
     return 0;
 }
 
-/* Append a copy of r's fields (pack_row) and its vector. */
+/* Append a copy of r's fields (pack_row), its vector and its terms. */
 static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     if (c->n == c->cap && reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
+    doc_scratch d = {0};
+    long nt = doc_terms(c, &d, r->m.text);
     store_row packed;
-    if (pack_row(c, r, &packed)) return -1;
+    if (nt < 0 || pack_row(c, r, &packed)) {
+        doc_scratch_free(&d);
+        return -1;
+    }
     if (flat_append(c->ix, vec) < 0) {
+        doc_scratch_free(&d);
         release_row(&packed);
         return -1;
     }
+    if (lex_add(c->lex, (uint32_t)c->n, d.terms, (size_t)nt) != LEX_OK) {
+        doc_scratch_free(&d);
+        flat_swap_remove(c->ix, c->n);
+        release_row(&packed);
+        return -1;
+    }
+    doc_scratch_free(&d);
     if (map_put(c, r->rowid, (uint32_t)c->n)) {
         flat_swap_remove(c->ix, c->n);
+        lex_swap_remove(c->lex, (uint32_t)c->n);
         release_row(&packed);
         return -1;
     }
@@ -209,17 +307,19 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     c->tier[c->n] = (uint8_t)cache_tier_code(c->rows[c->n].m.tier);
     c->n++;
     assert(flat_count(c->ix) == c->n); /* rows[i] describes flat row i */
+    assert(lex_count(c->lex) == c->n); /* and lexical document i */
     return 0;
 }
 
 static void remove_at(ns_cache *c, size_t i) {
-    assert(i < c->n && flat_count(c->ix) == c->n);
+    assert(i < c->n && flat_count(c->ix) == c->n && lex_count(c->lex) == c->n);
     size_t h = map_slot(c, c->rows[i].rowid);
     if (h != (size_t)-1) c->map_keys[h] = -1;
     release_row(&c->rows[i]);
     json_decref(c->meta[i]);
     size_t last = c->n - 1;
     flat_swap_remove(c->ix, i);
+    lex_swap_remove(c->lex, (uint32_t)i); /* the same move: never fails */
     if (i != last) {
         c->rows[i] = c->rows[last];
         c->meta[i] = c->meta[last];
@@ -235,16 +335,29 @@ static void remove_at(ns_cache *c, size_t i) {
 
 typedef struct load_ctx {
     ns_cache *c;
-    float *batch;   /* LOAD_BATCH vectors */
-    size_t pending; /* rows whose vector is in batch, not yet in the index */
+    float *batch;              /* LOAD_BATCH vectors */
+    size_t pending;            /* rows whose vector is in batch, not yet in the index */
+    doc_scratch terms;         /* the waiting rows' terms, one after another */
+    uint32_t lens[LOAD_BATCH]; /* how many terms each waiting row has */
 } load_ctx;
 
-/* Hand the waiting vectors to the index: rows [n - pending, n). */
+/* Hand the waiting vectors and terms to the indexes: rows [n - pending, n). */
 static int load_flush(load_ctx *lc) {
     if (!lc->pending) return 0;
-    if (flat_append_many(lc->c->ix, lc->batch, lc->pending) < 0) return REMEM_ENOMEM;
+    ns_cache *c = lc->c;
+    size_t first = c->n - lc->pending;
+    if (flat_append_many(c->ix, lc->batch, lc->pending) < 0) return REMEM_ENOMEM;
+    if (doc_scratch_point(&lc->terms) ||
+        lex_add_many(c->lex, (uint32_t)first, lc->terms.terms, lc->lens, lc->pending) != LEX_OK) {
+        /* The rows stay in c without their postings: the load fails and
+         * c is freed, so nothing sees them disagree. */
+        return REMEM_ENOMEM;
+    }
+    lc->terms.buf.len = 0;
+    lc->terms.n = 0;
     lc->pending = 0;
-    assert(flat_count(lc->c->ix) == lc->c->n); /* rows [n - pending, n) now indexed */
+    assert(flat_count(c->ix) == c->n); /* rows [n - pending, n) now indexed */
+    assert(lex_count(c->lex) == c->n);
     return 0;
 }
 
@@ -265,6 +378,13 @@ static int load_row(void *vctx, const store_row *r) {
         release_row(dst);
         return REMEM_ENOMEM;
     }
+    long nt = cache_terms(c->stem, r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n,
+                          &lc->terms.cap);
+    if (nt < 0) { /* the load fails and frees c: its map entry goes with it */
+        release_row(dst);
+        return REMEM_ENOMEM;
+    }
+    lc->lens[lc->pending] = (uint32_t)nt;
     float *slot = lc->batch + lc->pending * (size_t)c->dim;
     /* The store's vector may be unaligned: memcpy, never a float read. */
     if (r->m.vector && r->m.dim == c->dim)
@@ -300,14 +420,16 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     }
     if (dim <= 0) dim = db->emb ? db->emb->dim : 1;
     ns_cache *c = calloc(1, sizeof *c);
-    load_ctx lc = {c, malloc(LOAD_BATCH * (size_t)dim * sizeof(float)), 0};
-    if (!c || !lc.batch || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim))) {
+    load_ctx lc = {.c = c, .batch = malloc(LOAD_BATCH * (size_t)dim * sizeof(float))};
+    if (!c || !lc.batch || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) ||
+        !(c->lex = lex_new())) {
         free(lc.batch);
         cache_free(c);
         *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
         return NULL;
     }
     c->dim = dim;
+    c->stem = db->stem;
     c->version = version;
     c->hist_seq = hist_seq;
     /* Size everything once: growing by doubling would copy (and have the
@@ -321,6 +443,8 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     *rc = store_scan(db->st, ns, 1, load_row, &lc);
     if (!*rc) *rc = load_flush(&lc);
     free(lc.batch);
+    doc_scratch_free(&lc.terms);
+    if (!*rc) lex_trim(c->lex);
     if (*rc) {
         if (*rc == REMEM_ENOMEM)
             eng_fail(db, *rc, "out of memory loading namespace %s", ns);
@@ -363,6 +487,15 @@ static int upsert_row(ns_cache *c, store_row *r) {
     long at = cache_find(c, r->rowid);
     if (at >= 0) {
         store_row packed;
+        if (strcmp(c->rows[at].m.text, r->m.text) != 0) {
+            /* The text changed: its terms first (the one step that can
+             * fail; the row is then dropped with the cache). */
+            doc_scratch d = {0};
+            long nt = doc_terms(c, &d, r->m.text);
+            int bad = nt < 0 || lex_set(c->lex, (uint32_t)at, d.terms, (size_t)nt) != LEX_OK;
+            doc_scratch_free(&d);
+            if (bad) return -1;
+        }
         if (pack_row(c, r, &packed)) return -1;
         if (r->vec) flat_set(c->ix, (size_t)at, r->vec);
         release_row(&c->rows[at]);

@@ -4,7 +4,8 @@
  * function, written back with a history row, inside one transaction. A
  * purge deletes the row, empties its history rows of everything but what
  * happened when (no text, metadata, links or reason), adds one such row for
- * the delete, and scrubs the full-text index, the WAL and freed pages.
+ * the delete, and has the store scrub the WAL and freed pages (the
+ * lexical index is the cache's, in memory: the row's removal takes it).
  */
 #include <assert.h>
 #include <math.h>
@@ -127,8 +128,8 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
         rc = store_scrub_deleted(db->st);
         if (rc)
             eng_fail(db, rc,
-                     "%s/%s was deleted, but scrubbing its words from the full-text "
-                     "index failed: %s (run the purge again)",
+                     "%s/%s was deleted, but scrubbing the store's files failed: %s "
+                     "(run the purge again)",
                      old.m.ns, old.m.id, store_errmsg(db->st));
     }
     store_row_clear(&old);

@@ -12,20 +12,27 @@
 #include "remem.h"
 #include "embed/embed.h"
 #include "index/flat.h"
+#include "lexical/lexical.h"
 #include "store/store.h"
+#include "text/analyse.h"
+#include "util/util.h"
 
-/* A namespace's rows held in memory: the vectors in a flat index, and next
- * to each the row's fields (everything a filter or the scoring reads), in
- * the same order. `version` is the namespaces.version it reflects. */
+/* A namespace's rows held in memory: the vectors in a flat index, the
+ * analysed words of the texts in a lexical index (the lexical lane's BM25),
+ * and next to each the row's fields (everything a filter or the scoring
+ * reads), all in the same order: row i is flat row i and lexical document
+ * i. `version` is the namespaces.version it reflects. */
 typedef struct ns_cache {
     char *ns;
     int64_t version;
     int64_t hist_seq; /* the newest history row of ns this cache reflects */
     int dim;
     flat_index *ix;
-    store_row *rows; /* rows[i] describes flat row i; vec unused */
-    json_t **meta;   /* parsed metadata, lazily (NULL until needed) */
-    uint8_t *tier;   /* tier code of each row (cache_tier_code) */
+    lex_index *lex;     /* document i: the terms of rows[i].m.text (cache_terms) */
+    text_stemmer *stem; /* the handle's (remem.stem), for those terms */
+    store_row *rows;    /* rows[i] describes flat row i; vec unused */
+    json_t **meta;      /* parsed metadata, lazily (NULL until needed) */
+    uint8_t *tier;      /* tier code of each row (cache_tier_code) */
     /* The last allow bitmap recall built (recall.c), kept for the next
      * query with the same filter, tiers and validity at the same version,
      * while `now` stays where no TTL starts or stops counting. */
@@ -48,6 +55,9 @@ struct remem {
     remem_options opt;
     char *uri;
     ns_cache *caches;
+    /* Snowball's state for the lexical lane's terms (cache_terms): one per
+     * handle, as a handle serves one thread at a time. */
+    text_stemmer *stem;
     char err[1024];
 };
 
@@ -92,6 +102,14 @@ void cache_drop(remem *db, const char *ns);
 void cache_free_all(remem *db);
 /* 0 static, 1 short, 2 long, 3 archived, 4 anything else. */
 int cache_tier_code(const char *tier);
+/* The analysed terms of text (text_analyse_with and the stemmer st,
+ * src/text/analyse.h), the one analysis the lexical index's documents and
+ * the lexical lane's queries share: NUL-terminated copies in buf
+ * (appended; sb_init it first), their offsets into buf appended to *offs
+ * (grown with realloc; *n of *cap used). Returns the number of terms
+ * added, or -1 when out of memory. */
+long cache_terms(text_stemmer *st, const char *text, strbuf *buf, size_t **offs, size_t *n,
+                 size_t *cap);
 /* Row index of rowid in c, or -1. */
 long cache_find(const ns_cache *c, int64_t rowid);
 /* Parsed metadata of row i (NULL if none or not an object). */

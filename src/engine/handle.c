@@ -252,6 +252,7 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
     *out = db;
     if (!db) return REMEM_ENOMEM;
     db->opt = default_options();
+    if (!(db->stem = text_stemmer_new())) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (opt) {
         int rc = eng_take_options(db, opt, &db->opt);
         if (rc) return rc;
@@ -277,6 +278,7 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
 void remem_close(remem *db) {
     if (!db) return;
     cache_free_all(db);
+    text_stemmer_free(db->stem);
     embed_destroy(db->emb);
     store_close(db->st);
     free(db->uri);

@@ -85,6 +85,26 @@ static int stats_namespace(void *ctx, const store_ns *n) {
     return 0;
 }
 
+/* What the handle holds in memory for ns, when it has loaded it (a
+ * recall did): rows, and the bytes of the vectors and of the lexical
+ * index, in all and per memory. Nothing when ns is not loaded: stats
+ * never load a namespace. */
+static void cache_stats(remem *db, const char *ns, json_t *o) {
+    const ns_cache *c = NULL;
+    for (const ns_cache *p = db->caches; p && !c; p = p->next)
+        if (strcmp(p->ns, ns) == 0) c = p;
+    if (!c) return;
+    json_t *m = json_object();
+    size_t lex = lex_memory_bytes(c->lex), vec = c->n * (size_t)c->dim * sizeof(float);
+    json_object_set_new(m, "rows", json_integer((json_int_t)c->n));
+    json_object_set_new(m, "vector_bytes", json_integer((json_int_t)vec));
+    json_object_set_new(m, "lexical_bytes", json_integer((json_int_t)lex));
+    json_object_set_new(m, "lexical_postings", json_integer((json_int_t)lex_postings(c->lex)));
+    if (c->n)
+        json_object_set_new(m, "lexical_bytes_per_memory", json_real((double)lex / (double)c->n));
+    json_object_set_new(o, "cache", m);
+}
+
 int remem_stats(remem *db, const char *ns, char **json) {
     *json = NULL;
     int rc = eng_need_open(db);
@@ -124,6 +144,7 @@ int remem_stats(remem *db, const char *ns, char **json) {
         if (sum.file_bytes >= 0) json_object_set_new(o, "file_bytes", json_integer(sum.file_bytes));
     } else {
         json_object_set_new(o, "ns", json_string(ns));
+        cache_stats(db, ns, o);
     }
     json_t *e = json_object();
     json_object_set_new(e, "name", json_string(db->emb->name));

@@ -4,8 +4,8 @@
  *   1. Candidates, per namespace: the vector lane (exact top-N over the
  *      namespace's cached vectors, with the filter, tiers, validity and TTL
  *      folded into an allow bitmap before the scan) and the lexical lane
- *      (FTS5 BM25 over the same namespaces, read best-first until N allowed
- *      rows are found). Lexical-only candidates get their cosine computed
+ *      (BM25 top-N over each namespace's own lexical index, with the same
+ *      allow bitmap, the best N of all namespaces kept). Lexical-only candidates get their cosine computed
  *      from the cache, so every candidate has every signal.
  *      A query with its own `now` is a replay: memories created after it
  *      are left out of both lanes.
@@ -25,19 +25,9 @@
 #include "engine/engine.h"
 #include "filter/filter.h"
 #include "score/score.h"
-#include "text/analyse.h"
 #include "util/util.h"
 
 #define MAX_K 1000
-
-/* What one query may ask of the lexical lane: its first LEX_MAX_TERMS
- * distinct terms, each counted at most LEX_MAX_REPEAT times (a term asked
- * twice weighs twice in BM25, as it always has: LoCoMo questions repeat a
- * term at most twice). The full-text search's work grows with the number
- * of terms it is given, faster than linearly, so a long text of one
- * repeated word used to hold a worker for over a minute. */
-#define LEX_MAX_TERMS  64
-#define LEX_MAX_REPEAT 4
 
 typedef struct cand_ref {
     ns_cache *c;
@@ -265,84 +255,65 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 
 /* ---- the lexical lane ---- */
 
-/* The query's search terms in text order, for the store's lexical
- * operation: NUL-terminated copies in one buffer, within the limits above.
- * distinct[] holds the first occurrence of each distinct term and how often
- * it was taken. */
-typedef struct term_list {
-    strbuf text;                                   /* the terms, each followed by its NUL */
-    size_t offset[LEX_MAX_TERMS * LEX_MAX_REPEAT]; /* where each term starts in text */
-    size_t n;
-    size_t distinct[LEX_MAX_TERMS]; /* offset of each distinct term */
-    unsigned count[LEX_MAX_TERMS];
-    size_t n_distinct;
-} term_list;
+/* One namespace's lexical hit, for the merge across namespaces. */
+typedef struct lex_ref {
+    size_t cache; /* index into x->caches */
+    lex_hit hit;
+} lex_ref;
 
-static void add_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
-    (void)has_digit;
-    (void)sentence_start;
-    term_list *l = ctx;
-    size_t d = 0;
-    for (; d < l->n_distinct; d++) {
-        const char *t = l->text.data + l->distinct[d];
-        if (strlen(t) == len && memcmp(t, term, len) == 0) break;
-    }
-    if (d == l->n_distinct) {
-        if (d == LEX_MAX_TERMS) return;
-        l->distinct[l->n_distinct++] = l->text.len;
-        l->count[d] = 0;
-    }
-    if (l->count[d] == LEX_MAX_REPEAT) return;
-    l->count[d]++;
-    l->offset[l->n++] = l->text.len;
-    sb_append(&l->text, term, len);
-    sb_append(&l->text, "", 1);
+static int cmp_lex_ref(const void *a, const void *b) {
+    const lex_ref *x = a, *y = b;
+    if (x->hit.score != y->hit.score) return x->hit.score > y->hit.score ? -1 : 1;
+    if (x->cache != y->cache) return x->cache < y->cache ? -1 : 1;
+    return x->hit.doc < y->hit.doc ? -1 : x->hit.doc > y->hit.doc;
 }
 
-static int on_fts(void *vctx, int64_t rowid, double score) {
-    query_ctx *x = vctx;
-    for (size_t j = 0; j < x->n_caches; j++) {
-        ns_cache *c = x->caches[j];
-        long i = cache_find(c, rowid);
-        if (i < 0) continue;
-        if (!(x->allow[j][i >> 6] & (1ULL << (i & 63)))) return 0;
-        cand_ref *r = pool_find(&x->pool, c, (size_t)i);
-        if (!r && !(r = pool_add(&x->pool))) return 1;
-        r->c = c;
-        r->row = (size_t)i;
-        r->lanes |= 2;
-        r->bm25 = score;
-        x->lex_found++;
-        break;
-    }
-    return x->lex_found >= x->n_cand;
-}
-
+/* BM25 candidates from each namespace's own lexical index (cache.c keeps
+ * it beside the vectors), over the query's terms as the one analyser
+ * makes them (lex_search drops repeats and keeps the 64 rarest), with the
+ * vector lane's allow bitmaps; the best n_cand of all namespaces join the
+ * pool. Each namespace scores with its own statistics (N, df, avgdl). */
 static int lexical_lane(query_ctx *x) {
-    term_list *l = malloc(sizeof *l);
-    const char **ns = malloc(x->n_caches * sizeof *ns);
-    if (!l || !ns) {
-        free(l);
-        free(ns);
-        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
-    }
-    l->n = l->n_distinct = 0;
-    sb_init(&l->text);
-    text_analyse(x->q->text, add_term, l);
-    const char *terms[LEX_MAX_TERMS * LEX_MAX_REPEAT];
+    strbuf buf;
+    sb_init(&buf);
+    size_t *offs = NULL, n = 0, cap = 0;
+    const char **terms = NULL;
+    lex_ref *refs = NULL;
+    lex_hit *hits = NULL;
     int rc = REMEM_OK;
-    if (l->text.oom) {
-        rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
-        goto out;
+    if (cache_terms(x->db->stem, x->q->text, &buf, &offs, &n, &cap) < 0) goto oom;
+    if (n == 0) goto out;
+    if (!(terms = malloc(n * sizeof *terms))) goto oom;
+    for (size_t i = 0; i < n; i++) terms[i] = buf.data + offs[i];
+    if (!(hits = malloc(x->n_cand * sizeof *hits))) goto oom;
+    if (!(refs = malloc(x->n_caches * x->n_cand * sizeof *refs))) goto oom;
+    size_t found = 0;
+    for (size_t j = 0; j < x->n_caches; j++) {
+        size_t nh = lex_search(x->caches[j]->lex, terms, n, x->n_cand, x->allow[j], hits);
+        for (size_t h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
     }
-    for (size_t i = 0; i < l->n; i++) terms[i] = l->text.data + l->offset[i];
-    for (size_t j = 0; j < x->n_caches; j++) ns[j] = x->caches[j]->ns;
-    if (l->n && (rc = store_lexical(x->db->st, ns, x->n_caches, terms, l->n, on_fts, x)))
-        eng_store_fail(x->db, rc);
+    if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
+    if (found > x->n_cand) found = x->n_cand;
+    for (size_t i = 0; i < found; i++) {
+        ns_cache *c = x->caches[refs[i].cache];
+        size_t row = refs[i].hit.doc;
+        cand_ref *r = pool_find(&x->pool, c, row);
+        if (!r && !(r = pool_add(&x->pool))) goto oom;
+        r->c = c;
+        r->row = row;
+        r->lanes |= 2;
+        r->bm25 = refs[i].hit.score;
+    }
+    x->lex_found = found;
+    goto out;
+oom:
+    rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
 out:
-    free(ns);
-    sb_free(&l->text);
-    free(l);
+    free(refs);
+    free(hits);
+    free(terms);
+    free(offs);
+    sb_free(&buf);
     return rc;
 }
 

@@ -34,7 +34,7 @@ typedef struct profile {
     char filter[128];     /* a filter ANDed with the query's, or "" */
     char boost_kind[32];  /* kind whose score is multiplied by boost */
     double boost;
-    int lexical_lane; /* 1: FTS5 candidates too */
+    int lexical_lane; /* 1: BM25 candidates too (the lexical index) */
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */

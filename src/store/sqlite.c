@@ -2,9 +2,7 @@
  * sqlite.c: the embedded store on one SQLite file.
  *
  * Shape: a `memories` table keyed by (ns, id) with an integer rowid that
- * the engine's in-memory caches use; an external-content FTS5 table over the
- * text, kept in step by triggers so the text and its index commit in the
- * same transaction; a `namespaces` table holding each namespace's model
+ * the engine's in-memory caches use; a `namespaces` table holding each namespace's model
  * lock, row count and a version that triggers bump on every content change;
  * an append-only `history` table. Vectors are float32 little-endian BLOBs
  * next to their model id.
@@ -16,10 +14,13 @@
  * Schema changes go through the `migrations` list: each step runs once, in
  * a transaction, and records the new version in remem_meta.
  *
- * This file is the one place that speaks SQL or FTS5: it implements the
- * operations of store.h (the table at the end), builds the full-text query
- * from the engine's plain search terms, and turns every statement row into
- * a store_row through one decoder (decode_row).
+ * No full-text index: the lexical lane's BM25 is the engine's own
+ * (src/lexical, over the cached rows), so ranking is the same whatever the
+ * store. Schema 3 dropped the FTS5 table of the earlier schemas.
+ *
+ * This file is the one place that speaks SQL: it implements the
+ * operations of store.h (the table at the end) and turns every statement
+ * row into a store_row through one decoder (decode_row).
  */
 #include "store/store.h"
 
@@ -45,7 +46,6 @@ enum {
     ST_HIST_ADD,
     ST_NS_INFO,
     ST_NS_SET,
-    ST_FTS,
     ST_HIST_MAX,
     ST_HIST_SINCE,
     ST_DATA_VERSION,
@@ -93,8 +93,6 @@ static const char *const sql_text[ST_COUNT] = {
                    "FROM namespaces WHERE ns=?",
     [ST_NS_SET] = "INSERT INTO namespaces(ns, model, dim) VALUES(?1,?2,?3) "
                   "ON CONFLICT(ns) DO UPDATE SET model=?2, dim=?3",
-    [ST_FTS] = "SELECT rowid, -bm25(memories_fts) FROM memories_fts "
-               "WHERE memories_fts MATCH ?1 ORDER BY bm25(memories_fts)",
     [ST_HIST_MAX] = "SELECT coalesce(max(seq),0) FROM history WHERE ns=?1",
     [ST_HIST_SINCE] = "SELECT seq, id, op FROM history WHERE ns=?1 AND seq>?2 ORDER BY seq",
     [ST_DATA_VERSION] = "PRAGMA data_version",
@@ -150,6 +148,22 @@ static const char *const migrations[] = {
     /* 2: other processes' caches catch up from the history of a namespace
      * (what changed since the seq they saw), so it is read by (ns, seq). */
     "CREATE INDEX history_by_ns_seq ON history(ns, seq);",
+    /* 3: the lexical lane ranks with the engine's own index (src/lexical),
+     * so the FTS5 table and the triggers that fed it go: every write no
+     * longer indexes its text twice, and a purge has no full-text
+     * segments left to rewrite. The insert and delete triggers are
+     * recreated without their FTS5 statement. */
+    "DROP TRIGGER memories_ai;"
+    "DROP TRIGGER memories_ad;"
+    "DROP TRIGGER memories_au_text;"
+    "DROP TABLE memories_fts;"
+    "CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN"
+    " INSERT INTO namespaces(ns) VALUES(new.ns) ON CONFLICT(ns) DO NOTHING;"
+    " UPDATE namespaces SET rows=rows+1, version=version+1 WHERE ns=new.ns;"
+    " END;"
+    "CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN"
+    " UPDATE namespaces SET rows=rows-1, version=version+1 WHERE ns=old.ns;"
+    " END;",
 };
 #define N_MIGRATIONS (int)(sizeof migrations / sizeof migrations[0])
 
@@ -702,16 +716,10 @@ static int sqlite_history_scrub(store *base, const char *ns, const char *id) {
     return rc;
 }
 
+/* secure_delete has zeroed the deleted cells and pages in the file; what
+ * is left is the WAL's copies of them. */
 static int sqlite_scrub_deleted(store *base) {
     sqlite_store *s = sq(base);
-    int rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc) return rc;
-    rc = exec(s, "INSERT INTO memories_fts(memories_fts) VALUES('optimize')");
-    if (!rc) rc = exec(s, "COMMIT");
-    if (rc) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        return rc;
-    }
     /* Best effort: readers may keep part of the WAL alive for now. */
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     return REMEM_OK;
@@ -745,54 +753,6 @@ static int sqlite_scan(store *base, const char *ns, int with_vec, store_row_fn f
     }
     if (!rc && step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "scanning memories");
     sqlite3_finalize(st);
-    return rc;
-}
-
-/* The FTS5 query for the terms: each one a quoted string (a '"' inside is
- * doubled), so no character of a term can act as an FTS5 operator, joined
- * by OR. FTS5's bm25() sums over the query's phrases, which is how a term
- * listed twice counts twice. */
-static int fts_match(const char *const *terms, size_t n, strbuf *b) {
-    for (size_t i = 0; i < n; i++) {
-        if (i) sb_puts(b, " OR ");
-        sb_puts(b, "\"");
-        for (const char *t = terms[i]; *t; t++) {
-            if (*t == '"')
-                sb_puts(b, "\"\"");
-            else
-                sb_append(b, t, 1);
-        }
-        sb_puts(b, "\"");
-    }
-    return b->oom ? -1 : 0;
-}
-
-static int sqlite_lexical(store *base, const char *const *ns, size_t n_ns, const char *const *terms,
-                          size_t n_terms, store_lexical_fn fn, void *ctx) {
-    sqlite_store *s = sq(base);
-    /* The full-text index alone, without joining the memories table: the
-     * caller keeps only rows of its namespaces (it knows them from its
-     * caches), and not reading the table's pages for every match is most of
-     * the lane's cost. */
-    (void)ns;
-    (void)n_ns;
-    if (n_terms == 0) return REMEM_OK;
-    strbuf match;
-    sb_init(&match);
-    if (fts_match(terms, n_terms, &match)) {
-        sb_free(&match);
-        return fail(s, REMEM_ENOMEM, "out of memory");
-    }
-    sqlite3_stmt *st = s->st[ST_FTS];
-    sqlite3_bind_text(st, 1, match.data, (int)match.len, SQLITE_STATIC);
-    int rc = REMEM_OK, step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1))) break;
-    }
-    if (step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "full-text query");
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    sb_free(&match);
     return rc;
 }
 
@@ -884,7 +844,6 @@ static const store_ops sqlite_ops = {
     .set_vector = sqlite_set_vector,
     .clear = sqlite_clear,
     .scan = sqlite_scan,
-    .lexical = sqlite_lexical,
     .stats = sqlite_stats,
     .history_add = sqlite_history_add,
     .history_max = sqlite_history_max,

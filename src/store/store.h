@@ -10,11 +10,11 @@
  * talks to. store_open picks the backend by the URI's scheme from the list
  * in store.c; a new backend is one new file plus one line in that list.
  *
- * What crosses this interface is plain data: memories as store_row, the
- * lexical lane's search terms as analysed words (src/text/analyse.h), never
- * SQL or a search syntax (each backend quotes and builds its own query),
- * and namespaces, statistics and history as structs handed to a callback;
- * the engine renders them as JSON. tests/test_store.c checks every
+ * What crosses this interface is plain data: memories as store_row, never
+ * SQL or a search syntax, and namespaces, statistics and history as structs handed to a callback;
+ * the engine renders them as JSON. A store does no ranking: the lexical
+ * lane's BM25 is the engine's own (src/lexical over the cached rows), so
+ * a backend needs no full-text index. tests/test_store.c checks every
  * operation against every backend with the same code.
  *
  * Ownership: strings in a store_row returned by find/get are owned by the
@@ -83,8 +83,6 @@ typedef int (*store_ns_fn)(void *ctx, const store_ns *n);
 typedef int (*store_count_fn)(void *ctx, enum store_group g, const char *key, int64_t n);
 typedef int (*store_history_fn)(void *ctx, const store_history_row *h);
 typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
-/* For the lexical lane: a matching row and its BM25 (> 0, higher better). */
-typedef int (*store_lexical_fn)(void *ctx, int64_t rowid, double score);
 
 /* Settings every backend takes; unused ones are ignored. */
 typedef struct store_config {
@@ -143,13 +141,6 @@ struct store_ops {
     /* Call fn for every row of ns (NULL: all), in rowid order, with the
      * vector when with_vec (it may not be aligned for float: memcpy it). */
     int (*scan)(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx);
-    /* Full-text candidates: rows holding any of the terms (analysed words,
-     * src/text/analyse.h, matched as the backend's own index stems them),
-     * best BM25 first. A term listed w times counts w times in the score.
-     * The store may return rows of other namespaces than ns (the caller
-     * filters); fn returns non-zero to stop early. */
-    int (*lexical)(store *s, const char *const *ns, size_t n_ns, const char *const *terms,
-                   size_t n_terms, store_lexical_fn fn, void *ctx);
     /* Counts of ns (NULL: all); fn (may be NULL) gets the rows per kind,
      * tier and model (in that order, each by key). now decides "expired". */
     int (*stats)(store *s, const char *ns, int64_t now, store_summary *out, store_count_fn fn,
@@ -170,7 +161,7 @@ struct store_ops {
      * at (actor, before and after are cleared). */
     int (*history_scrub)(store *s, const char *ns, const char *id);
     /* After a purge has committed: leave no trace of deleted content in
-     * the store's files (full-text index segments, journal, free pages).
+     * the store's files (journal, free pages).
      * Runs its own transaction. */
     int (*scrub_deleted)(store *s);
 };
@@ -252,11 +243,6 @@ static inline int store_clear(store *s, const char *ns, int64_t *deleted) {
 }
 static inline int store_scan(store *s, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
     return s->ops->scan(s, ns, with_vec, fn, ctx);
-}
-static inline int store_lexical(store *s, const char *const *ns, size_t n_ns,
-                                const char *const *terms, size_t n_terms, store_lexical_fn fn,
-                                void *ctx) {
-    return s->ops->lexical(s, ns, n_ns, terms, n_terms, fn, ctx);
 }
 static inline int store_stats(store *s, const char *ns, int64_t now, store_summary *out,
                               store_count_fn fn, void *ctx) {

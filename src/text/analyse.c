@@ -3,15 +3,20 @@
  * UTF-8 (ASCII on a fast path, the rest through utf8proc's categories and
  * lowercasing), the English clitic rules at apostrophes (ASCII ' and
  * U+2019), a sorted stopword list looked up by bsearch, and a light
- * stemmer applied in place. The stopword list keeps chat fillers ("hey",
- * "thanks"): dropping them measured worse on LoCoMo, since a filler turn
- * is then left with little but its speaker's name.
+ * stemmer applied in place, or else Snowball's English stemmer through
+ * libstemmer (a well-kept implementation: "deploy", "deploying" and
+ * "deployments" become one stem, which the light stemmer misses). The
+ * stopword list keeps chat fillers ("hey", "thanks"): dropping them
+ * measured worse on LoCoMo, since a filler turn is then left with little
+ * but its speaker's name.
  */
 #include "text/analyse.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libstemmer.h>
 #include <utf8proc.h>
 
 enum { WORD_MAX = TEXT_TERM_MAX }; /* bytes; a longer run of letters is cut into pieces */
@@ -134,7 +139,26 @@ typedef struct word_buf {
     int has_digit;
 } word_buf;
 
+/* Snowball costs about half a microsecond a word, as much as the rest of
+ * the analysis, and a namespace's load stems every word of every memory:
+ * the stems of short words are remembered in a direct-mapped table (a
+ * word's slot is its hash; a newer word takes the slot over), so a load
+ * runs Snowball about once per distinct word. 4096 slots of 48 bytes: 192
+ * KiB per stemmer, held beside Snowball's own state. */
+enum { MEMO_SLOTS = 4096, MEMO_WORD = 23 };
+
+typedef struct memo_slot {
+    uint8_t in_len, out_len; /* in_len 0: empty */
+    char in[MEMO_WORD], out[MEMO_WORD];
+} memo_slot;
+
+struct text_stemmer {
+    struct sb_stemmer *sb;
+    memo_slot memo[MEMO_SLOTS];
+};
+
 typedef struct scanner {
+    text_stemmer *snowball; /* NULL: the light stemmer */
     word_buf word;
     int sentence_start;
     text_term_fn fn;
@@ -142,12 +166,44 @@ typedef struct scanner {
     size_t terms;
 } scanner;
 
+/* Snowball's stem of w, copied back into it; its new length. */
+static memo_slot *memo_slot_of(text_stemmer *st, const char *w, size_t len) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)w[i]) * 16777619u;
+    return &st->memo[h & (MEMO_SLOTS - 1)];
+}
+
+static size_t snowball_stem(text_stemmer *st, word_buf *w) {
+    memo_slot *m = w->len <= MEMO_WORD ? memo_slot_of(st, w->bytes, w->len) : NULL;
+    if (m && m->in_len == w->len && memcmp(m->in, w->bytes, w->len) == 0) {
+        memcpy(w->bytes, m->out, m->out_len);
+        w->bytes[m->out_len] = '\0';
+        return m->out_len;
+    }
+    const sb_symbol *out = sb_stemmer_stem(st->sb, (const sb_symbol *)w->bytes, (int)w->len);
+    int n = out ? sb_stemmer_length(st->sb) : -1;
+    /* Out of memory in the stemmer, or (never in English) a longer stem:
+     * the word stays whole, as the same word always does. */
+    if (n < 0 || (size_t)n > WORD_MAX) return w->len;
+    if (m && (size_t)n <= MEMO_WORD) {
+        m->in_len = (uint8_t)w->len;
+        memcpy(m->in, w->bytes, w->len);
+        m->out_len = (uint8_t)n;
+        memcpy(m->out, out, (size_t)n);
+    }
+    memcpy(w->bytes, out, (size_t)n);
+    w->bytes[n] = '\0';
+    return (size_t)n;
+}
+
 static void flush_word(scanner *s) {
     word_buf *w = &s->word;
     if (w->len == 0) return;
     w->bytes[w->len] = '\0';
     if (!is_stopword(w->bytes, w->len)) {
-        size_t len = w->has_digit ? w->len : stem(w->bytes, w->len);
+        size_t len = w->has_digit  ? w->len
+                     : s->snowball ? snowball_stem(s->snowball, w)
+                                   : stem(w->bytes, w->len);
         s->terms++;
         if (s->fn) s->fn(w->bytes, len, w->has_digit, s->sentence_start, s->ctx);
         s->sentence_start = 0;
@@ -256,7 +312,27 @@ static void scan_text(scanner *s, const char *text) {
     flush_word(s);
 }
 size_t text_analyse(const char *text, text_term_fn fn, void *ctx) {
-    scanner s = {.fn = fn, .ctx = ctx};
+    return text_analyse_with(text, NULL, fn, ctx);
+}
+
+text_stemmer *text_stemmer_new(void) {
+    text_stemmer *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    if (!(st->sb = sb_stemmer_new("english", "UTF_8"))) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void text_stemmer_free(text_stemmer *st) {
+    if (!st) return;
+    sb_stemmer_delete(st->sb);
+    free(st);
+}
+
+size_t text_analyse_with(const char *text, text_stemmer *st, text_term_fn fn, void *ctx) {
+    scanner s = {.snowball = st, .fn = fn, .ctx = ctx};
     if (text) scan_text(&s, text);
     return s.terms;
 }

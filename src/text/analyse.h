@@ -1,9 +1,13 @@
 /*
  * analyse.h: remem's word analyser, one function that turns a text into
  * search terms. The hash embedder (src/embed/hash.c) builds its features
- * from these terms and the lexical lane of recall (src/engine/recall.c)
- * searches with them, so a memory's text and a query go through the same
- * analysis wherever words are compared.
+ * from these terms (text_analyse, the light stemmer); the lexical index of
+ * recall (src/engine/cache.c, recall.c) takes the same words stemmed by
+ * Snowball's English stemmer instead (text_analyse_with), for memories and
+ * queries alike, so a memory's text and a query go through the same
+ * analysis wherever words are compared. Snowball measured better on
+ * LoCoMo for the lexical lane (docs/retrieval.md); the hash embedder's
+ * terms were left as they were, so its vectors (and model id) stay.
  *
  * The rules: words are runs of Unicode letters, marks and digits (utf8proc
  * decides; bytes of invalid UTF-8 count as letters, so nothing is lost or
@@ -19,7 +23,9 @@
  * Any change to the terms changes the hash embedder's vectors: its model
  * id ("hash-v1-...") must then be bumped (src/embed/hash.c).
  *
- * Pure and thread-safe: no global mutable state, no allocation.
+ * text_analyse is pure and thread-safe: no global mutable state, no
+ * allocation. text_analyse_with uses its stemmer's state (one thread at a
+ * time per stemmer).
  */
 #ifndef REMEM_TEXT_ANALYSE_H
 #define REMEM_TEXT_ANALYSE_H
@@ -39,5 +45,16 @@ typedef void (*text_term_fn)(const char *term, size_t len, int has_digit, int se
 /* Analyse text (NULL: no terms), calling fn (may be NULL) for each term.
  * Returns the number of terms. */
 size_t text_analyse(const char *text, text_term_fn fn, void *ctx);
+
+/* The same analysis with Snowball's English stemmer (libstemmer) in place
+ * of the light one: what the lexical index and its queries use. A
+ * stemmer holds state between calls, so it serves one thread at a time
+ * (the engine keeps one per handle). NULL when out of memory. */
+typedef struct text_stemmer text_stemmer;
+text_stemmer *text_stemmer_new(void);
+void text_stemmer_free(text_stemmer *st);
+/* text_analyse, stemming with st (NULL: the light stemmer, i.e.
+ * text_analyse itself). */
+size_t text_analyse_with(const char *text, text_stemmer *st, text_term_fn fn, void *ctx);
 
 #endif

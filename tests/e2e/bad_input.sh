@@ -4,7 +4,7 @@
 # invalidation), each bad command must exit non-zero with one stderr line
 # naming the problem, and leave the store byte-for-byte the same as far as
 # anyone can read it: the export with vectors, the full SQL dump (memories,
-# FTS index, namespaces, history, access times) and integrity_check "ok".
+# namespaces, history, access times) and integrity_check "ok".
 # Cases: malformed filter JSON, an unknown filter operator, an unknown
 # profile, a vector of the wrong dimension in an import, an unreadable
 # import line (line 3 of 5), and a bad line after several full batches (the

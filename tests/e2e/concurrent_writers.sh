@@ -54,7 +54,6 @@ pids=()
 [ $sb -eq 0 ] || fail "writer b exited $sb: $(cat "$tmp/b.out")"
 
 [ "$(sql 'PRAGMA integrity_check')" = ok ] || fail "integrity_check"
-sql "INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')" || fail "FTS5 integrity-check"
 total=$(sql 'SELECT count(*) FROM memories')
 [ "$total" = $((2 * per)) ] || fail "$total memories, expected $((2 * per))"
 sql 'SELECT id FROM memories' >"$tmp/ids"

@@ -47,7 +47,7 @@ def raw(port, data, timeout=5):
 
 
 def dump_hash(db):
-    """The SQL dump of the store (every table, the FTS index, history)."""
+    """The SQL dump of the store (every table, history)."""
     import hashlib
     return hashlib.sha256(subprocess.check_output(["sqlite3", db, ".dump"])).hexdigest()
 
