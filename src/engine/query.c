@@ -53,17 +53,6 @@ static const limit lim_any = {NULL, -HUGE_VAL, HUGE_VAL, 0};
 static const limit lim_recency_base = {"recency_base", 0, 1, 1};
 static const limit lim_half_life = {"half_life_hours", 0, 1e7, 1};
 
-static int errf(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int errf(char *err, size_t cap, int rc, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 /* A number as a user would write it: integers in full (1e9 reads
  * 1000000000), others shortest. */
@@ -78,15 +67,15 @@ static const char *num_text(double x, char buf[40]) {
 /* REMEM_OK if x is within l, else REMEM_EINVAL and the message. */
 static int check_limit(const limit *l, const char *name, double x, char *err, size_t cap) {
     char a[40], b[40];
-    if (!isfinite(x)) return errf(err, cap, REMEM_EINVAL, "%s: must be a finite number", name);
+    if (!isfinite(x)) return util_errf(err, cap, REMEM_EINVAL, "%s: must be a finite number", name);
     if (l->lo_open && x <= l->lo)
-        return errf(err, cap, REMEM_EINVAL, "%s: %s must be above %s", name, num_text(x, a),
+        return util_errf(err, cap, REMEM_EINVAL, "%s: %s must be above %s", name, num_text(x, a),
                     num_text(l->lo, b));
     if (x < l->lo)
-        return errf(err, cap, REMEM_EINVAL, "%s: %s is below the minimum of %s", name,
+        return util_errf(err, cap, REMEM_EINVAL, "%s: %s is below the minimum of %s", name,
                     num_text(x, a), num_text(l->lo, b));
     if (x > l->hi)
-        return errf(err, cap, REMEM_EINVAL, "%s: %s is above the limit of %s", name, num_text(x, a),
+        return util_errf(err, cap, REMEM_EINVAL, "%s: %s is above the limit of %s", name, num_text(x, a),
                     num_text(l->hi, b));
     return REMEM_OK;
 }
@@ -170,7 +159,7 @@ typedef struct {
 } reader;
 
 static int wrong_type(reader *r, const char *name, const char *want, const json_t *v) {
-    return errf(r->err, r->cap, REMEM_EINVAL, "%s: must be %s, got %s", name, want, type_word(v));
+    return util_errf(r->err, r->cap, REMEM_EINVAL, "%s: must be %s, got %s", name, want, type_word(v));
 }
 
 /* The field's value, or NULL when absent or null. */
@@ -191,7 +180,7 @@ static int unknown_fields(reader *r) {
         for (k = known_fields; *k && used < sizeof list; k++)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
                                      k == known_fields ? "" : ", ", *k);
-        return errf(r->err, r->cap, REMEM_EINVAL, "%.64s: unknown field (known: %s)", key, list);
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "%.64s: unknown field (known: %s)", key, list);
     }
     return REMEM_OK;
 }
@@ -222,7 +211,7 @@ static int read_int(reader *r, const limit *l, int *out) {
     int rc = check_limit(l, l->name, x, r->err, r->cap);
     if (rc) return rc;
     if (x != floor(x))
-        return errf(r->err, r->cap, REMEM_EINVAL, "%s: %s is not a whole number", l->name,
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "%s: %s is not a whole number", l->name,
                     num_text(x, a));
     *out = (int)x;
     return REMEM_OK;
@@ -243,22 +232,22 @@ static int read_doubles(reader *r, remem_query *q) {
 
 static int read_namespaces(reader *r, remem_query_json *p) {
     json_t *v = field(r, "namespaces");
-    if (!v) return errf(r->err, r->cap, REMEM_EINVAL, "namespaces: missing; name at least one");
+    if (!v) return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: missing; name at least one");
     if (json_is_string(v)) { /* a lone name */
         json_t *list = json_pack("[O]", v);
         if (!list || json_object_set_new(r->o, "namespaces", list))
-            return errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
+            return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
         v = list;
     }
     if (!json_is_array(v)) return wrong_type(r, "namespaces", "an array of names", v);
     size_t n = json_array_size(v);
-    if (n == 0) return errf(r->err, r->cap, REMEM_EINVAL, "namespaces: empty; name at least one");
+    if (n == 0) return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: empty; name at least one");
     if (!(p->namespaces = calloc(n, sizeof *p->namespaces)))
-        return errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
+        return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(v, i);
         if (!json_is_string(x) || json_string_length(x) == 0)
-            return errf(r->err, r->cap, REMEM_EINVAL,
+            return util_errf(r->err, r->cap, REMEM_EINVAL,
                         "namespaces: item %zu must be a non-empty string, got %s", i,
                         json_is_string(x) ? "\"\"" : type_word(x));
         p->namespaces[i] = json_string_value(x);
@@ -274,18 +263,18 @@ static int read_vector(reader *r, remem_query_json *p) {
     size_t n = json_is_array(v) ? json_array_size(v) : 0;
     if (!json_is_array(v)) return wrong_type(r, "vector", "an array of numbers", v);
     if (n == 0 || n > 65536)
-        return errf(r->err, r->cap, REMEM_EINVAL, "vector: must hold 1 to 65536 numbers, got %zu",
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: must hold 1 to 65536 numbers, got %zu",
                     n);
     if (!(p->vector = malloc(n * sizeof *p->vector)))
-        return errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
+        return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(v, i);
         if (!json_is_number(x))
-            return errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu must be a number, got %s",
+            return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu must be a number, got %s",
                         i, type_word(x));
         p->vector[i] = (float)json_number_value(x);
         if (!isfinite(p->vector[i]))
-            return errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu is out of float range", i);
+            return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu is out of float range", i);
     }
     p->q.vector = p->vector;
     p->q.dim = (int)n;
@@ -302,7 +291,7 @@ static int read_filter(reader *r, remem_query_json *p) {
     if (!json_is_object(v)) return wrong_type(r, "filter", "an object (or its JSON text)", v);
     /* remem_query takes the filter as text */
     if (!(p->filter = json_dumps(v, JSON_COMPACT)))
-        return errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
+        return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
     p->q.filter = p->filter;
     return REMEM_OK;
 }
@@ -322,7 +311,7 @@ static int read_tiers(reader *r, remem_query_json *p) {
     json_array_foreach(v, i, t) {
         if (!json_is_string(t)) {
             sb_free(&b);
-            return errf(r->err, r->cap, REMEM_EINVAL, "tiers: item %zu must be a string, got %s", i,
+            return util_errf(r->err, r->cap, REMEM_EINVAL, "tiers: item %zu must be a string, got %s", i,
                         type_word(t));
         }
         sb_printf(&b, "%s%s", i ? "," : "", json_string_value(t));
@@ -330,7 +319,7 @@ static int read_tiers(reader *r, remem_query_json *p) {
     sb_puts(&b, "");
     if (b.oom) {
         sb_free(&b);
-        return errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
+        return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
     }
     p->tiers = sb_take(&b);
     p->q.tiers = p->tiers;
@@ -357,7 +346,7 @@ static int read_query(reader *r, remem_query_json *p) {
         (rc = read_string(r, "text", &q->text)) || (rc = read_vector(r, p)))
         return rc;
     if (!q->vector && (!q->text || !*q->text))
-        return errf(r->err, r->cap, REMEM_EINVAL, "text: %s; give text or vector to recall by",
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "text: %s; give text or vector to recall by",
                     q->text ? "empty" : "missing");
     if ((rc = read_filter(r, p)) || (rc = read_string(r, "profile", &q->profile)) ||
         (rc = read_int(r, &lim_k, &q->k)) || (rc = read_doubles(r, q)) ||
@@ -373,20 +362,20 @@ static int read_query(reader *r, remem_query_json *p) {
 int remem_query_parse(const char *json, size_t len, remem_query_json **out, char *err,
                       size_t errcap) {
     if (err && errcap) err[0] = '\0';
-    if (!out) return errf(err, errcap, REMEM_EINVAL, "no place for the parsed query");
+    if (!out) return util_errf(err, errcap, REMEM_EINVAL, "no place for the parsed query");
     *out = NULL;
-    if (!json) return errf(err, errcap, REMEM_EINVAL, "no query given");
+    if (!json) return util_errf(err, errcap, REMEM_EINVAL, "no query given");
     remem_query_json *p = calloc(1, sizeof *p);
-    if (!p) return errf(err, errcap, REMEM_ENOMEM, "out of memory");
+    if (!p) return util_errf(err, errcap, REMEM_ENOMEM, "out of memory");
     remem_query_init(&p->q);
     json_error_t je;
     int rc;
     p->root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (!p->root)
-        rc = errf(err, errcap, REMEM_EPARSE, "query: not valid JSON: %s (line %d, column %d)",
+        rc = util_errf(err, errcap, REMEM_EPARSE, "query: not valid JSON: %s (line %d, column %d)",
                   je.text, je.line, je.column);
     else if (!json_is_object(p->root))
-        rc = errf(err, errcap, REMEM_EPARSE, "query: must be a JSON object, got %s",
+        rc = util_errf(err, errcap, REMEM_EPARSE, "query: must be a JSON object, got %s",
                   type_word(p->root));
     else {
         reader r = {p->root, err, errcap};
