@@ -621,7 +621,11 @@ static int listen_socket(const listen_addr *la, char *err, size_t errcap) {
     struct sockaddr_in *in4 = (struct sockaddr_in *)&la->sa;
     struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&la->sa;
     format_addr(la, ntohs(la->v6 ? in6->sin6_port : in4->sin_port), where, sizeof where);
-    int fd = socket(la->v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking, as libmicrohttpd makes the sockets it opens itself:
+     * every thread of the pool polls this socket, and with a blocking one
+     * the threads that lose the race for a connection sit in accept()
+     * instead of serving their requests (HTTP recall p50 0.22 -> 0.30 ms). */
+    int fd = socket(la->v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (fd < 0) {
         snprintf(err, errcap, "cannot listen on %s: %s", where, strerror(errno));
