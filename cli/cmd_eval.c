@@ -378,7 +378,7 @@ int cmd_eval(const cli_env *env, int argc, char **argv) {
             json_t *o = tally_json(&r.all, k);
             json_t *per = json_object();
             for (int cat = 1; cat <= 4; cat++) {
-                char key[8];
+                char key[16];
                 snprintf(key, sizeof key, "%d", cat);
                 json_object_set_new(per, key, tally_json(&r.cat[cat], k));
             }

@@ -708,7 +708,7 @@ static void test_clear(void) {
     store *s = open_fresh();
     if (!s) return;
     for (int i = 0; i < 3; i++) {
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "%d", i);
         remem_memory m = memory("a", id, "clear me", V1);
         put(s, &m);
