@@ -7,15 +7,8 @@
 # same date in a recall filter, and in --now, is refused with the same
 # wording: FIELD: "VALUE" is not a valid time (WHY).
 set -u
-bin=${REMEM_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/remem}
-tmp=$(mktemp -d /tmp/remem-bad-dates-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export REMEM_EMBEDDER=hash
-unset REMEM_DB
-db=$tmp/store.db
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-r() { "$bin" --db "$db" "$@"; }
+. "$(dirname "$0")/../support/e2e.sh"
+e2e_init bad-dates
 snapshot() { { r export --vectors | sha256sum; sqlite3 "$db" .dump | sha256sum; } 2>&1; }
 
 # bad NAME EXPECTED-TEXT -- COMMAND...: non-zero exit, one stderr line that

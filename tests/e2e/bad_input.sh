@@ -10,15 +10,8 @@
 # import line (line 3 of 5), and a bad line after several full batches (the
 # import checks every line before writing any).
 set -u
-bin=${REMEM_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/remem}
-tmp=$(mktemp -d /tmp/remem-bad-input-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export REMEM_EMBEDDER=hash
-unset REMEM_DB
-db=$tmp/store.db
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-r() { "$bin" --db "$db" "$@"; }
+. "$(dirname "$0")/../support/e2e.sh"
+e2e_init bad-input
 
 # The state: what export shows, and everything the SQL dump shows.
 snapshot() {

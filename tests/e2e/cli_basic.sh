@@ -8,16 +8,9 @@
 # reindex, profiles and demo; exit codes (0 ok, 1 failure, 2 usage) and
 # failures as one line "remem: ..." on stderr.
 set -u
-bin=${REMEM_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/remem}
-tmp=$(mktemp -d /tmp/remem-cli-basic-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../support/e2e.sh"
+e2e_init cli-basic
 # The hash embedder, named, so no "auto" note joins stderr.
-export REMEM_EMBEDDER=hash
-unset REMEM_DB
-db=$tmp/store.db
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-r() { "$bin" --db "$db" "$@"; }
 # json EXPR: evaluates a Python expression over the JSON document on stdin
 # (bound to j) and prints the result.
 json() { python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }

@@ -8,16 +8,11 @@
 # namespace's counter right, and pass integrity_check. The rowids show
 # whether the writers really interleaved.
 set -u
-bin=${REMEM_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/remem}
-tmp=$(mktemp -d /tmp/remem-concurrent-XXXXXX)
+. "$(dirname "$0")/../support/e2e.sh"
+e2e_init concurrent
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-export REMEM_EMBEDDER=hash
-unset REMEM_DB
-db=$tmp/store.db
 per=10000
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 sql() { sqlite3 -cmd '.timeout 5000' "$db" "$@"; }
 
 for w in a b; do

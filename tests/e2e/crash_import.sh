@@ -8,17 +8,12 @@
 # its history rows, its namespace counter). Then the same import run again
 # is an upsert: 100,000 memories, the first N updated, the rest added.
 set -u
-bin=${REMEM_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/remem}
-tmp=$(mktemp -d /tmp/remem-crash-import-XXXXXX)
+. "$(dirname "$0")/../support/e2e.sh"
+e2e_init crash-import
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-export REMEM_EMBEDDER=hash
-unset REMEM_DB
-db=$tmp/store.db
 lines=100000
 batch=1000
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 sql() { sqlite3 -cmd '.timeout 5000' "$db" "$@"; }
 
 python3 - "$tmp/in.jsonl" $lines <<'EOF'
