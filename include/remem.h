@@ -155,7 +155,8 @@ REMEM_API int remem_version_number(void);
     X(REMEM_EPARSE, -12, "malformed input")                     \
     X(REMEM_EAMBIGUOUS, -13, "id exists in several namespaces") \
     X(REMEM_ECORRUPT, -14, "corrupt or unsupported file")       \
-    X(REMEM_EUNSUPPORTED, -15, "not supported")
+    X(REMEM_EUNSUPPORTED, -15, "not supported")                 \
+    X(REMEM_ELLM, -16, "language model failed")
 
 enum remem_status {
 #define REMEM__ENUM(name, val, msg) name = val,
@@ -652,6 +653,55 @@ REMEM_API char *remem_write_result_json(const char *op, const char *ns, const ch
                               const char *superseded_by);
 /* Free memory returned by remem (JSON strings). */
 REMEM_API void remem_free(void *p);
+
+/* ------------------------------------------------------------------ */
+/* Operations: the lifecycle, experience, lessons and maintenance     */
+/* ------------------------------------------------------------------ */
+/*
+ * Every operation beyond the store's own calls (rating, reflection,
+ * migration, summaries, planning, prompt rendering, decisions, feedback,
+ * lessons, episodes, pruning, archive...) is one JSON-in, JSON-out call
+ * named by a dotted name ("rate", "decision.add", "lesson.hints"). The
+ * table below is the one list of them: the CLI turns its flags into the
+ * arguments (`remem decision add --ns N --title T` is "decision.add"), the
+ * server answers POST /v1/<name with '.' as '/'>, MCP lists one tool per
+ * operation (remem_<name with '.' as '_'>), and the Python binding calls
+ * them by name. So every operation exists on every face, with the same
+ * arguments, checks and answers.
+ *
+ * Arguments are a JSON object checked against the operation's schema
+ * before anything runs (an unknown key, a wrong type or a missing required
+ * key is REMEM_EINVAL naming it). "ns" names the namespace the operation
+ * works in (the server checks the key's scope against it); an operation
+ * without "ns" needs an admin key. The answer is a JSON object; when it has
+ * a "text" string the CLI prints that without --json. Answers of
+ * operations that could use an LLM say what they did: "llm" {"model",
+ * "prompt_tokens", "completion_tokens"} when one answered, or "fallback"
+ * naming the deterministic method used instead.
+ */
+typedef struct remem_op_info {
+    const char *name;    /* "decision.add" */
+    const char *right;   /* what an API key needs: "read", "write" or "admin" */
+    const char *summary; /* one line, for --help, MCP and the API description */
+    const char *schema;  /* JSON Schema of the arguments (an object); besides
+                            the standard keywords, "x-positional": [names]
+                            lists the properties the CLI takes as positional
+                            arguments, and "x-file": true on a property makes
+                            the CLI read that argument as a JSON file */
+} remem_op_info;
+/* The operations, in a fixed order; *n receives their count. Never fails. */
+REMEM_API const remem_op_info *remem_ops(size_t *n);
+/* The operation called name, or NULL. */
+REMEM_API const remem_op_info *remem_op_find(const char *name);
+/* Run operation op with the arguments args (a JSON object text of len
+ * bytes). *out: the answer (remem_free), NULL on failure.
+ * Returns: REMEM_OK; REMEM_ENOTFOUND (no such operation, or what it names
+ * does not exist); REMEM_EPARSE (args not JSON); REMEM_EINVAL (arguments
+ * that do not fit the schema, or that the operation refuses); the
+ * operation's own statuses (REMEM_EEMBED, REMEM_EUNSUPPORTED for an
+ * operation that needs an LLM when none is configured, store errors). On
+ * failure nothing is written. */
+REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len, char **out);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

@@ -31,6 +31,11 @@ mcp          face    mcp.h
 bindings     face
 src/engine   engine
 src/score    engine
+src/lifecycle engine
+src/experience engine
+src/lessons  engine
+src/maintenance engine
+src/prompt   engine
 src/store    part
 src/index    part
 src/lexical  part
@@ -40,6 +45,8 @@ src/text     part
 src/lexical  part
 src/net      part
 src/llm      part
+src/config   part
+src/telemetry part
 src/util     util
 include      public
 """

@@ -1,0 +1,50 @@
+/*
+ * ops.h: how an engine operation joins the table behind remem_call (see
+ * include/remem.h, "Operations"). Each feature folder (src/lifecycle/,
+ * src/experience/, src/lessons/, src/maintenance/, ...) defines one array
+ * of engine_op and ops.c lists the arrays: adding an operation is a row in
+ * its folder's array, and it appears on every face (CLI, HTTP, MCP,
+ * Python) with no face code.
+ *
+ * An operation's function receives the arguments already checked against
+ * its schema (types, required keys, no unknown keys, enums, bounds), so it
+ * reads them without re-checking their shape. It returns a status; on
+ * success *result is a new JSON object (the answer); on failure it sets
+ * the handle's message (eng_fail) and writes nothing.
+ */
+#ifndef REMEM_ENGINE_OPS_H
+#define REMEM_ENGINE_OPS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "engine.h"
+
+typedef int (*engine_op_fn)(remem *db, json_t *args, json_t **result);
+
+typedef struct engine_op {
+    remem_op_info info;
+    engine_op_fn fn;
+} engine_op;
+
+/* The arrays ops.c joins: one per feature folder, defined there. */
+#define ENGINE_OP_TABLES(X) \
+    X(core_ops)
+
+#define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
+ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
+#undef ENGINE_OP_DECLARE
+
+/* Check args against a JSON Schema text (the subset remem's operation
+ * schemas use: type, properties, required, additionalProperties (false by
+ * default: unknown keys are refused), enum, minimum, maximum, minLength,
+ * maxLength, items). 0, or -1 with err naming the argument
+ * ("reward: expected a number, got a string"). */
+int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap);
+
+/* Small readers for checked arguments: the value, or def when absent. */
+const char *op_str(json_t *args, const char *key, const char *def);
+double op_num(json_t *args, const char *key, double def);
+int64_t op_int(json_t *args, const char *key, int64_t def);
+int op_bool(json_t *args, const char *key, int def);
+
+#endif
