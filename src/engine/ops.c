@@ -288,21 +288,23 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
 
 /* ---- the engine's own operations ---- */
 
-/* "get": one memory by namespace and id, the same object remem_get's
- * record renders to; there so that every operation's answer (which often
+/* "memory.get": one memory by namespace and id, {"memory": the same object
+ * remem_get's record renders to}; there so that every operation's answer (which often
  * names ids: a reflection's evidence, a summary's sources) can be followed
  * up through the same call on every face. */
 static int op_get(remem *db, json_t *args, json_t **result) {
     remem_record *r = NULL;
     int rc = remem_get(db, op_str(args, "ns", NULL), op_str(args, "id", NULL), &r);
     if (rc) return rc;
-    *result = eng_memory_json(remem_record_memory(r), 0);
+    json_t *m = eng_memory_json(remem_record_memory(r), 0);
     remem_record_free(r);
+    if (!m) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    *result = json_pack("{s:o}", "memory", m);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
 const engine_op core_ops[] = {
-    {{"get", "read", "One memory by namespace and id, with every field.",
+    {{"memory.get", "read", "One memory by namespace and id, with every field.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"},"
       "\"id\":{\"type\":\"string\",\"description\":\"memory id\"}}}"},
