@@ -34,14 +34,16 @@ void h_op(request *rq, reply *rp) {
         json_decref(args);
         return;
     }
-    json_decref(args);
     if (ns ? !allowed(rq, rp, ns, right_of(op->right))
-           : !allowed_all(rq, rp, right_of(op->right) | SERVE_ADMIN, op->name))
+           : !allowed_all(rq, rp, right_of(op->right) | SERVE_ADMIN, op->name)) {
+        json_decref(args);
         return;
+    }
     char err[512];
     remem *db = pool_get(&rq->srv->pool, ns, err, sizeof err);
     if (!db) {
         reply_error(rp, 503, "REMEM_EBUSY", "%s", err);
+        json_decref(args);
         return;
     }
     char *out = NULL;
@@ -51,6 +53,7 @@ void h_op(request *rq, reply *rp) {
     else
         reply_text(rp, 200, out, remem_free, "application/json");
     pool_put(&rq->srv->pool, db, ns);
+    json_decref(args); /* ns points into it */
 }
 
 /* GET /v1/operations: the table, with each schema as JSON. */
