@@ -76,6 +76,19 @@ check(json.loads(p.stdout)["profile"] == "stream", "$REMEM_CONFIG names the file
 res = json.loads(cli("--json", "recall", "--ns", NS, "carrier").stdout)
 check(res["profile"] == "default", "no file: today's default profile")
 
+# config show: the effective policy, its file and patterns.
+with open(yaml, "w") as f:
+    f.write('top_k: 3\npolicies:\n  "agent:*":\n    profile: stream\n  agent:President:\n    top_k: 7\n')
+sh = json.loads(cli("--config", yaml, "--json", "config", "show", "--ns", NS).stdout)
+check(sh["file"] == os.path.realpath(yaml) and sh["patterns"] == ["(top level)", "agent:*", NS],
+      "config show: the file and the patterns, least specific first")
+check(sh["policy"]["profile"] == "stream" and sh["policy"]["top_k"] == 7 and sh["memory"] == "on",
+      "config show: the most specific value of each key")
+p = cli("--config", yaml, "config", "show", "--ns", "agent:SecDef")
+check("top_k: 3" in p.stdout and 'profile: "stream"' in p.stdout and "patterns (top level), agent:*" in p.stdout,
+      "config show in plain text")
+os.remove(yaml)
+
 bad = os.path.join(tmp, "bad.yaml")
 with open(bad, "w") as f:
     f.write("retrieval:\n  top_k: 5\n  relevance_weight: high\n")
@@ -113,6 +126,9 @@ try:
     st, res = srv.json("POST", "/v1/recall", {"namespaces": ["baseline:run1"], "text": "carrier"})
     check(st == 200 and res["hits"] == [] and res.get("memory") == "off",
           "serve --config: the policy's memory_off over HTTP")
+    st, sh = srv.json("POST", "/v1/config/show", {"ns": "baseline:x"})
+    check(st == 200 and sh["memory"] == "off" and sh["patterns"] == ["baseline:*"],
+          "POST /v1/config/show: the namespace's policy")
     st, res = srv.json("POST", "/v1/recall", {"namespaces": [NS, "baseline:run1"], "text": "carrier"})
     check(st == 200 and len(res["hits"]) == 1 and res.get("memory") == "partly off",
           "serve --config: a mixed query leaves the off namespace out and says so")
