@@ -590,6 +590,26 @@ static void test_engine_memory_off_option(void) {
     CHECK_HAS(out, "\"memory\":\"off\"");
     remem_free(out);
     remem_close(db);
+    /* An answer whose "memory" is its content keeps it, and says
+     * "memory_off": true beside it. */
+    db = NULL;
+    CHECK_INT(remem_open(t.db, NULL, &db), REMEM_OK);
+    CHECK_INT(add(db, "agent:A", "kept while memory was on", NULL), REMEM_OK);
+    char gid[64] = "";
+    remem_result *rr = recall(db, "agent:A", NULL);
+    if (rr && rr->n) snprintf(gid, sizeof gid, "%s", rr->hits[0].mem.id);
+    remem_result_free(rr);
+    remem_close(db);
+    db = NULL;
+    CHECK_INT(remem_open(t.db, &o, &db), REMEM_OK);
+    char args[160];
+    snprintf(args, sizeof args, "{\"ns\":\"agent:A\",\"id\":\"%s\"}", gid);
+    out = NULL;
+    CHECK_INT(remem_call(db, "memory.get", args, strlen(args), &out), REMEM_OK);
+    CHECK_HAS(out, "\"memory_off\":true");
+    CHECK_HAS(out, "kept while memory was on");
+    remem_free(out);
+    remem_close(db);
     tdir_done(&t);
 }
 
