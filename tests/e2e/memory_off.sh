@@ -104,6 +104,30 @@ check(p.returncode != 0 and "line 3: reflektion: unknown key" in p.stderr,
 p = cli("--config", os.path.join(tmp, "missing.yaml"), "stats", ok=False)
 check(p.returncode != 0 and "missing.yaml" in p.stderr, "--config with a missing file fails")
 
+# ---- MCP over stdio -----------------------------------------------------
+def mcp(*args, calls):
+    msgs = ['{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}']
+    for i, (tool, a) in enumerate(calls, 1):
+        msgs.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                "params": {"name": tool, "arguments": a}}))
+    p = subprocess.run([BIN, "--db", db, "--quiet"] + list(args) + ["mcp"], input="\n".join(msgs) + "\n",
+                       capture_output=True, text=True)
+    out = {}
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        out[o.get("id")] = o.get("result", {})
+    return out
+out = mcp("--no-memory", calls=[("remember", {"ns": NS, "text": "told over mcp"}),
+                               ("recall", {"namespaces": [NS], "text": "carrier group"}),
+                               ("forget", {"ns": NS, "id": mid})])
+check(out[1].get("structuredContent", {}).get("outcome") == "dropped" and
+      "Memory is off" in out[1]["content"][0]["text"], "mcp --no-memory: remember dropped, said in text")
+check(out[2].get("structuredContent", {}).get("memory") == "off" and
+      "Memory is off" in out[2]["content"][0]["text"], "mcp --no-memory: recall empty, memory off")
+check(out[3].get("structuredContent", {}).get("outcome") == "dropped", "mcp --no-memory: forget dropped")
+check(count(NS) == 1 and json.loads(cli("--json", "get", "--ns", NS, mid).stdout)["tier"] == "short",
+      "nothing was written over MCP")
+
 # ---- HTTP ---------------------------------------------------------------
 srv = Server(db=db, args=["--no-memory"])
 try:
