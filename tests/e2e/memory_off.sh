@@ -131,6 +131,7 @@ check(count(NS) == 1 and json.loads(cli("--json", "get", "--ns", NS, mid).stdout
 # ---- HTTP ---------------------------------------------------------------
 srv = Server(db=db, args=["--no-memory"])
 try:
+    check(any("memory is off" in l for l in srv.banner), "serve --no-memory: the banner says so")
     st, res = srv.json("POST", "/v1/recall", {"namespaces": [NS], "text": "carrier group"})
     check(st == 200 and res["hits"] == [] and res.get("memory") == "off",
           "serve --no-memory: recall empty, memory off")
