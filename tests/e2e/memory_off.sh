@@ -138,6 +138,10 @@ try:
     st, r = srv.json("POST", "/v1/namespaces/" + NS + "/memories", {"text": "over http"})
     check(st in (200, 202) and r.get("outcome") == "dropped" and r.get("memory") == "off",
           "serve --no-memory: add dropped")
+    st, r = srv.json("POST", "/v1/namespaces/" + NS + "/memories:batch",
+                     {"memories": [{"text": "one"}, {"text": "two"}]})
+    check(st == 200 and r == {"ids": [None, None], "count": 0, "outcome": "dropped", "memory": "off"},
+          "serve --no-memory: a batch dropped")
     st, r = srv.json("DELETE", "/v1/namespaces/" + NS + "/memories/" + mid)
     check(st == 200 and r.get("outcome") == "dropped", "serve --no-memory: forget dropped")
 finally:
