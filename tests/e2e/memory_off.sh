@@ -51,6 +51,12 @@ check(json.loads(p.stdout).get("outcome") == "dropped", "--no-memory forget: dro
 got = json.loads(cli("--json", "get", "--ns", NS, mid).stdout)
 check(got["text"] == "I decided to deploy a carrier group" and got["tier"] == "short",
       "the memory is unchanged after the dropped update and forget")
+jl = os.path.join(tmp, "in.jsonl")
+with open(jl, "w") as f:
+    f.write('{"text":"one"}\n{"text":"two"}\n')
+p = cli("--no-memory", "--json", "import", "--ns", NS, jl)
+check(json.loads(p.stdout) == {"imported": 0, "dropped": 2, "memory": "off"} and count(NS) == 1,
+      "--no-memory import: read, dropped, nothing written")
 res = json.loads(cli("--json", "recall", "--ns", NS, "carrier group").stdout)
 check(len(res["hits"]) == 1 and "memory" not in res, "without the flag recall finds it again")
 
