@@ -57,7 +57,7 @@ with open(jl, "w") as f:
 p = cli("--no-memory", "--json", "import", "--ns", NS, jl)
 check(json.loads(p.stdout) == {"imported": 0, "dropped": 2, "memory": "off"} and count(NS) == 1,
       "--no-memory import: read, dropped, nothing written")
-p = cli("--no-memory", "--json", "clear", "--ns", NS)
+p = cli("--no-memory", "--json", "clear", "--ns", NS, "--yes")
 check(json.loads(p.stdout)["outcome"] == "dropped" and count(NS) == 1, "--no-memory clear: dropped")
 res = json.loads(cli("--json", "recall", "--ns", NS, "carrier group").stdout)
 check(len(res["hits"]) == 1 and "memory" not in res, "without the flag recall finds it again")
