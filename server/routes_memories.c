@@ -294,6 +294,10 @@ void h_clear(request *rq, reply *rp, remem *db) {
     int rc = remem_clear(db, rq->ns, &deleted);
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
+    else if (remem_memory_off(db, rq->ns))
+        reply_json(rp, 200,
+                   json_pack("{s:s,s:i,s:s,s:s}", "ns", rq->ns, "deleted", 0, "outcome", "dropped",
+                             "memory", "off"));
     else
         reply_json(rp, 200, json_pack("{s:s,s:I}", "ns", rq->ns, "deleted", (json_int_t)deleted));
 }

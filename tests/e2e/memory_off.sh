@@ -150,6 +150,9 @@ try:
                      {"memories": [{"text": "one"}, {"text": "two"}]})
     check(st == 200 and r == {"ids": [None, None], "count": 0, "outcome": "dropped", "memory": "off"},
           "serve --no-memory: a batch dropped")
+    st, r = srv.json("DELETE", "/v1/namespaces/" + NS)
+    check(st == 200 and r.get("outcome") == "dropped" and r.get("deleted") == 0,
+          "serve --no-memory: clearing a namespace is dropped")
     st, r = srv.json("DELETE", "/v1/namespaces/" + NS + "/memories/" + mid)
     check(st == 200 and r.get("outcome") == "dropped", "serve --no-memory: forget dropped")
 finally:
