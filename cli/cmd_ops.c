@@ -92,8 +92,7 @@ static void op_usage(const remem_op_info *op, json_t *schema) {
         int required = 0;
         json_array_foreach(req, i, p) if (!strcmp(json_string_value(p), k)) required = 1;
         const char *d = json_string_value(json_object_get(ps, "description"));
-        printf("  %-22s %s%s%s\n", flag, type_of(ps), required ? ", required" : "",
-               d ? "" : "");
+        printf("  %-22s %s%s%s\n", flag, type_of(ps), required ? ", required" : "", d ? "" : "");
         if (d) printf("  %-22s %s\n", "", d);
     }
     printf("  %-22s %s\n", "--json", "print the whole answer as JSON");
@@ -229,7 +228,8 @@ int cli_run_op(const cli_env *env, const remem_op_info *op, int argc, char **arg
             }
             if (!ps) {
                 rc = cli_fail("%s: unknown option %.*s (remem %s --help)", words, (int)kl + 2, a,
-                              words) + 1;
+                              words) +
+                     1;
                 break;
             }
             char flag[140];
@@ -243,22 +243,26 @@ int cli_run_op(const cli_env *env, const remem_op_info *op, int argc, char **arg
                 rc = cli_fail("%s: %s needs a value", words, flag) + 1;
                 break;
             }
-            if (put(args, ps, key, flag, v, err, sizeof err)) rc = cli_fail("%s: %s", words, err) + 1;
+            if (put(args, ps, key, flag, v, err, sizeof err))
+                rc = cli_fail("%s: %s", words, err) + 1;
         } else {
             /* a positional argument; the last positional array takes the rest */
             const char *key = NULL;
-            if (npos < json_array_size(pos)) key = json_string_value(json_array_get(pos, npos));
+            if (npos < json_array_size(pos))
+                key = json_string_value(json_array_get(pos, npos));
             else if (json_array_size(pos)) {
                 const char *last = json_string_value(json_array_get(pos, json_array_size(pos) - 1));
                 if (!strcmp(type_of(json_object_get(props, last)), "array")) key = last;
             }
             if (!key) {
-                rc = cli_fail("%s: unexpected argument \"%s\" (remem %s --help)", words, a, words) + 1;
+                rc = cli_fail("%s: unexpected argument \"%s\" (remem %s --help)", words, a, words) +
+                     1;
                 break;
             }
             json_t *ps = json_object_get(props, key);
             if (!ps || strcmp(type_of(ps), "array")) npos++;
-            if (put(args, ps, key, key, a, err, sizeof err)) rc = cli_fail("%s: %s", words, err) + 1;
+            if (put(args, ps, key, key, a, err, sizeof err))
+                rc = cli_fail("%s: %s", words, err) + 1;
         }
     }
     /* name a missing required argument as the flag the user types */
@@ -275,7 +279,8 @@ int cli_run_op(const cli_env *env, const remem_op_info *op, int argc, char **arg
             char flag[140];
             flag_of(k, flag, sizeof flag);
             rc = cli_fail("%s: %s is required (remem %s --help)", words, positional ? k : flag,
-                          words) + 1;
+                          words) +
+                 1;
             break;
         }
     }
