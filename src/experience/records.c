@@ -77,15 +77,19 @@ static int add_record(remem *db, const char *ns, const char *id, const char *kin
     m.kind = kind;
     m.text = text;
     m.metadata = mj;
-    char idout[300];
+    char idout[300] = "";
     int outcome = 0;
     int rc = remem_add(db, &m, idout, sizeof idout, &outcome);
     free(mj);
     if (rc) return rc;
-    json_object_set_new(res, "id", json_string(idout));
+    /* no id when memory is off for the namespace: accepted, not stored */
+    if (idout[0]) json_object_set_new(res, "id", json_string(idout));
     json_object_set_new(res, "ns", json_string(ns));
     json_object_set_new(res, "outcome",
-                        json_string(outcome == REMEM_UPSERTED ? "replaced" : "added"));
+                        json_string(outcome == REMEM_ADDED       ? "added"
+                                    : outcome == REMEM_UPSERTED  ? "replaced"
+                                    : outcome == REMEM_DUPLICATE ? "duplicate"
+                                                                 : "dropped"));
     json_object_set_new(res, "stored_text", json_string(text));
     return REMEM_OK;
 }
