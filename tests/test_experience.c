@@ -479,6 +479,45 @@ static void test_hydrate_once(void) {
     remem_close(db);
 }
 
+/* The policy's hydrate files, relative to the configuration's folder, are
+ * loaded by the first experience operation on a namespace, once. */
+static void test_first_use_hydration(void) {
+    tmpdir t;
+    tmp_make(&t);
+    char yaml[256], seed[256];
+    snprintf(seed, sizeof seed, "%s/seed.json", t.dir);
+    FILE *f = fopen(seed, "w");
+    fputs(list_file, f);
+    fclose(f);
+    snprintf(yaml, sizeof yaml, "%s/remem.yaml", t.dir);
+    f = fopen(yaml, "w");
+    fputs("policies:\n  \"advisor:*\":\n    hydrate: seed.json\n", f);
+    fclose(f);
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    o.config_path = yaml;
+    remem *db = NULL;
+    CHECK_INT(remem_open(t.db, &o, &db), REMEM_OK);
+    json_t *r = call_ok(db, "decision.similar", "{\"ns\":\"advisor:a\",\"title\":\"Weekend\"}");
+    CHECK_INT(json_array_size(json_object_get(r, "results")), 1);
+    json_decref(r);
+    json_decref(call_ok(db, "decision.add",
+                        "{\"ns\":\"advisor:a\",\"title\":\"T\",\"action\":\"a\","
+                        "\"domain\":\"d\",\"reward\":1}"));
+    char *st = NULL;
+    CHECK_INT(remem_stats(db, "advisor:a", &st), REMEM_OK);
+    CHECK(st && strstr(st, "\"total_memories\":2") != NULL); /* hydrated once */
+    remem_free(st);
+    r = call_ok(db, "decision.similar", "{\"ns\":\"plain\",\"title\":\"Weekend\"}");
+    CHECK_INT(json_array_size(json_object_get(r, "results")), 0); /* no policy, no seeds */
+    json_decref(r);
+    remem_close(db);
+    unlink(seed);
+    unlink(yaml);
+    tmp_done(&t);
+}
+
 static void test_trajectories(void) {
     remem *db = open_store(":memory:");
     if (!db) return;
@@ -519,6 +558,7 @@ int main(int argc, char **argv) {
     RUN(test_fewshot_bytes);
     RUN(test_stats);
     RUN(test_hydrate_once);
+    RUN(test_first_use_hydration);
     RUN(test_trajectories);
     return TEST_EXIT();
 }

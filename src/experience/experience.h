@@ -100,6 +100,12 @@ int exp_hydrate(remem *db, const char *ns, json_t *files, json_t **result);
 int exp_hydrate_paths(remem *db, const char *ns, const char *const *paths, size_t n,
                       json_t **result);
 
+/* First use of ns by an experience operation on this handle: hydrate it
+ * from its policy's hydrate_files when it has any (firstuse.c). REMEM_OK
+ * when there is nothing to do; a missing or bad file is an error naming
+ * it. */
+int exp_first_use(remem *db, const char *ns);
+
 /* ---- the operations (rows of experience_ops, ops.c) ---- */
 
 /* Readers for arguments already checked against the schema: the value, or

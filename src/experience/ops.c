@@ -14,6 +14,22 @@
 #include "engine/ops.h"
 #include "experience/experience.h"
 
+/* Every experience operation first gives its namespace the first-use
+ * hydration its policy asks for (firstuse.c). */
+#define FIRST_USE(op)                                                 \
+    static int first_##op(remem *db, json_t *args, json_t **result) { \
+        int rc = exp_first_use(db, arg_str(args, "ns", NULL));        \
+        return rc ? rc : exp_op_##op(db, args, result);               \
+    }
+FIRST_USE(decision_add)
+FIRST_USE(decision_similar)
+FIRST_USE(trajectory_add)
+FIRST_USE(trajectory_similar)
+FIRST_USE(feedback_add)
+FIRST_USE(feedback_similar)
+FIRST_USE(fewshot)
+FIRST_USE(hydrate)
+
 const engine_op experience_ops[] = {
     {{"decision.add", "write",
       "Store a decision (seed 000): its text is `{title} Action: {action} Domain: {domain} Reward: "
@@ -35,7 +51,7 @@ const engine_op experience_ops[] = {
       "\"description\":\"the agent's reasoning (the stored text keeps its first 100 characters,"
       " the metadata all of it)\"},\"episode\":{\"type\":\"string\",\"maxLength\":253,"
       "\"description\":\"the episode id (links the decision to its human feedback)\"}}}"},
-     exp_op_decision_add},
+     first_decision_add},
     {{"decision.similar", "read",
       "Past decisions like the current situation: the title plus the three most stressed metrics "
       "as the query, 2n candidates, reward >= 0.05, the best n by cosine similarity.",
@@ -48,7 +64,7 @@ const engine_op experience_ops[] = {
       "stressed),"
       " e.g. {\\\"career.workload\\\": 90}\"},\"n\":{\"type\":\"integer\",\"minimum\":1,"
       "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}"},
-     exp_op_decision_similar},
+     first_decision_similar},
     {{"trajectory.add", "write",
       "Store an episode's trajectory (seed 000): task id, route taken, total reward and a summary "
       "object.",
@@ -61,7 +77,7 @@ const engine_op experience_ops[] = {
       "\"summary\":{\"type\":\"object\","
       "\"description\":\"the trajectory summary as a JSON object (milestones_hit, steps,"
       " ...)\"}}}"},
-     exp_op_trajectory_add},
+     first_trajectory_add},
     {{"trajectory.similar", "read",
       "Past trajectories like the current world: `TaskDomain: {domain}` plus the three most "
       "stressed world values, the best n by cosine similarity.",
@@ -73,7 +89,7 @@ const engine_op experience_ops[] = {
       "\"description\":\"the current world state as a JSON object (numbers, booleans,"
       " strings; lower numbers and false are more stressed)\"},\"n\":{\"type\":\"integer\","
       "\"minimum\":1,\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}"},
-     exp_op_trajectory_similar},
+     first_trajectory_similar},
     {{"feedback.add", "write",
       "Store human feedback on an episode at id fb_{episode}; a second feedback for the episode "
       "replaces the first (history keeps it).",
@@ -93,7 +109,7 @@ const engine_op experience_ops[] = {
       "\"description\":\"unexpected effects, in the human's words\"},"
       "\"hours\":{\"type\":\"number\",\"minimum\":0,"
       "\"description\":\"resolution time in hours\"}}}"},
-     exp_op_feedback_add},
+     first_feedback_add},
     {{"feedback.similar", "read",
       "Human feedback whose text is most like the given text, by cosine similarity.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"text\"],"
@@ -102,7 +118,7 @@ const engine_op experience_ops[] = {
       "\"maxLength\":32768,\"description\":\"the text to compare with\"},"
       "\"n\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,"
       "\"description\":\"how many to return (default 3)\"}}}"},
-     exp_op_feedback_similar},
+     first_feedback_similar},
     {{"fewshot", "read",
       "Seed 000's few-shot block for a situation: the similar decisions, each with its episode's "
       "human feedback (--- PAST EXPERIENCE & HUMAN VERIFICATION ---).",
@@ -115,7 +131,7 @@ const engine_op experience_ops[] = {
       "stressed),"
       " e.g. {\\\"career.workload\\\": 90}\"},\"n\":{\"type\":\"integer\",\"minimum\":1,"
       "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}"},
-     exp_op_fewshot},
+     first_fewshot},
     {{"hydrate", "write",
       "Load pre-seeded decision files (seed 000's preseeded_memory*.json) into a namespace that "
       "holds no decision yet; otherwise add nothing.",
@@ -125,6 +141,6 @@ const engine_op experience_ops[] = {
       "\"items\":{\"type\":[\"object\",\"array\"]},"
       "\"description\":\"the files' contents (on the command line: FILE... paths,"
       " each read as JSON)\"}}}"},
-     exp_op_hydrate},
+     first_hydrate},
 };
 const size_t experience_ops_n = sizeof experience_ops / sizeof experience_ops[0];

@@ -193,5 +193,41 @@ check(a.get("query") == "TaskDomain: flight_crisis flight_rebooked:False lounge_
 rc, out, err = cli("feedback", "similar", "--ns", "x", "--text", "partner transparency", "--json")
 a = json.loads(out) if rc == 0 else {}
 check(rc == 0 and a["results"][0]["id"] == "fb_ep_1", "feedback similar")
+
+# ---- first-use hydration from the configuration (remem.yaml beside the store) ----
+cdir = os.path.join(tmp, "cfg")
+os.makedirs(os.path.join(cdir, "seeds"))
+json.dump(json.load(open(pre1)), open(os.path.join(cdir, "seeds", "preseeded_memory.json"), "w"))
+json.dump(json.load(open(pre2)), open(os.path.join(cdir, "seeds", "preseeded_memory_p1.json"), "w"))
+open(os.path.join(cdir, "remem.yaml"), "w").write(
+    'policies:\n  "advisor:*":\n    hydrate: [seeds/preseeded_memory.json, seeds/preseeded_memory_p1.json]\n')
+cdb = os.path.join(cdir, "store.db")
+srv = Server(db=cdb)
+try:
+    st_, a = srv.json("POST", "/v1/fewshot", {"ns": "advisor:ada", "title": "Friday 6PM"})
+    check(st_ == 200 and "[NEGOTIATE] on CAREER" in a.get("text", ""),
+          "the server hydrates advisor:ada on first use: %s" % a)
+    st_, a = srv.json("POST", "/v1/decision/add", {"ns": "advisor:bo", "title": "T", "action": "rest",
+                      "domain": "d", "reward": 0.3})
+    check(st_ == 200, "a first decision.add in advisor:bo")
+    for ns, want in (("advisor:ada", 3), ("advisor:bo", 4)):
+        st_, a = srv.json("GET", "/v1/namespaces/%s/stats" % ns)
+        check(st_ == 200 and a.get("total_memories") == want,
+              "%s holds %d decisions (hydrated once): %s" % (ns, want, a.get("total_memories")))
+    st_, a = srv.json("POST", "/v1/fewshot", {"ns": "other", "title": "Friday 6PM"})
+    check(st_ == 200 and a.get("text") == "", "a namespace without the policy is not hydrated")
+    check(srv.stop() == 0, "clean stop")
+    srv = Server(db=cdb)  # a restart: the namespaces already hold decisions
+    st_, a = srv.json("POST", "/v1/fewshot", {"ns": "advisor:ada", "title": "Friday 6PM"})
+    st_, a = srv.json("GET", "/v1/namespaces/advisor:ada/stats")
+    check(a.get("total_memories") == 3, "a restart hydrates nothing again")
+    check(srv.stop() == 0, "clean stop")
+finally:
+    srv.kill()
+os.remove(os.path.join(cdir, "seeds", "preseeded_memory_p1.json"))
+p = subprocess.run([BIN, "--db", cdb, "fewshot", "--ns", "advisor:cy", "--title", "x"],
+                   capture_output=True, text=True)
+check(p.returncode != 0 and "preseeded_memory_p1.json" in p.stderr,
+      "a missing hydrate file is an error naming it: %s" % p.stderr.strip())
 finish()
 PY
