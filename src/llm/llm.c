@@ -382,9 +382,9 @@ int llm_answer_number(const char *answer, double lo, double hi, double *out, cha
     if (j) {
         int found = number_of_json(j, hi, &v);
         if (!found && json_is_array(j) && json_array_size(j) > 0) {
-            json_t *first = json_array_get(j, 0);
+            json_t *first = json_incref(json_array_get(j, 0));
             json_decref(j);
-            j = json_incref(first);
+            j = first;
             found = number_of_json(j, hi, &v);
         }
         for (int k = 0; !found && json_is_object(j) && NUMBER_KEYS[k]; k++) {
