@@ -750,6 +750,18 @@ REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len
  * Calls that failed count nothing. Returns REMEM_OK or REMEM_ENOMEM. */
 REMEM_API int remem_llm_usage(remem *db, char **json);
 
+/* The auto-rate policy (a namespace's auto_rate, docs/llm.md): remem_add of
+ * a memory without an importance asks the LLM to rate it (seed 001's
+ * prompt) before writing it, so the add waits for the model. A server that
+ * must answer at once sets fn on its handles instead: remem_add then writes
+ * the memory with the kind's default importance and, after the commit,
+ * calls fn(ctx, ns, id) (strings valid during the call only), and the
+ * server rates it later, e.g. with remem_call(db2, "rate", {"ns","id"}) on
+ * another handle in another thread. fn NULL: rate in remem_add again.
+ * fn must not call back into db. No side effects on the store. */
+typedef void (*remem_rate_later_fn)(void *ctx, const char *ns, const char *id);
+REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx);
+
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */
 /* ------------------------------------------------------------------ */

@@ -68,6 +68,9 @@ struct remem {
     llm *llm;
     struct eng_llm_tally *llm_counts;
     size_t n_llm_counts;
+    /* Set: auto-rating is left to the caller (remem_set_rate_later). */
+    remem_rate_later_fn rate_later;
+    void *rate_later_ctx;
     char err[1024];
 };
 

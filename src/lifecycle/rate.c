@@ -78,6 +78,38 @@ static char *with_rating(const char *metadata, json_t *r) {
     return s;
 }
 
+int rate_on_add(remem *db, remem_memory *m, char **meta, int *later) {
+    *meta = NULL;
+    *later = 0;
+    if (m->importance >= 0 || !eng_llm(db) || !eng_policy(db, m->ns)->auto_rate) return REMEM_OK;
+    if (db->rate_later) {
+        *later = 1;
+        return REMEM_OK;
+    }
+    double rating;
+    char *expl = NULL;
+    json_t *r;
+    if (rate_text(db, "rate", m->text, &rating, &expl, NULL) == REMEM_OK) {
+        m->importance = rating / 10.0;
+        r = json_pack("{s:f, s:s?, s:s, s:b}", "rating", rating, "explanation", expl, "model",
+                      llm_model(eng_llm(db)), "auto", 1);
+    } else {
+        r = json_pack("{s:s, s:s}", "fallback", "kind_default", "error", db->err);
+    }
+    free(expl);
+    eng_ok(db);
+    if (!r || !(*meta = with_rating(m->metadata, r)))
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    m->metadata = *meta;
+    return REMEM_OK;
+}
+
+void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx) {
+    if (!db) return;
+    db->rate_later = fn;
+    db->rate_later_ctx = ctx;
+}
+
 static int op_rate(remem *db, json_t *args, json_t **result) {
     const char *ns = op_str(args, "ns", NULL), *id = op_str(args, "id", NULL);
     const char *text = op_str(args, "text", NULL);
