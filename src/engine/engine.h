@@ -191,6 +191,17 @@ json_t *eng_llm_answer(remem *db, const llm_usage *u);
  * llm_chat itself. */
 void eng_llm_count(remem *db, const char *op, const llm_usage *u);
 
+/* The auto-rate policy, for remem_add (write.c; defined in
+ * src/lifecycle/rate.c beside the "rate" operation, whose prompt it
+ * shares): when the namespace's policy says auto_rate, an LLM is
+ * configured and m has no importance, rate m's text and set m->importance and m->metadata (a new text with
+ * "rating" in it, *meta to free after the write). A failed rating is no
+ * failed add: the memory keeps the kind's default and metadata.rating
+ * says {"fallback": "kind_default", "error": the cause}. When the handle
+ * rates later (remem_set_rate_later), only *later = 1. Returns REMEM_OK or
+ * REMEM_ENOMEM. */
+int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
+
 /* ---- the write path's shared steps (txn.c) ---- */
 
 /* REMEM_OK when the handle has a store and an embedder; clears the error. */

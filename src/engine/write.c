@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "lifecycle/llm_ops.h"
 #include "score/score.h"
 #include "util/util.h"
 
@@ -260,7 +259,7 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
      * or, when the caller rates later, the id handed over after it. */
     char *rated_meta = NULL, idl[64] = "";
     int later = 0, out = 0;
-    if ((rc = rate_on_add(db, &mm, &rated_meta, &later))) return rc;
+    if ((rc = eng_rate_on_add(db, &mm, &rated_meta, &later))) return rc;
     int dim = db->emb->dim;
     float *vec = malloc((size_t)dim * sizeof *vec);
     if (!vec) {

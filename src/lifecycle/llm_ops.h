@@ -16,17 +16,10 @@ char *rate_prompt(const char *memory);
 int rate_text(remem *db, const char *op, const char *text, double *rating, char **explanation,
               llm_usage *u);
 
-/* The auto-rate policy, for remem_add (write.c): when the namespace's
- * policy says auto_rate, an LLM is configured and m has no importance,
- * rate m's text and set m->importance and m->metadata (a new text with
- * "rating" in it, *meta to free after the write). A failed rating is no
- * failed add: the memory keeps the kind's default and metadata.rating
- * says {"fallback": "kind_default", "error": the cause}. When the handle
- * rates later (remem_set_rate_later), only *later = 1. Returns REMEM_OK or
- * REMEM_ENOMEM. */
-int rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
-
-/* "consolidate" (consolidate.c). */
+/* The operations (llm_ops.c lists them): "rate" and "llm.check"
+ * (rate.c), "consolidate" (consolidate.c). */
+int op_rate(remem *db, json_t *args, json_t **result);
+int op_llm_check(remem *db, json_t *args, json_t **result);
 int op_consolidate(remem *db, json_t *args, json_t **result);
 
 #endif
