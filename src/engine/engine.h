@@ -14,6 +14,7 @@
 #include "embed/embed.h"
 #include "index/flat.h"
 #include "lexical/lexical.h"
+#include "llm/llm.h"
 #include "store/store.h"
 #include "text/analyse.h"
 #include "util/util.h"
@@ -66,6 +67,14 @@ struct remem {
      * hydrate_files, or found already holding decisions (a JSON object used
      * as a set; src/experience/firstuse.c), so the check runs once. */
     json_t *hydrated;
+    /* The LLM client (llm_glue.c), NULL when none is configured, and the
+     * tokens it used per operation name. */
+    llm *llm;
+    struct eng_llm_tally *llm_counts;
+    size_t n_llm_counts;
+    /* Set: auto-rating is left to the caller (remem_set_rate_later). */
+    remem_rate_later_fn rate_later;
+    void *rate_later_ctx;
     char err[1024];
 };
 
@@ -161,6 +170,41 @@ int eng_query_policy(remem *db, remem_query *q, json_t **holder);
 
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);
+
+/* ---- the LLM (llm_glue.c; docs/llm.md) ---- */
+
+/* Open the handle's LLM client from its options or $REMEM_LLM_* (no
+ * request is made); none configured leaves db->llm NULL. REMEM_EINVAL with
+ * the message for a URL that is not http(s). Called by remem_open. */
+int eng_llm_open(remem *db);
+void eng_llm_close(remem *db);
+/* The handle's LLM client, or NULL when none is configured: operations
+ * then use their named fallback or refuse. */
+llm *eng_llm(remem *db);
+/* One chat completion for operation op (its name labels the token
+ * counts): llm_chat, then the tokens it used added to the handle's and the
+ * process's counts for op and to *u (may be NULL). On failure REMEM_ELLM
+ * (or REMEM_ENOMEM) with the handle's message "OP: CAUSE". No LLM:
+ * REMEM_EUNSUPPORTED "OP needs an LLM: set REMEM_LLM_URL". */
+int eng_llm_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
+                 char **answer, llm_usage *u);
+/* The "llm" member of an operation's answer: {"model", "prompt_tokens",
+ * "completion_tokens"} from u. New reference (NULL: out of memory). */
+json_t *eng_llm_answer(remem *db, const llm_usage *u);
+/* Add u to the counts of op (handle and process), for a caller that ran
+ * llm_chat itself. */
+void eng_llm_count(remem *db, const char *op, const llm_usage *u);
+
+/* The auto-rate policy, for remem_add (write.c; defined in
+ * src/lifecycle/rate.c beside the "rate" operation, whose prompt it
+ * shares): when the namespace's policy says auto_rate, an LLM is
+ * configured and m has no importance, rate m's text and set m->importance and m->metadata (a new text with
+ * "rating" in it, *meta to free after the write). A failed rating is no
+ * failed add: the memory keeps the kind's default and metadata.rating
+ * says {"fallback": "kind_default", "error": the cause}. When the handle
+ * rates later (remem_set_rate_later), only *later = 1. Returns REMEM_OK or
+ * REMEM_ENOMEM. */
+int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
 
 /* ---- the write path's shared steps (txn.c) ---- */
 
