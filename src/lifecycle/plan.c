@@ -40,8 +40,8 @@ static char *plan_text(const char *goal, json_t *j, char *err, size_t cap) {
 }
 
 int lc_op_plan(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL);
-    const char *goal = op_str(args, "goal", NULL);
+    const char *ns = lc_str(args, "ns", NULL);
+    const char *goal = lc_str(args, "goal", NULL);
     const cfg_policy *p = lc_policy(db, ns);
     llm *lm = NULL;
     int rc = lc_llm_open(db, &lm);
@@ -53,7 +53,7 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     q.text = goal;
     q.namespaces = nss;
     q.n_namespaces = 1;
-    q.k = (int)op_int(args, "k", 10);
+    q.k = (int)lc_int(args, "k", 10);
     q.profile = p->profile;
     q.no_touch = 1;
     remem_result *res = NULL;
@@ -108,7 +108,7 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     pm.kind = "plan";
     pm.tier = "long";
     pm.text = text;
-    pm.importance = op_num(args, "importance", -1);
+    pm.importance = lc_num(args, "importance", -1);
     pm.metadata = meta;
     pm.links = res->n ? links : NULL;
     char id[1][32];

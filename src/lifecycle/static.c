@@ -40,7 +40,7 @@ static void push(leaves *L, const char *path, json_t *value) {
         L->cap = cap;
     }
     char *val = json_is_string(value) ? strdup(json_string_value(value))
-                                      : json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+                                      : json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     leaf *f = &L->v[L->n];
     memset(f, 0, sizeof *f);
     f->path = strdup(path);
@@ -96,7 +96,7 @@ static int keep_loaded_static(const remem_memory *m, void *ctx) {
 }
 
 int lc_op_static_load(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL);
+    const char *ns = lc_str(args, "ns", NULL);
     json_t *file = json_object_get(args, "file");
     leaves L = {0};
     lc_list old = {0};
