@@ -70,8 +70,8 @@ int lc_op_context(remem *db, json_t *args, json_t **result) {
     }
     for (size_t i = 0; i < res->n; i++) {
         const remem_hit *h = &res->hits[i];
-        items[i] = (prompt_item){h->mem.id, h->mem.text, h->mem.kind, h->mem.tier,
-                                 h->mem.created_at, h->score};
+        items[i] = (prompt_item){h->mem.id,   h->mem.text,       h->mem.kind,
+                                 h->mem.tier, h->mem.created_at, h->score};
         char *hj = remem_hit_to_json(h);
         json_array_append_new(hits, hj ? json_loads(hj, 0, NULL) : json_null());
         remem_free(hj);

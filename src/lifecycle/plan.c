@@ -83,8 +83,9 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto done;
     }
-    rc = lc_chat(db, lm, "plan", "You plan an agent's next steps. Answer only with the JSON asked for.",
-                 prompt, 1, &answer, &u);
+    rc = lc_chat(db, lm, "plan",
+                 "You plan an agent's next steps. Answer only with the JSON asked for.", prompt, 1,
+                 &answer, &u);
     free(prompt);
     if (rc) goto done;
     if (!(j = llm_answer_json(answer, err, sizeof err)) ||

@@ -74,7 +74,8 @@ typedef struct reflect_args {
 
 static int keep_recent(const remem_memory *m, void *ctx) {
     (void)ctx;
-    return strcmp(m->tier ? m->tier : "short", "archived") && strcmp(m->tier ? m->tier : "", "static");
+    return strcmp(m->tier ? m->tier : "short", "archived") &&
+           strcmp(m->tier ? m->tier : "", "static");
 }
 
 /* The last a->recent memories of the namespace (not static, not archived). */
@@ -111,7 +112,8 @@ static int reflect_extractive(remem *db, const reflect_args *a, json_t *stored, 
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < l.n; i++) memcpy(vecs + i * l.dim, l.v[i].vec, (size_t)l.dim * sizeof *vecs);
+    for (size_t i = 0; i < l.n; i++)
+        memcpy(vecs + i * l.dim, l.v[i].vec, (size_t)l.dim * sizeof *vecs);
     size_t nm = 0, central = 0;
     if (extractive_cluster(vecs, l.n, l.dim, a->similarity, members, &nm, &central)) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -128,8 +130,8 @@ static int reflect_extractive(remem *db, const reflect_args *a, json_t *stored, 
     }
     for (size_t i = 0; i < nm; i++) ids[i] = l.v[members[i]].id;
     links = lc_ids_json(ids, nm);
-    json_t *m = json_pack("{s:s, s:I, s:f}", "method", "extractive", "cluster_size",
-                          (json_int_t)nm, "similarity", a->similarity);
+    json_t *m = json_pack("{s:s, s:I, s:f}", "method", "extractive", "cluster_size", (json_int_t)nm,
+                          "similarity", a->similarity);
     meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
     json_decref(m);
     if (!links || !meta) {
@@ -147,8 +149,8 @@ static int reflect_extractive(remem *db, const reflect_args *a, json_t *stored, 
     r.links = links;
     char id[1][32];
     if ((rc = lc_write(db, a->ns, &r, 1, id, NULL, 0, "reflect"))) goto done;
-    json_array_append_new(stored, json_pack("{s:s, s:s, s:o}", "id", id[0], "text", r.text,
-                                            "links", json_loads(links, 0, NULL)));
+    json_array_append_new(stored, json_pack("{s:s, s:s, s:o}", "id", id[0], "text", r.text, "links",
+                                            json_loads(links, 0, NULL)));
 done:
     free(vecs);
     free(members);
@@ -308,8 +310,8 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
             free(prompt);
             json_t *j = rc ? NULL : llm_answer_json(answer, err, sizeof err);
             if (!rc && !j)
-                rc = eng_fail(db, REMEM_ELLM, "reflect: the model's insights are not JSON: %s",
-                              err);
+                rc =
+                    eng_fail(db, REMEM_ELLM, "reflect: the model's insights are not JSON: %s", err);
             json_t *arr = json_is_array(j) ? j : json_object_get(j, "insights");
             size_t k;
             json_t *it;
@@ -337,15 +339,18 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
                     if (nins == capins) {
                         capins = capins ? capins * 2 : 8;
                         insight *v = realloc(ins, capins * sizeof *v);
-                        if (!v) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-                        else ins = v;
+                        if (!v)
+                            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+                        else
+                            ins = v;
                     }
                     if (!rc) {
                         insight *x = &ins[nins++];
                         x->text = strdup(t);
                         x->links = lc_ids_json(link, nl);
-                        json_t *m = json_pack("{s:s, s:s, s:s}", "method", "llm", "question",
-                                              question, "model", llm_model(lm) ? llm_model(lm) : "");
+                        json_t *m =
+                            json_pack("{s:s, s:s, s:s}", "method", "llm", "question", question,
+                                      "model", llm_model(lm) ? llm_model(lm) : "");
                         x->meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
                         json_decref(m);
                         if (!x->text || !x->links || !x->meta)
@@ -384,9 +389,9 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
     }
     if (!rc) rc = lc_write(db, a->ns, adds, nins, ids, NULL, 0, "reflect");
     for (size_t i = 0; !rc && i < nins; i++)
-        json_array_append_new(stored, json_pack("{s:s, s:s, s:o}", "id", ids[i], "text",
-                                                ins[i].text, "links",
-                                                json_loads(ins[i].links, 0, NULL)));
+        json_array_append_new(stored,
+                              json_pack("{s:s, s:s, s:o}", "id", ids[i], "text", ins[i].text,
+                                        "links", json_loads(ins[i].links, 0, NULL)));
     free(adds);
     free(ids);
 done:
@@ -451,9 +456,8 @@ static void args_defaults(reflect_args *a, json_t *args, const cfg_policy *p) {
     a->questions = (size_t)lc_int(args, "questions", 3);
     a->insights = (size_t)lc_int(args, "insights", 3);
     a->evidence_k = (size_t)lc_int(args, "evidence", 10);
-    a->importance = lc_num(args, "importance", p->reflection_importance > 0
-                                                   ? p->reflection_importance
-                                                   : 0.95);
+    a->importance =
+        lc_num(args, "importance", p->reflection_importance > 0 ? p->reflection_importance : 0.95);
     a->similarity = lc_num(args, "similarity", 0.3);
     a->profile = p->profile;
 }

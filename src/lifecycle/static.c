@@ -39,8 +39,9 @@ static void push(leaves *L, const char *path, json_t *value) {
         L->v = v;
         L->cap = cap;
     }
-    char *val = json_is_string(value) ? strdup(json_string_value(value))
-                                      : json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    char *val = json_is_string(value)
+                    ? strdup(json_string_value(value))
+                    : json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     leaf *f = &L->v[L->n];
     memset(f, 0, sizeof *f);
     f->path = strdup(path);
@@ -158,10 +159,10 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
     snprintf(text, sizeof text,
              "%s: %zu static memories (%zu added, %zu replaced, %zu unchanged, %zu archived)", ns,
              L.n, added, replaced, unchanged, ngone);
-    *result = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "ns", ns, "memories",
-                        (json_int_t)L.n, "added", (json_int_t)added, "replaced",
-                        (json_int_t)replaced, "unchanged", (json_int_t)unchanged, "archived",
-                        (json_int_t)ngone, "text", text);
+    *result =
+        json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "ns", ns, "memories", (json_int_t)L.n,
+                  "added", (json_int_t)added, "replaced", (json_int_t)replaced, "unchanged",
+                  (json_int_t)unchanged, "archived", (json_int_t)ngone, "text", text);
     if (!*result) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 done:
     free(adds);

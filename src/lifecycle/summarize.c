@@ -33,9 +33,8 @@ static int llm_summary(remem *db, llm *lm, llm_usage *u, const char *const *text
                        char **out) {
     strbuf b;
     sb_init(&b);
-    sb_puts(&b,
-            "Summarise the following memories of an agent in a few sentences, keeping every "
-            "fact that matters for its future decisions:\n");
+    sb_puts(&b, "Summarise the following memories of an agent in a few sentences, keeping every "
+                "fact that matters for its future decisions:\n");
     for (size_t i = 0; i < n; i++) sb_printf(&b, "%zu. %s\n", i + 1, texts[i]);
     sb_puts(&b, "\nAnswer in JSON: {\"summary\": \"...\"}");
     char *prompt = sb_take(&b), *answer = NULL, err[512];
@@ -104,8 +103,8 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
             : extractive_summary(db, texts, n, sentences, &summary);
     if (rc) goto done;
     links = lc_ids_json(ids, n);
-    json_t *m = json_pack("{s:s, s:I}", "method", lm ? "llm" : "extractive", "sources",
-                          (json_int_t)n);
+    json_t *m =
+        json_pack("{s:s, s:I}", "method", lm ? "llm" : "extractive", "sources", (json_int_t)n);
     meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
     json_decref(m);
     if (!links || !meta) {
@@ -124,8 +123,9 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
     char id[1][32];
     if ((rc = lc_write(db, ns, &s, 1, id, mv, n, "summarize"))) goto done;
     char text[256];
-    snprintf(text, sizeof text, "%s: %zu long-term memories summarised into %s (%s); sources archived",
-             ns, n, id[0], lm ? "llm" : "extractive");
+    snprintf(text, sizeof text,
+             "%s: %zu long-term memories summarised into %s (%s); sources archived", ns, n, id[0],
+             lm ? "llm" : "extractive");
     *result = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:s}", "ns", ns, "id", id[0],
                         "summary", summary, "sources", json_loads(links, 0, NULL), "archived",
                         (json_int_t)n, "long_before", (json_int_t)l.n, "method",

@@ -58,9 +58,9 @@ int lc_op_migrate(remem *db, json_t *args, json_t **result) {
         mv[i].tier = l.v[i].importance > threshold ? "long" : "archived";
         json_array_append_new(!strcmp(mv[i].tier, "long") ? to_long : to_arch,
                               json_string(mv[i].id));
-        json_array_append_new(moved, json_pack("{s:s, s:s, s:s, s:f}", "id", mv[i].id, "from",
-                                               "short", "to", mv[i].tier, "importance",
-                                               l.v[i].importance));
+        json_array_append_new(moved,
+                              json_pack("{s:s, s:s, s:s, s:f}", "id", mv[i].id, "from", "short",
+                                        "to", mv[i].tier, "importance", l.v[i].importance));
     }
     if (leave && !dry && (rc = lc_write(db, ns, NULL, 0, NULL, mv, leave, "migrate"))) goto done;
     char text[512];
@@ -99,8 +99,10 @@ static char *tier_before_archive(remem *db, const char *ns, const char *id) {
         json_t *row = json_array_get(a, i);
         if (strcmp(json_string_value(json_object_get(row, "op")) ?: "", "archive") != 0) continue;
         json_t *before = json_object_get(row, "before");
-        if (json_is_string(before)) before = json_loads(json_string_value(before), 0, NULL);
-        else json_incref(before);
+        if (json_is_string(before))
+            before = json_loads(json_string_value(before), 0, NULL);
+        else
+            json_incref(before);
         const char *t = json_string_value(json_object_get(before, "tier"));
         if (t && strcmp(t, "archived") != 0) out = strdup(t);
         json_decref(before);
@@ -135,13 +137,13 @@ int lc_op_unarchive(remem *db, json_t *args, json_t **result) {
         remem_record *r = NULL;
         if ((rc = remem_get(db, ns, id, &r))) goto done;
         const char *cur = remem_record_memory(r)->tier;
-        int archived = cur && !strcmp(cur, "archived");
-        remem_record_free(r);
-        if (!archived) {
+        if (!cur || strcmp(cur, "archived") != 0) {
             rc = eng_fail(db, REMEM_EINVAL, "unarchive: %s/%s is not archived (tier %s)", ns, id,
                           cur ? cur : "short");
+            remem_record_free(r);
             goto done;
         }
+        remem_record_free(r);
         tiers[i] = to ? strdup(to) : tier_before_archive(db, ns, id);
         if (!tiers[i]) tiers[i] = strdup("short");
         if (!tiers[i]) {
@@ -150,8 +152,8 @@ int lc_op_unarchive(remem *db, json_t *args, json_t **result) {
         }
         mv[i].id = id;
         mv[i].tier = tiers[i];
-        json_array_append_new(moved, json_pack("{s:s, s:s, s:s}", "id", id, "from", "archived",
-                                               "to", tiers[i]));
+        json_array_append_new(
+            moved, json_pack("{s:s, s:s, s:s}", "id", id, "from", "archived", "to", tiers[i]));
     }
     if ((rc = lc_write(db, ns, NULL, 0, NULL, mv, n, "unarchive"))) goto done;
     char text[256];

@@ -22,12 +22,11 @@
 #include "util/util.h"
 
 static const prompt_format FORMATS[] = {
-    {"stream",
-     "seed 004's memory injection block: timestamped memories, then reflections",
+    {"stream", "seed 004's memory injection block: timestamped memories, then reflections",
      "## Your Relevant Memories from Past Deliberations\n", "\n", "- [{datetime}] {text}\n",
      "\n**[REFLECTION]** ({date})\n  {text}\n", 1},
-    {"list", "one line per memory, in rank order: kind, date and text", "",
-     "", "- ({kind}, {iso}) {text}\n", NULL, 0},
+    {"list", "one line per memory, in rank order: kind, date and text", "", "",
+     "- ({kind}, {iso}) {text}\n", NULL, 0},
     {"plain", "the texts alone, one per line, in rank order", "", "", "{text}\n", NULL, 0},
 };
 
@@ -42,9 +41,9 @@ const prompt_format *prompt_find(const char *name) {
     return NULL;
 }
 
-static const char *const MONTHS[] = {"January", "February", "March",     "April",
-                                     "May",     "June",     "July",      "August",
-                                     "September", "October", "November", "December"};
+static const char *const MONTHS[] = {"January",   "February", "March",    "April",
+                                     "May",       "June",     "July",     "August",
+                                     "September", "October",  "November", "December"};
 
 static void put_date(strbuf *b, int64_t ms, int with_time) {
     time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
