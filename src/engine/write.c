@@ -219,8 +219,8 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     }
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = eng_add_in_txn(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL, id_cap,
-                     NULL);
+        rc = eng_add_in_txn(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL,
+                            id_cap, NULL);
         if (rc && failed_index) *failed_index = (long)i;
     }
     rc = eng_txn_end(db, &x, rc);
