@@ -199,6 +199,14 @@ typedef struct remem_options {
     int durability;            /* enum remem_durability */
     int busy_timeout_ms;       /* 0: 10000 */
     int read_only;             /* open without writing anything */
+    /* The LLM the lifecycle operations use (rating, consolidation, ...):
+     * base URL of an OpenAI-compatible API (".../v1"); requests go to
+     * {llm_url}/chat/completions. NULL: $REMEM_LLM_URL; neither: no LLM
+     * (each operation uses its named fallback or refuses; docs/llm.md). */
+    const char *llm_url;
+    const char *llm_model;   /* NULL: $REMEM_LLM_MODEL, else "default" */
+    const char *llm_api_key; /* NULL: $REMEM_LLM_API_KEY; neither: no key */
+    int llm_timeout_ms;      /* per request; 0: 30000 */
 } remem_options;
 
 /* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */
@@ -702,6 +710,15 @@ REMEM_API const remem_op_info *remem_op_find(const char *name);
  * operation that needs an LLM when none is configured, store errors). On
  * failure nothing is written. */
 REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len, char **out);
+
+/* The LLM's token counts per operation, as a JSON object (*json: remem_free):
+ *   {"model": "...", "url": "..." (null when no LLM is configured),
+ *    "ops": {"rate": {"calls": 3, "prompt_tokens": 310,
+ *                     "completion_tokens": 42}, ...}}
+ * db NULL: the totals of every handle of this process (what a server's
+ * /metrics shows; "model" and "url" are then null); else the handle's own.
+ * Calls that failed count nothing. Returns REMEM_OK or REMEM_ENOMEM. */
+REMEM_API int remem_llm_usage(remem *db, char **json);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

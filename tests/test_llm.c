@@ -12,14 +12,12 @@
  */
 #include "test.h"
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "llm/llm.h"
 #include "remem.h"
+#include "support/llm_standin.h"
 
 /* ---- the parsers ---- */
 
@@ -161,66 +159,12 @@ static void test_open_checks(void) {
 
 /* ---- the client against the stand-in ---- */
 
-typedef struct standin {
-    pid_t pid;
-    char dir[64], url[96], log[128], rules[128];
-} standin;
-
-static int standin_start(standin *s) {
-    if (system("command -v python3 >/dev/null 2>&1") != 0) return -1;
-    const char *root = getenv("REMEM_ROOT");
-    char script[512], port_file[160];
-    snprintf(script, sizeof script, "%s/tests/support/llm_standin.py", root ? root : ".");
-    if (access(script, R_OK)) return -1;
-    snprintf(s->dir, sizeof s->dir, "/tmp/remem-test-llm-XXXXXX");
-    if (!mkdtemp(s->dir)) return -1;
-    snprintf(s->log, sizeof s->log, "%s/log.jsonl", s->dir);
-    snprintf(s->rules, sizeof s->rules, "%s/rules.json", s->dir);
-    snprintf(port_file, sizeof port_file, "%s/port", s->dir);
-    s->pid = fork();
-    if (s->pid == 0) {
-        execlp("python3", "python3", script, "--port-file", port_file, "--log", s->log, "--rules",
-               s->rules, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 400; i++) {
-        FILE *f = fopen(port_file, "r");
-        int port = 0;
-        if (f) {
-            if (fscanf(f, "%d", &port) != 1) port = 0;
-            fclose(f);
-        }
-        if (port > 0) {
-            snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", port);
-            return 0;
-        }
-        usleep(25000);
-    }
-    kill(s->pid, SIGTERM);
-    return -1;
-}
-
-static void standin_stop(standin *s) {
-    kill(s->pid, SIGTERM);
-    waitpid(s->pid, NULL, 0);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", s->dir);
-    if (system(cmd)) {}
-}
-
-static void set_rules(standin *s, const char *json) {
-    FILE *f = fopen(s->rules, "w");
-    fputs(json, f);
-    fclose(f);
-}
-
-/* The last line of the request log, parsed. */
-static json_t *last_request(standin *s) {
-    FILE *f = fopen(s->log, "r");
-    char line[65536], last[65536] = "";
-    while (f && fgets(line, sizeof line, f)) memcpy(last, line, sizeof line);
-    if (f) fclose(f);
-    return json_loads(last, 0, NULL);
+/* The last request the stand-in received (new reference). */
+static json_t *last_request(llm_standin *s) {
+    json_t *all = llm_standin_requests(s);
+    json_t *r = json_incref(json_array_get(all, json_array_size(all) - 1));
+    json_decref(all);
+    return r;
 }
 
 static double now_s(void) {
@@ -230,12 +174,12 @@ static double now_s(void) {
 }
 
 static void test_client_live(void) {
-    standin s;
-    if (standin_start(&s)) {
+    llm_standin s;
+    if (llm_standin_start(&s, NULL)) {
         SKIP("python3 or the stand-in is not available");
         return;
     }
-    set_rules(
+    llm_standin_rules(
         &s,
         "[{\"match\": \"poignancy\", \"reply\": \"```json\\n{\\\"rating\\\": \\\"7\\\"}\\n```\","
         " \"usage\": {\"prompt_tokens\": 40, \"completion_tokens\": 6}},"
@@ -308,7 +252,7 @@ static void test_client_live(void) {
     CHECK(strstr(err, "not JSON") != NULL);
     CHECK_INT(u.calls, 3); /* failures count no call */
     llm_close(l);
-    standin_stop(&s);
+    llm_standin_stop(&s);
 
     /* down: connection refused, named */
     c.url = s.url; /* the port is free again */

@@ -13,6 +13,7 @@
 #include "embed/embed.h"
 #include "index/flat.h"
 #include "lexical/lexical.h"
+#include "llm/llm.h"
 #include "store/store.h"
 #include "text/analyse.h"
 #include "util/util.h"
@@ -58,6 +59,11 @@ struct remem {
     /* Snowball's state for the lexical lane's terms (cache_terms): one per
      * handle, as a handle serves one thread at a time. */
     text_stemmer *stem;
+    /* The LLM client (llm_glue.c), NULL when none is configured, and the
+     * tokens it used per operation name. */
+    llm *llm;
+    struct eng_llm_tally *llm_counts;
+    size_t n_llm_counts;
     char err[1024];
 };
 
@@ -133,6 +139,30 @@ int eng_query_check(const remem_query *q, char *err, size_t cap);
 
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);
+
+/* ---- the LLM (llm_glue.c; docs/llm.md) ---- */
+
+/* Open the handle's LLM client from its options or $REMEM_LLM_* (no
+ * request is made); none configured leaves db->llm NULL. REMEM_EINVAL with
+ * the message for a URL that is not http(s). Called by remem_open. */
+int eng_llm_open(remem *db);
+void eng_llm_close(remem *db);
+/* The handle's LLM client, or NULL when none is configured: operations
+ * then use their named fallback or refuse. */
+llm *eng_llm(remem *db);
+/* One chat completion for operation op (its name labels the token
+ * counts): llm_chat, then the tokens it used added to the handle's and the
+ * process's counts for op and to *u (may be NULL). On failure REMEM_ELLM
+ * (or REMEM_ENOMEM) with the handle's message "OP: CAUSE". No LLM:
+ * REMEM_EUNSUPPORTED "OP needs an LLM: set REMEM_LLM_URL". */
+int eng_llm_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
+                 char **answer, llm_usage *u);
+/* The "llm" member of an operation's answer: {"model", "prompt_tokens",
+ * "completion_tokens"} from u. New reference (NULL: out of memory). */
+json_t *eng_llm_answer(remem *db, const llm_usage *u);
+/* Add u to the counts of op (handle and process), for a caller that ran
+ * llm_chat itself. */
+void eng_llm_count(remem *db, const char *op, const llm_usage *u);
 
 /* ---- the write path's shared steps (txn.c) ---- */
 

@@ -271,6 +271,7 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
         return eng_fail(db, rc, "cannot open %s: %s", strncmp(uri, "file:", 5) ? uri : uri + 5,
                         err[0] ? err : remem_strerror(rc));
     if ((rc = make_embedder(db))) return rc;
+    if ((rc = eng_llm_open(db))) return rc;
     eng_ok(db);
     return REMEM_OK;
 }
@@ -278,6 +279,7 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
 void remem_close(remem *db) {
     if (!db) return;
     cache_free_all(db);
+    eng_llm_close(db);
     text_stemmer_free(db->stem);
     embed_destroy(db->emb);
     store_close(db->st);
