@@ -69,7 +69,7 @@ void h_add(request *rq, reply *rp, remem *db) {
     if (key_allows(rq->key, rq->ns, SERVE_READ))
         reply_write(rp, outcome == REMEM_ADDED ? 201 : 200, "add", rq->ns, id, outcome, NULL);
     else /* write alone: neither the status nor the id may tell a duplicate */
-        reply_write(rp, 202, "add", rq->ns, m.id, 0, NULL);
+        reply_write(rp, 202, "add", rq->ns, m.id, outcome == REMEM_DROPPED ? outcome : 0, NULL);
 done:
     remem_free_line(holder);
 }
@@ -234,7 +234,8 @@ void h_patch(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_write(rp, 200, "update", rq->ns, rq->id, 0, NULL);
+        reply_write(rp, 200, "update", rq->ns, rq->id,
+                    remem_memory_off(db, rq->ns) ? REMEM_DROPPED : 0, NULL);
 done:
     free(metadata);
     free(links);
@@ -252,7 +253,8 @@ void h_delete(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_write(rp, 200, "forget", rq->ns, rq->id, purge, NULL);
+        reply_write(rp, 200, "forget", rq->ns, rq->id,
+                    remem_memory_off(db, rq->ns) ? REMEM_DROPPED : purge, NULL);
 }
 
 void h_invalidate(request *rq, reply *rp, remem *db) {
@@ -272,7 +274,8 @@ void h_invalidate(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_write(rp, 200, "invalidate", rq->ns, rq->id, 0, json_string_value(sup));
+        reply_write(rp, 200, "invalidate", rq->ns, rq->id,
+                    remem_memory_off(db, rq->ns) ? REMEM_DROPPED : 0, json_string_value(sup));
 done:
     json_decref(o);
 }

@@ -20,7 +20,7 @@
 typedef struct cfg_llm {
     char *url;     /* base URL of an OpenAI-compatible API (".../v1") */
     char *model;   /* model name sent with each request */
-    char *api_key; /* bearer token */
+    char *api_key; /* bearer token (or from the variable api_key_env names) */
     int timeout_ms; /* 0: default (30000) */
     int retries;    /* -1: default (2) */
 } cfg_llm;
@@ -64,6 +64,16 @@ typedef struct cfg_policy {
     double retention_days;           /* retentionDays; 0: keep forever */
     char *archive_location;          /* archiveLocation; NULL: beside the store */
     double feedback_weight_factor;   /* feedbackWeightFactor (1.5) */
+    char *embedding_model;           /* embeddingModel: the http embedder's
+                                        model when no option or
+                                        REMEM_EMBED_MODEL names one (read from
+                                        the "*" policy only: one embedder per
+                                        handle) */
+
+    /* ---- where it came from (for `remem config show`) ---- */
+    char **patterns;   /* the patterns applied, least specific first
+                          ("(top level)" for the document's own keys) */
+    size_t n_patterns;
 } cfg_policy;
 
 typedef struct cfg cfg;
@@ -83,5 +93,16 @@ const cfg_llm *cfg_llm_get(const cfg *c);
 const char *cfg_path(const cfg *c);
 /* The policy as a JSON object text (malloc'd), for `remem config show`. */
 char *cfg_policy_json(const cfg_policy *p);
+/* Does the namespace pattern pat match ns? '*' matches any run of
+ * characters (also none); every other character matches itself. */
+int cfg_pattern_match(const char *pat, const char *ns);
+/* The LLM section with the environment applied (REMEM_LLM_URL,
+ * REMEM_LLM_MODEL, REMEM_LLM_API_KEY win over the file), into *out, whose
+ * strings point into c or the environment. c may be NULL. */
+void cfg_llm_effective(const cfg *c, cfg_llm *out);
+/* Call fn for every block of the file that names a profile, with the line
+ * of its "profile:" key (the engine checks the names, which the part does
+ * not know). Stops and returns -1 when fn returns non-zero. */
+int cfg_each_profile(const cfg *c, int (*fn)(void *ctx, const char *profile, int line), void *ctx);
 
 #endif

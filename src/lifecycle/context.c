@@ -42,7 +42,7 @@ int lc_op_context(remem *db, json_t *args, json_t **result) {
     const prompt_format *f = prompt_find(fname);
     if (!f) return eng_fail(db, REMEM_EINVAL, "context: unknown format \"%s\"", fname);
     const cfg_policy *p = lc_policy(db, ns);
-    if (p->memory_off) {
+    if (eng_memory_off(db, ns)) {
         *result = json_pack("{s:s, s:s, s:s, s:[], s:s}", "ns", ns, "format", f->name, "text", "",
                             "hits", "memory", "off");
         return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");

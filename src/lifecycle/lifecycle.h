@@ -47,17 +47,16 @@ static inline int lc_bool(json_t *args, const char *key, int def) {
 
 /* The effective policy of ns (never NULL; valid until the next call). */
 const cfg_policy *lc_policy(remem *db, const char *ns);
-/* The LLM the handle is configured with: *out NULL (and REMEM_OK) when
- * none is (no REMEM_LLM_URL, no llm section in the config file); an error
- * (REMEM_ELLM, message set) when one is configured but cannot be opened.
- * Close it with llm_close. */
-int lc_llm_open(remem *db, llm **out);
+/* The handle's LLM (owned by the handle: never closed here), or NULL
+ * when none is configured: the operation then uses its named fallback or
+ * refuses. */
+llm *lc_llm(remem *db);
 /* {"model","prompt_tokens","completion_tokens","calls"} of an operation. */
 json_t *lc_llm_json(const llm *l, const llm_usage *u);
-/* One chat turn, with the handle's message set on failure (REMEM_ELLM,
- * prefixed by what: "reflect: the language model failed: ..."). */
-int lc_chat(remem *db, llm *l, const char *what, const char *system, const char *user,
-            int json_mode, char **answer, llm_usage *u);
+/* One chat turn for operation op (its tokens counted under that name),
+ * with the handle's message set on failure (REMEM_ELLM, "op: cause"). */
+int lc_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
+            char **answer, llm_usage *u);
 
 /* ---- snapshots (snapshot.c) ---- */
 

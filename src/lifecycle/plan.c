@@ -43,9 +43,8 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     const char *ns = lc_str(args, "ns", NULL);
     const char *goal = lc_str(args, "goal", NULL);
     const cfg_policy *p = lc_policy(db, ns);
-    llm *lm = NULL;
-    int rc = lc_llm_open(db, &lm);
-    if (rc) return rc;
+    llm *lm = lc_llm(db);
+    int rc = REMEM_OK;
     if (!lm) return eng_fail(db, REMEM_EUNSUPPORTED, "planning needs an LLM: set REMEM_LLM_URL");
     remem_query q;
     remem_query_init(&q);
@@ -83,9 +82,8 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto done;
     }
-    rc = lc_chat(db, lm, "plan",
-                 "You plan an agent's next steps. Answer only with the JSON asked for.", prompt, 1,
-                 &answer, &u);
+    rc = lc_chat(db, "plan", "You plan an agent's next steps. Answer only with the JSON asked for.",
+                 prompt, 1, &answer, &u);
     free(prompt);
     if (rc) goto done;
     if (!(j = llm_answer_json(answer, err, sizeof err)) ||
@@ -128,6 +126,5 @@ done:
     free(links);
     free(ids);
     remem_result_free(res);
-    llm_close(lm);
     return rc;
 }

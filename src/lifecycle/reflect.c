@@ -276,7 +276,7 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto done;
     }
-    rc = lc_chat(db, lm, "reflect", SYSTEM, prompt, 1, &answer, u);
+    rc = lc_chat(db, "reflect", SYSTEM, prompt, 1, &answer, u);
     free(prompt);
     if (rc) goto done;
     if (!(qs = parse_questions(answer, a->questions, err, sizeof err))) {
@@ -305,7 +305,7 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
                       "2]}]}",
                       question, a->insights);
             prompt = sb_take(&b);
-            rc = prompt ? lc_chat(db, lm, "reflect", SYSTEM, prompt, 1, &answer, u)
+            rc = prompt ? lc_chat(db, "reflect", SYSTEM, prompt, 1, &answer, u)
                         : eng_fail(db, REMEM_ENOMEM, "out of memory");
             free(prompt);
             json_t *j = rc ? NULL : llm_answer_json(answer, err, sizeof err);
@@ -415,7 +415,7 @@ static int reflect_run(remem *db, const reflect_args *a, const char *method, con
                        const cfg_policy *p, json_t **result) {
     llm *lm = NULL;
     int rc = REMEM_OK;
-    if (strcmp(method, "extractive") && (rc = lc_llm_open(db, &lm))) return rc;
+    if (strcmp(method, "extractive")) lm = lc_llm(db);
     if (!strcmp(method, "llm") && !lm)
         return eng_fail(db, REMEM_EUNSUPPORTED,
                         "reflect: method \"llm\" needs an LLM: set REMEM_LLM_URL");
@@ -446,7 +446,6 @@ static int reflect_run(remem *db, const reflect_args *a, const char *method, con
     json_decref(stored);
     json_decref(questions);
     json_decref(note);
-    llm_close(lm);
     return rc;
 }
 

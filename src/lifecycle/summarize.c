@@ -29,8 +29,7 @@ static int least_important_first(const void *a, const void *b) {
     return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
-static int llm_summary(remem *db, llm *lm, llm_usage *u, const char *const *texts, size_t n,
-                       char **out) {
+static int llm_summary(remem *db, llm_usage *u, const char *const *texts, size_t n, char **out) {
     strbuf b;
     sb_init(&b);
     sb_puts(&b, "Summarise the following memories of an agent in a few sentences, keeping every "
@@ -39,7 +38,7 @@ static int llm_summary(remem *db, llm *lm, llm_usage *u, const char *const *text
     sb_puts(&b, "\nAnswer in JSON: {\"summary\": \"...\"}");
     char *prompt = sb_take(&b), *answer = NULL, err[512];
     if (!prompt) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    int rc = lc_chat(db, lm, "summarize",
+    int rc = lc_chat(db, "summarize",
                      "You condense an agent's memories. Answer only with the JSON asked for.",
                      prompt, 1, &answer, u);
     free(prompt);
@@ -77,7 +76,7 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
                       l.n == 1 ? "y" : "ies");
         goto done;
     }
-    if (strcmp(method, "extractive") && (rc = lc_llm_open(db, &lm))) goto done;
+    if (strcmp(method, "extractive")) lm = lc_llm(db);
     if (!strcmp(method, "llm") && !lm) {
         rc = eng_fail(db, REMEM_EUNSUPPORTED,
                       "summarize: method \"llm\" needs an LLM: set REMEM_LLM_URL");
@@ -99,7 +98,7 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
         mv[i] = (lc_move){l.v[i].id, "archived"};
         if (l.v[i].importance > imp) imp = l.v[i].importance;
     }
-    rc = lm ? llm_summary(db, lm, &u, texts, n, &summary)
+    rc = lm ? llm_summary(db, &u, texts, n, &summary)
             : extractive_summary(db, texts, n, sentences, &summary);
     if (rc) goto done;
     links = lc_ids_json(ids, n);
@@ -139,7 +138,6 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
     } else
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 done:
-    llm_close(lm);
     free(summary);
     free(links);
     free(meta);
