@@ -402,6 +402,85 @@ static void test_cluster(void) {
     CHECK_INT(nm, 1);
 }
 
+/* A store with a configuration file: policies per namespace pattern. */
+static remem *open_with_config(tmpdir *t, const char *yaml) {
+    char path[200];
+    snprintf(path, sizeof path, "%s/policy.yaml", t->dir);
+    FILE *f = fopen(path, "w");
+    fputs(yaml, f);
+    fclose(f);
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    o.config_path = path;
+    remem *db = NULL;
+    int rc = remem_open(t->db, &o, &db);
+    if (rc) fprintf(stderr, "  open: %s\n", remem_errmsg(db));
+    unlink(path);
+    return db;
+}
+
+static void test_long_requires_stm(void) {
+    unsetenv("REMEM_LLM_URL");
+    tmpdir t;
+    tmp_make(&t);
+    remem *db = open_with_config(&t, "policies:\n  \"agent:*\":\n    long_requires_stm: true\n"
+                                     "    stm_size: 1\n    threshold: 0.5\n");
+    CHECK(db != NULL);
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "agent:x";
+    m.text = "straight to long-term";
+    m.tier = "long";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_EINVAL);
+    CHECK(strstr(remem_errmsg(db), "long_requires_stm"));
+    CHECK_INT(remem_add_batch(db, &m, 1, NULL, 0, NULL), REMEM_EINVAL);
+    CHECK_INT(count_tier(db, "agent:x", "long"), 0);
+    /* Another namespace has no such policy. */
+    m.ns = "project:y";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    /* Through short-term and migration it gets there, with the policy's
+     * capacity and threshold. */
+    put_text(db, "agent:x", "a", "first, important", 0.9, "2025-01-01T00:00:00Z", NULL, NULL);
+    put_text(db, "agent:x", "b", "second", 0.2, "2025-01-02T00:00:00Z", NULL, NULL);
+    int rc;
+    json_t *a = call(db, "migrate", "{\"ns\":\"agent:x\"}", &rc);
+    CHECK_INT(rc, REMEM_OK);
+    CHECK_INT(json_integer_value(json_object_get(a, "stm_size")), 1);
+    CHECK_INT(json_array_size(json_object_get(a, "to_long")), 1);
+    json_decref(a);
+    char *tr = tier_of(db, "agent:x", "a");
+    CHECK(strcmp(tr, "long") == 0);
+    free(tr);
+    remem_close(db);
+    tmp_done(&t);
+}
+
+/* reflection.every 3 with no LLM: the extractive fallback runs after the
+ * 3rd add, and its own reflection does not count towards the next. */
+static void test_auto_reflection(void) {
+    unsetenv("REMEM_LLM_URL");
+    tmpdir t;
+    tmp_make(&t);
+    remem *db = open_with_config(&t, "reflection:\n  every: 3\n  auto: true\n");
+    CHECK(db != NULL);
+    for (int i = 0; i < 5; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "the harbour was busy with ships, day %d", i);
+        put_text(db, "port", NULL, text, 0.5, NULL, NULL, NULL);
+        char *s = NULL;
+        remem_stats(db, "port", &s);
+        json_t *j = json_loads(s, 0, NULL);
+        remem_free(s);
+        json_t *r = json_object_get(json_object_get(j, "by_kind"), "reflection");
+        CHECK_INT(json_is_integer(r) ? json_integer_value(r) : 0, i >= 2 ? 1 : 0);
+        json_decref(j);
+    }
+    CHECK(strcmp(remem_errmsg(db), "") == 0);
+    remem_close(db);
+    tmp_done(&t);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_static_load);
@@ -412,5 +491,7 @@ int main(int argc, char **argv) {
     RUN(test_context_stream);
     RUN(test_prompt_formats);
     RUN(test_cluster);
+    RUN(test_long_requires_stm);
+    RUN(test_auto_reflection);
     return TEST_EXIT();
 }
