@@ -7,7 +7,7 @@
 #   - 30 events with hand-made vectors and ages; `migrate` with stm_size 20
 #     moves exactly the 10 oldest, to long when importance > 0.35, else to
 #     archived (HTTP), as this script computes;
-#   - recall with the metaverse profile: static, then short, then long, the
+#   - recall with the metaverse profile: static (never decaying), then short, then long, the
 #     0.35 threshold, and every score equal to 1/(1+L2) + 0.25 * 0.995^hours
 #     + 0.25 * importance computed here;
 #   - reflect (CLI) with the stand-in: insights linked to the real ids of
@@ -132,12 +132,14 @@ try:
             want = by_hand(e["c"], e["created_at"], e["importance"])
             n_ev += 1
         else:
-            # a static memory: its raw cosine is reported, the rest by hand
+            # a static memory: its raw cosine is reported; it never decays
             s = h["components"]
-            want = 1 / (1 + math.sqrt(max(0.0, 2 - 2 * s["similarity"]))) + 0.25 * s["recency"] + 0.25 * 1.0
+            want = 1 / (1 + math.sqrt(max(0.0, 2 - 2 * s["similarity"]))) + 0.25 * 1.0 + 0.25 * 1.0
         if abs(h["score"] - want) > 1e-4:
             ok = False
             print("   %s: score %.6f, by hand %.6f" % (h["id"], h["score"], want))
+    check(all(h["components"]["recency"] == 1 for h in hits if h["tier"] == "static"),
+          "static memories never decay (recency 1)")
     check(ok, "every score is 1/(1+L2) + 0.25 * 0.995^hours + 0.25 * importance")
     below = [e["id"] for e in events if tier[e["id"]] != "archived"
              and by_hand(e["c"], e["created_at"], e["importance"]) < 0.35]
