@@ -10,34 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/answers.h"
 #include "lifecycle/lifecycle.h"
-
-/* The steps of the model's answer as "1. ...\n2. ..." (malloc'd). */
-static char *plan_text(const char *goal, json_t *j, char *err, size_t cap) {
-    json_t *plan = json_is_object(j) ? json_object_get(j, "plan") : j;
-    if (!plan && json_is_object(j)) plan = json_object_get(j, "steps");
-    strbuf b;
-    sb_init(&b);
-    sb_printf(&b, "Plan for: %s", goal);
-    size_t n = 0;
-    if (json_is_string(plan) && *json_string_value(plan)) {
-        sb_printf(&b, "\n%s", json_string_value(plan));
-        n = 1;
-    }
-    size_t i;
-    json_t *s;
-    json_array_foreach(plan, i, s) {
-        const char *t = json_is_string(s) ? json_string_value(s)
-                                          : json_string_value(json_object_get(s, "step"));
-        if (t && *t) sb_printf(&b, "\n%zu. %s", ++n, t);
-    }
-    if (n == 0) {
-        sb_free(&b);
-        snprintf(err, cap, "no step in the answer (expected {\"plan\": [\"...\"]})");
-        return NULL;
-    }
-    return sb_take(&b);
-}
 
 int lc_op_plan(remem *db, json_t *args, json_t **result) {
     const char *ns = lc_str(args, "ns", NULL);
@@ -58,7 +32,6 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     remem_result *res = NULL;
     char *answer = NULL, *text = NULL, *links = NULL, err[512];
     const char **ids = NULL;
-    json_t *j = NULL;
     llm_usage u = {0};
     strbuf b;
     sb_init(&b);
@@ -86,8 +59,7 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
                  prompt, 1, &answer, &u);
     free(prompt);
     if (rc) goto done;
-    if (!(j = llm_answer_json(answer, err, sizeof err)) ||
-        !(text = plan_text(goal, j, err, sizeof err))) {
+    if (!(text = answer_plan(goal, answer, err, sizeof err))) {
         rc = eng_fail(db, REMEM_ELLM, "plan: the model's answer is not a plan: %s: nothing written",
                       err);
         goto done;
@@ -120,7 +92,6 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     if (!*result) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 done:
     sb_free(&b);
-    json_decref(j);
     free(answer);
     free(text);
     free(links);

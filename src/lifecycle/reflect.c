@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/answers.h"
 #include "lifecycle/extractive.h"
 #include "lifecycle/lifecycle.h"
 
@@ -170,44 +171,6 @@ static void numbered(strbuf *b, const char *const *texts, size_t n) {
     for (size_t i = 0; i < n; i++) sb_printf(b, "%zu. %s\n", i + 1, texts[i]);
 }
 
-/* The questions of the model's answer: {"questions": [...]} or [...]. */
-static json_t *parse_questions(const char *answer, size_t max, char *err, size_t cap) {
-    json_t *j = llm_answer_json(answer, err, cap);
-    if (!j) return NULL;
-    json_t *a = json_is_array(j) ? j : json_object_get(j, "questions");
-    json_t *out = json_array();
-    size_t i;
-    json_t *q;
-    json_array_foreach(a, i, q) {
-        const char *s = json_is_string(q) ? json_string_value(q)
-                                          : json_string_value(json_object_get(q, "question"));
-        if (s && *s && json_array_size(out) < max) json_array_append_new(out, json_string(s));
-    }
-    json_decref(j);
-    if (json_array_size(out) == 0) {
-        snprintf(err, cap, "no question in the answer (expected {\"questions\": [\"...\"]})");
-        json_decref(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* The statement numbers an insight cites (ints or numeric strings). */
-static int cited(json_t *v, double *out) {
-    if (json_is_number(v)) {
-        *out = json_number_value(v);
-        return 1;
-    }
-    if (json_is_string(v)) {
-        char *end;
-        const char *s = json_string_value(v);
-        while (*s == '#' || *s == ' ') s++;
-        *out = strtod(s, &end);
-        return end != s;
-    }
-    return 0;
-}
-
 typedef struct evidence {
     const char **ids, **texts;
     size_t n;
@@ -279,7 +242,7 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
     rc = lc_chat(db, "reflect", SYSTEM, prompt, 1, &answer, u);
     free(prompt);
     if (rc) goto done;
-    if (!(qs = parse_questions(answer, a->questions, err, sizeof err))) {
+    if (!(qs = answer_questions(answer, a->questions, err, sizeof err))) {
         rc = eng_fail(db, REMEM_ELLM, "reflect: the model's questions are not usable: %s", err);
         goto done;
     }
@@ -308,58 +271,41 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
             rc = prompt ? lc_chat(db, "reflect", SYSTEM, prompt, 1, &answer, u)
                         : eng_fail(db, REMEM_ENOMEM, "out of memory");
             free(prompt);
-            json_t *j = rc ? NULL : llm_answer_json(answer, err, sizeof err);
-            if (!rc && !j)
+            answer_insight *got = NULL;
+            size_t ngot = 0;
+            if (!rc &&
+                answer_insights(answer, ev.n, a->insights, &got, &ngot, ignored, err, sizeof err))
                 rc =
                     eng_fail(db, REMEM_ELLM, "reflect: the model's insights are not JSON: %s", err);
-            json_t *arr = json_is_array(j) ? j : json_object_get(j, "insights");
-            size_t k;
-            json_t *it;
-            json_array_foreach(arr, k, it) {
-                if (rc || k >= a->insights) break;
-                const char *t = json_string_value(json_object_get(it, "insight"));
-                if (!t) t = json_string_value(json_object_get(it, "text"));
-                json_t *cites = json_object_get(it, "evidence");
-                const char **link = calloc(ev.n, sizeof *link);
-                size_t nl = 0, c;
-                json_t *cv;
-                json_array_foreach(cites, c, cv) {
-                    double d;
-                    if (!link || !cited(cv, &d) || d != (double)(size_t)d || d < 1 ||
-                        d > (double)ev.n) {
-                        (*ignored)++;
-                        continue;
-                    }
-                    const char *id = ev.ids[(size_t)d - 1];
-                    int seen = 0;
-                    for (size_t z = 0; z < nl; z++) seen |= !strcmp(link[z], id);
-                    if (!seen) link[nl++] = id;
+            for (size_t k = 0; !rc && k < ngot; k++) {
+                const char **link = calloc(got[k].n_cites, sizeof *link);
+                if (!link) {
+                    rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+                    break;
                 }
-                if (t && *t && nl) {
-                    if (nins == capins) {
-                        capins = capins ? capins * 2 : 8;
-                        insight *v = realloc(ins, capins * sizeof *v);
-                        if (!v)
-                            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-                        else
-                            ins = v;
-                    }
-                    if (!rc) {
-                        insight *x = &ins[nins++];
-                        x->text = strdup(t);
-                        x->links = lc_ids_json(link, nl);
-                        json_t *m =
-                            json_pack("{s:s, s:s, s:s}", "method", "llm", "question", question,
-                                      "model", llm_model(lm) ? llm_model(lm) : "");
-                        x->meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-                        json_decref(m);
-                        if (!x->text || !x->links || !x->meta)
-                            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-                    }
+                for (size_t z = 0; z < got[k].n_cites; z++) link[z] = ev.ids[got[k].cites[z]];
+                if (nins == capins) {
+                    capins = capins ? capins * 2 : 8;
+                    insight *v = realloc(ins, capins * sizeof *v);
+                    if (!v)
+                        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+                    else
+                        ins = v;
+                }
+                if (!rc) {
+                    insight *x = &ins[nins++];
+                    x->text = strdup(got[k].text);
+                    x->links = lc_ids_json(link, got[k].n_cites);
+                    json_t *m = json_pack("{s:s, s:s, s:s}", "method", "llm", "question", question,
+                                          "model", llm_model(lm) ? llm_model(lm) : "");
+                    x->meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
+                    json_decref(m);
+                    if (!x->text || !x->links || !x->meta)
+                        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
                 }
                 free(link);
             }
-            json_decref(j);
+            answer_insights_free(got, ngot);
             free(answer);
             answer = NULL;
         }

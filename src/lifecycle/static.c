@@ -15,7 +15,9 @@
 
 #include "lifecycle/lifecycle.h"
 
-#define STATIC_ID_MAX 200
+#define STATIC_ID_MAX    200
+/* Deeper than any personality needs; bounds the walk's recursion. */
+#define STATIC_DEPTH_MAX 32
 
 typedef struct leaf {
     char *path, *text, *id, *meta;
@@ -24,7 +26,7 @@ typedef struct leaf {
 typedef struct leaves {
     leaf *v;
     size_t n, cap;
-    int oom;
+    int oom, too_deep;
 } leaves;
 
 static void push(leaves *L, const char *path, json_t *value) {
@@ -60,21 +62,25 @@ static void push(leaves *L, const char *path, json_t *value) {
     free(val);
 }
 
-static void walk(leaves *L, const char *path, json_t *v) {
-    char sub[1024];
+static void walk(leaves *L, const char *path, json_t *v, int depth) {
+    char sub[STATIC_ID_MAX + 64];
+    if (depth > STATIC_DEPTH_MAX) {
+        L->too_deep = 1;
+        return;
+    }
     if (json_is_object(v)) {
         const char *k;
         json_t *x;
         json_object_foreach(v, k, x) {
             snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k);
-            walk(L, sub, x);
+            walk(L, sub, x, depth + 1);
         }
     } else if (json_is_array(v)) {
         size_t i;
         json_t *x;
         json_array_foreach(v, i, x) {
             snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-            walk(L, sub, x);
+            walk(L, sub, x, depth + 1);
         }
     } else if (!json_is_null(v)) {
         push(L, path, v);
@@ -104,9 +110,15 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
     remem_memory *adds = NULL;
     lc_move *gone = NULL;
     int rc = REMEM_OK;
-    walk(&L, "", file);
+    walk(&L, "", file, 0);
     if (L.oom) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (L.too_deep) {
+        rc = eng_fail(db, REMEM_EINVAL,
+                      "static.load: the personality file nests deeper than %d levels",
+                      STATIC_DEPTH_MAX);
         goto done;
     }
     if (L.n == 0) {
@@ -115,12 +127,21 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
                       "numbers, lists or objects is expected)");
         goto done;
     }
-    for (size_t i = 0; i < L.n; i++)
+    for (size_t i = 0; i < L.n; i++) {
         if (strlen(L.v[i].id) > STATIC_ID_MAX) {
             rc = eng_fail(db, REMEM_EINVAL, "static.load: the key path %.80s... is too long",
                           L.v[i].path);
             goto done;
         }
+        /* {"a.b": 1, "a": {"b": 2}}: two values, one key path. */
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(L.v[i].id, L.v[j].id)) {
+                rc = eng_fail(db, REMEM_EINVAL,
+                              "static.load: two values have the key path %s (a key with a dot?)",
+                              L.v[i].path);
+                goto done;
+            }
+    }
     if ((rc = lc_snapshot(db, ns, keep_loaded_static, NULL, 0, &old))) goto done;
     adds = calloc(L.n, sizeof *adds);
     gone = calloc(old.n ? old.n : 1, sizeof *gone);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/answers.h"
 #include "lifecycle/extractive.h"
 #include "lifecycle/lifecycle.h"
 
@@ -43,16 +44,9 @@ static int llm_summary(remem *db, llm_usage *u, const char *const *texts, size_t
                      prompt, 1, &answer, u);
     free(prompt);
     if (rc) return rc;
-    json_t *j = llm_answer_json(answer, err, sizeof err);
-    const char *s = json_string_value(json_is_object(j) ? json_object_get(j, "summary") : j);
-    if (!j)
-        rc = eng_fail(db, REMEM_ELLM, "summarize: the model's answer is not JSON: %s", err);
-    else if (!s || !*s)
+    if (!(*out = answer_summary(answer, err, sizeof err)))
         rc = eng_fail(db, REMEM_ELLM,
-                      "summarize: the model's answer has no \"summary\" text: nothing written");
-    else if (!(*out = strdup(s)))
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-    json_decref(j);
+                      "summarize: the model's answer is not a summary: %s: nothing written", err);
     free(answer);
     return rc;
 }
