@@ -175,6 +175,24 @@ try:
         check(a.get("ignored_evidence") == 1 and a["llm"]["model"] == "stand-in-model"
               and a["llm"]["prompt_tokens"] > 0, "the answer names the model, tokens, ignored numbers")
 
+    # ---- the LLM down, slow or talking nonsense: a named cause, nothing written ----
+    def snapshot_counts():
+        rc, out, _ = cli("stats", "--ns", NS, "--json")
+        return json.loads(out)["by_tier"] if rc == 0 else None
+    before = snapshot_counts()
+    for rules, what in (([{"match": "", "status": 500, "reply": "model overloaded"}], "a 500"),
+                        ([{"match": "", "truncate": True, "reply": '{"questions": ["q"]}'}], "a truncated answer"),
+                        ([{"match": "", "reply": "I would rather not answer in JSON."}], "prose without JSON")):
+        standin.set_rules(rules)
+        st, e = srv.json("POST", "/v1/reflect", {"ns": NS})
+        st2, e2 = srv.json("POST", "/v1/summarize", {"ns": NS, "count": 2})
+        check(st == 502 and st2 == 502 and e["error"]["message"].startswith("reflect")
+              and e2["error"]["message"].startswith("summarize") and snapshot_counts() == before,
+              "reflect and summarize with %s: 502 naming the cause, nothing written" % what)
+    rc, out, err = cli("reflect", "--ns", NS, "--method", "extractive", "--json")
+    check(rc == 0 and json.loads(out).get("fallback") == "extractive",
+          "--method extractive uses the named fallback even with an LLM")
+
     # ---- summarise-and-forget ----
     long_before = count("long")
     standin.set_rules([{"match": "Summarise", "reply": '{"summary": "Ava had a run of days at the forge."}'}])
