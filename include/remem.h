@@ -199,14 +199,6 @@ typedef struct remem_options {
     int durability;            /* enum remem_durability */
     int busy_timeout_ms;       /* 0: 10000 */
     int read_only;             /* open without writing anything */
-    /* The LLM the lifecycle operations use (rating, consolidation, ...):
-     * base URL of an OpenAI-compatible API (".../v1"); requests go to
-     * {llm_url}/chat/completions. NULL: $REMEM_LLM_URL; neither: no LLM
-     * (each operation uses its named fallback or refuses; docs/llm.md). */
-    const char *llm_url;
-    const char *llm_model;   /* NULL: $REMEM_LLM_MODEL, else "default" */
-    const char *llm_api_key; /* NULL: $REMEM_LLM_API_KEY; neither: no key */
-    int llm_timeout_ms;      /* per request; 0: 30000 */
     /* The configuration file (docs/config.md): policies per namespace
      * pattern, the LLM endpoint. NULL: $REMEM_CONFIG, else remem.yaml in the
      * store file's folder when there is one, else none (the defaults). A
@@ -218,6 +210,14 @@ typedef struct remem_options {
      * and dropped (nothing stored), and the answers say "memory": "off".
      * A config policy (memory_off) can switch it on per namespace. */
     int no_memory;
+    /* The LLM the lifecycle operations use (rating, consolidation, ...):
+     * base URL of an OpenAI-compatible API (".../v1"); requests go to
+     * {llm_url}/chat/completions. NULL: $REMEM_LLM_URL; neither: no LLM
+     * (each operation uses its named fallback or refuses; docs/llm.md). */
+    const char *llm_url;
+    const char *llm_model;   /* NULL: $REMEM_LLM_MODEL, else "default" */
+    const char *llm_api_key; /* NULL: $REMEM_LLM_API_KEY; neither: no key */
+    int llm_timeout_ms;      /* per request; 0: 30000 */
 } remem_options;
 
 /* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */
@@ -749,6 +749,18 @@ REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len
  * /metrics shows; "model" and "url" are then null); else the handle's own.
  * Calls that failed count nothing. Returns REMEM_OK or REMEM_ENOMEM. */
 REMEM_API int remem_llm_usage(remem *db, char **json);
+
+/* The auto-rate policy (a namespace's auto_rate, docs/llm.md): remem_add of
+ * a memory without an importance asks the LLM to rate it (seed 001's
+ * prompt) before writing it, so the add waits for the model. A server that
+ * must answer at once sets fn on its handles instead: remem_add then writes
+ * the memory with the kind's default importance and, after the commit,
+ * calls fn(ctx, ns, id) (strings valid during the call only), and the
+ * server rates it later, e.g. with remem_call(db2, "rate", {"ns","id"}) on
+ * another handle in another thread. fn NULL: rate in remem_add again.
+ * fn must not call back into db. No side effects on the store. */
+typedef void (*remem_rate_later_fn)(void *ctx, const char *ns, const char *id);
+REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

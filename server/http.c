@@ -702,10 +702,17 @@ int serve_run(const serve_config *cfg, FILE *out) {
                  cfg->listen);
         goto fail;
     }
+    /* The auto-rater first: every pooled handle hands it the adds that a
+     * namespace's auto_rate policy wants rated, so adds answer at once. */
+    if (rater_start(&srv->rater, cfg->db_path, &cfg->opt) != 0) {
+        snprintf(err, sizeof err, "cannot start the auto-rate thread");
+        goto fail;
+    }
     if (pool_init(&srv->pool, cfg->db_path, &cfg->opt, srv->cfg.threads + srv->max_exports, err,
                   sizeof err) != 0)
         goto fail;
     pool_ready = 1;
+    pool_rate_later(&srv->pool, rater_enqueue, &srv->rater);
 
     /* Threads started from here on inherit the mask: the signals come only
      * to sigwait below. A client gone mid-export must not kill us. */
@@ -739,6 +746,7 @@ fail:
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
     if (pool_ready) pool_close(&srv->pool);
+    rater_stop(&srv->rater);
     keys_free(&srv->keys);
     free(srv);
     return rc;

@@ -15,7 +15,8 @@
  *     UPDATE merges with the before in history; an answer naming an item
  *     not shown, an unknown action or garbage writes nothing; the model
  *     sees numbers, never ids;
- *   - llm.check answers with the time taken, or says why not.
+ *   - llm.check answers with the time taken, or says why not;
+ *   - the auto-rate policy (a config file's auto_rate) in remem_add.
  * Skipped when python3 is missing.
  */
 #include "test.h"
@@ -439,6 +440,64 @@ static void test_consolidate(void) {
     llm_standin_stop(&s);
 }
 
+/* The auto-rate policy in the C API: remem_add waits for the rating; a
+ * failed rating keeps the kind's default and says why in metadata.rating;
+ * a given importance is never rated; other namespaces are untouched. */
+static void test_auto_rate(void) {
+    llm_standin s;
+    if (llm_standin_start(&s, "[{\"match\": \"Memory: The ship sank\", \"reply\": "
+                              "\"{\\\"rating\\\": 9, \\\"explanation\\\": \\\"a disaster\\\"}\"},"
+                              "{\"match\": \"Memory: The bridge fell\", \"status\": 500, "
+                              "\"reply\": \"overloaded\"}]")) {
+        SKIP("python3 or the stand-in is not available");
+        return;
+    }
+    char conf[160];
+    snprintf(conf, sizeof conf, "%s/remem.yaml", s.dir);
+    FILE *f = fopen(conf, "w");
+    fputs("llm:\n  retries: 0\npolicies:\n  \"auto:*\":\n    auto_rate: true\n", f);
+    fclose(f);
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    o.llm_url = s.url;
+    o.config_path = conf;
+    remem *db = NULL;
+    int rc = remem_open(":memory:", &o, &db);
+    if (rc) fprintf(stderr, "  open: %s\n", remem_errmsg(db));
+    CHECK_INT(rc, 0);
+    char *a = add(db, "auto:1", "The ship sank", NULL);
+    json_t *m = get_json(db, "auto:1", a);
+    CHECK(json_real_value(json_object_get(m, "importance")) == 0.9);
+    json_t *mr = json_object_get(json_object_get(m, "metadata"), "rating");
+    CHECK_STR(json_string_value(json_object_get(mr, "explanation")), "a disaster");
+    CHECK(json_is_true(json_object_get(mr, "auto")));
+    json_decref(m);
+    CHECK_INT(llm_standin_count(&s), 1);
+    /* a failed rating: stored anyway, the kind's default, the cause kept */
+    char *b = add(db, "auto:1", "The bridge fell", "decision");
+    m = get_json(db, "auto:1", b);
+    CHECK_NEAR(json_number_value(json_object_get(m, "importance")), 0.9, 1e-12);
+    mr = json_object_get(json_object_get(m, "metadata"), "rating");
+    CHECK_STR(json_string_value(json_object_get(mr, "fallback")), "kind_default");
+    CHECK(strstr(json_string_value(json_object_get(mr, "error")), "overloaded") != NULL);
+    json_decref(m);
+    /* a namespace without the policy, and a given importance: no request */
+    size_t n = llm_standin_count(&s);
+    free(add(db, "manual", "The ship sank again", NULL));
+    remem_memory mm;
+    remem_memory_init(&mm);
+    mm.ns = "auto:1";
+    mm.text = "The ship sank twice";
+    mm.importance = 0.2;
+    CHECK_INT(remem_add(db, &mm, NULL, 0, NULL), 0);
+    CHECK_INT(llm_standin_count(&s), n);
+    free(a);
+    free(b);
+    remem_close(db);
+    llm_standin_stop(&s);
+}
+
 int main(int argc, char **argv) {
     test__only = argc > 1 ? argv[1] : NULL;
     RUN(test_rate_stored_and_text);
@@ -446,5 +505,6 @@ int main(int argc, char **argv) {
     RUN(test_no_llm_fallbacks);
     RUN(test_llm_check);
     RUN(test_consolidate);
+    RUN(test_auto_rate);
     return TEST_EXIT();
 }

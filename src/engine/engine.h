@@ -60,14 +60,17 @@ struct remem {
     /* Snowball's state for the lexical lane's terms (cache_terms): one per
      * handle, as a handle serves one thread at a time. */
     text_stemmer *stem;
+    /* The configuration file's policies (policy.c); never NULL on an open
+     * handle (the defaults when there is no file). */
+    cfg *conf;
     /* The LLM client (llm_glue.c), NULL when none is configured, and the
      * tokens it used per operation name. */
     llm *llm;
     struct eng_llm_tally *llm_counts;
     size_t n_llm_counts;
-    /* The configuration file's policies (policy.c); never NULL on an open
-     * handle (the defaults when there is no file). */
-    cfg *conf;
+    /* Set: auto-rating is left to the caller (remem_set_rate_later). */
+    remem_rate_later_fn rate_later;
+    void *rate_later_ctx;
     char err[1024];
 };
 
@@ -187,6 +190,17 @@ json_t *eng_llm_answer(remem *db, const llm_usage *u);
 /* Add u to the counts of op (handle and process), for a caller that ran
  * llm_chat itself. */
 void eng_llm_count(remem *db, const char *op, const llm_usage *u);
+
+/* The auto-rate policy, for remem_add (write.c; defined in
+ * src/lifecycle/rate.c beside the "rate" operation, whose prompt it
+ * shares): when the namespace's policy says auto_rate, an LLM is
+ * configured and m has no importance, rate m's text and set m->importance and m->metadata (a new text with
+ * "rating" in it, *meta to free after the write). A failed rating is no
+ * failed add: the memory keeps the kind's default and metadata.rating
+ * says {"fallback": "kind_default", "error": the cause}. When the handle
+ * rates later (remem_set_rate_later), only *later = 1. Returns REMEM_OK or
+ * REMEM_ENOMEM. */
+int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
 
 /* ---- the write path's shared steps (txn.c) ---- */
 

@@ -1,7 +1,8 @@
 /*
  * llm_glue.c: the handle's LLM. remem_open makes the client from the
- * options or $REMEM_LLM_URL / $REMEM_LLM_MODEL / $REMEM_LLM_API_KEY (no
- * request is made until an operation asks), and every operation that asks
+ * options, else $REMEM_LLM_URL / $REMEM_LLM_MODEL / $REMEM_LLM_API_KEY,
+ * else the config file's llm section (no request is made until an
+ * operation asks), and every operation that asks
  * the model goes through eng_llm_chat, so that two things hold everywhere:
  * a failure is REMEM_ELLM with a message that starts with the operation's
  * name and names the cause, and the tokens used are counted per operation
@@ -35,14 +36,26 @@ static const char *env_or(const char *v, const char *name) {
     return e && *e ? e : NULL;
 }
 
+/* v, else $name, else the config file's value f. */
+static const char *pick(const char *v, const char *name, const char *f) {
+    const char *s = env_or(v, name);
+    return s ? s : f && *f ? f : NULL;
+}
+
 int eng_llm_open(remem *db) {
     const remem_options *o = &db->opt;
+    /* The options win, then the environment, then the config file's llm
+     * section: the nearer to the call, the more deliberate the choice. */
+    const cfg *conf = eng_config(db);
+    const cfg_llm *f = conf ? cfg_llm_get(conf) : NULL;
     llm_config c = {
-        .url = env_or(o->llm_url, "REMEM_LLM_URL"),
-        .model = env_or(o->llm_model, "REMEM_LLM_MODEL"),
-        .api_key = env_or(o->llm_api_key, "REMEM_LLM_API_KEY"),
-        .timeout_ms = o->llm_timeout_ms,
-        .retries = -1,
+        .url = pick(o->llm_url, "REMEM_LLM_URL", f ? f->url : NULL),
+        .model = pick(o->llm_model, "REMEM_LLM_MODEL", f ? f->model : NULL),
+        .api_key = pick(o->llm_api_key, "REMEM_LLM_API_KEY", f ? f->api_key : NULL),
+        .timeout_ms = o->llm_timeout_ms > 0 ? o->llm_timeout_ms
+                      : f                   ? f->timeout_ms
+                                            : 0,
+        .retries = f && f->retries >= 0 ? f->retries : -1,
     };
     if (!c.url) return REMEM_OK; /* no LLM: the operations' fallbacks */
     char err[512] = "";

@@ -30,8 +30,8 @@ typedef struct engine_op {
 #define ENGINE_OP_TABLES(X) \
     X(core_ops) \
     X(lifecycle_ops) \
-    X(llm_ops) \
-    X(config_ops)
+    X(config_ops) \
+    X(llm_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)

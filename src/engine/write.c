@@ -263,9 +263,17 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         return REMEM_OK;
     }
     if ((rc = eng_hooks_check_add(db, m))) return rc;
+    /* The auto-rate policy: the importance from the LLM before the write,
+     * or, when the caller rates later, the id handed over after it. */
+    char *rated_meta = NULL, idl[64] = "";
+    int later = 0, out = 0;
+    if ((rc = eng_rate_on_add(db, &mm, &rated_meta, &later))) return rc;
     int dim = db->emb->dim;
     float *vec = malloc((size_t)dim * sizeof *vec);
-    if (!vec) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (!vec) {
+        free(rated_meta);
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
     if (m->vector) {
         memcpy(vec, m->vector, (size_t)dim * sizeof *vec);
         eng_normalize_vec(vec, dim);
@@ -274,18 +282,25 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         rc = db->emb->embed(db->emb, &m->text, 1, vec, err, sizeof err);
         if (rc) {
             free(vec);
+            free(rated_meta);
             return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
         }
     }
     int64_t now = util_now_ms();
     if ((rc = store_begin(db->st))) {
         free(vec);
+        free(rated_meta);
         return eng_store_fail(db, rc);
     }
     txn x = {0};
-    rc = eng_add_in_txn(db, &x, m, vec, now, id_out, id_cap, outcome);
+    rc = eng_add_in_txn(db, &x, m, vec, now, idl, sizeof idl, &out);
     rc = eng_txn_end(db, &x, rc);
     free(vec);
-    if (!rc) eng_hooks_after_add(db, m->ns);
+    free(rated_meta);
+    if (rc) return rc;
+    if (id_out && id_cap) snprintf(id_out, id_cap, "%s", idl);
+    if (outcome) *outcome = out;
+    if (later && out != REMEM_DUPLICATE) db->rate_later(db->rate_later_ctx, m->ns, idl);
+    eng_hooks_after_add(db, m->ns);
     return rc;
 }

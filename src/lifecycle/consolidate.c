@@ -26,10 +26,19 @@
 #include <strings.h>
 
 #include "engine/engine.h"
-#include "engine/ops.h"
 #include "lifecycle/llm_ops.h"
 #include "util/utf8.h"
 #include "util/util.h"
+
+/* Argument readers (not ops.c's: see rate.c). */
+static const char *arg_str(json_t *args, const char *key) {
+    json_t *v = json_object_get(args, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+static double arg_num(json_t *args, const char *key, double def) {
+    json_t *v = json_object_get(args, key);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
 
 enum { ACT_NOOP, ACT_UPDATE, ACT_INVALIDATE };
 
@@ -194,10 +203,10 @@ static int read_answer(remem *db, json_t *j, shown *s, size_t n, int *add) {
 static int add_new(remem *db, json_t *args, char *id, size_t cap, int *outcome) {
     remem_memory m;
     remem_memory_init(&m);
-    m.ns = op_str(args, "ns", NULL);
-    m.text = op_str(args, "text", NULL);
-    m.kind = op_str(args, "kind", NULL);
-    m.importance = op_num(args, "importance", -1);
+    m.ns = arg_str(args, "ns");
+    m.text = arg_str(args, "text");
+    m.kind = arg_str(args, "kind");
+    m.importance = arg_num(args, "importance", -1);
     json_t *meta = json_object_get(args, "metadata");
     char *ms = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
     m.metadata = ms;
@@ -212,9 +221,9 @@ static const char *outcome_name(int o) {
 }
 
 int op_consolidate(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *text = op_str(args, "text", NULL);
-    double threshold = op_num(args, "threshold", 0.5);
-    int k = (int)op_int(args, "k", 5), dup = 0, outcome = 0, add = 0;
+    const char *ns = arg_str(args, "ns"), *text = arg_str(args, "text");
+    double threshold = arg_num(args, "threshold", 0.5);
+    int k = (int)arg_num(args, "k", 5), dup = 0, outcome = 0, add = 0;
     char id[64] = "";
     int rc = eng_need_open(db);
     if (rc || (rc = eng_check_str(db, "text", text, 65536)) || (rc = is_dup(db, ns, text, &dup)))

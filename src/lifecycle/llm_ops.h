@@ -16,7 +16,10 @@ char *rate_prompt(const char *memory);
 int rate_text(remem *db, const char *op, const char *text, double *rating, char **explanation,
               llm_usage *u);
 
-/* "consolidate" (consolidate.c). */
+/* The operations (llm_ops.c lists them): "rate" and "llm.check"
+ * (rate.c), "consolidate" (consolidate.c). */
+int op_rate(remem *db, json_t *args, json_t **result);
+int op_llm_check(remem *db, json_t *args, json_t **result);
 int op_consolidate(remem *db, json_t *args, json_t **result);
 
 #endif

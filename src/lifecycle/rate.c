@@ -1,12 +1,14 @@
 /*
- * rate.c: the operations that exist to talk to the LLM, in one table
- * (llm_ops, listed in src/engine/ops.h):
+ * rate.c: the operations that exist to talk to the LLM (their table,
+ * llm_ops, is in llm_ops.c and listed in src/engine/ops.h):
  *   "llm.check"    does the configured endpoint answer, and how fast;
  *   "rate"         seed 001's importance rating (its /rate): the poignancy
  *                  prompt, verbatim, answered 1-10, stored as rating / 10
  *                  with the explanation in metadata.rating;
  *   "consolidate"  an add that first asks whether the new text updates,
- *                  contradicts or repeats what is stored (consolidate.c).
+ *                  contradicts or repeats what is stored (consolidate.c);
+ * and the auto-rate policy that remem_add applies (eng_rate_on_add), with
+ * remem_set_rate_later for a server that rates after answering.
  *
  * With no LLM configured, "rate" uses a named fallback (the kind's default
  * importance, seed 004's values, or the value the caller gives) and says
@@ -22,8 +24,15 @@
 #include <time.h>
 
 #include "engine/engine.h"
-#include "engine/ops.h"
 #include "lifecycle/llm_ops.h"
+
+/* Argument readers of our own, not ops.c's op_str: ops.c lists this
+ * file's operations, so calling back into it would make the two files a
+ * circle (scripts/check_cycles.py). The arguments are already checked. */
+static const char *arg_str(json_t *args, const char *key, const char *def) {
+    json_t *v = json_object_get(args, key);
+    return json_is_string(v) ? json_string_value(v) : def;
+}
 
 /* Seed 001's prompt, as its Python concatenation produces it (the missing
  * space before "provide only 1 json" included): the seed's users compare
@@ -78,9 +87,41 @@ static char *with_rating(const char *metadata, json_t *r) {
     return s;
 }
 
-static int op_rate(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *id = op_str(args, "id", NULL);
-    const char *text = op_str(args, "text", NULL);
+int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later) {
+    *meta = NULL;
+    *later = 0;
+    if (m->importance >= 0 || !eng_llm(db) || !eng_policy(db, m->ns)->auto_rate) return REMEM_OK;
+    if (db->rate_later) {
+        *later = 1;
+        return REMEM_OK;
+    }
+    double rating;
+    char *expl = NULL;
+    json_t *r;
+    if (rate_text(db, "rate", m->text, &rating, &expl, NULL) == REMEM_OK) {
+        m->importance = rating / 10.0;
+        r = json_pack("{s:f, s:s?, s:s, s:b}", "rating", rating, "explanation", expl, "model",
+                      llm_model(eng_llm(db)), "auto", 1);
+    } else {
+        r = json_pack("{s:s, s:s}", "fallback", "kind_default", "error", db->err);
+    }
+    free(expl);
+    eng_ok(db);
+    if (!r || !(*meta = with_rating(m->metadata, r)))
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    m->metadata = *meta;
+    return REMEM_OK;
+}
+
+void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx) {
+    if (!db) return;
+    db->rate_later = fn;
+    db->rate_later_ctx = ctx;
+}
+
+int op_rate(remem *db, json_t *args, json_t **result) {
+    const char *ns = arg_str(args, "ns", NULL), *id = arg_str(args, "id", NULL);
+    const char *text = arg_str(args, "text", NULL);
     json_t *given = json_object_get(args, "importance");
     int rc = eng_need_open(db);
     if (rc) return rc;
@@ -96,7 +137,7 @@ static int op_rate(remem *db, json_t *args, json_t **result) {
         m = remem_record_memory(rec);
         text = m->text;
     }
-    const char *kind = m ? m->kind : op_str(args, "kind", "observation");
+    const char *kind = m ? m->kind : arg_str(args, "kind", "observation");
     double rating = NAN, importance;
     char *expl = NULL;
     llm_usage u = {0};
@@ -161,7 +202,7 @@ static double ms_since(const struct timespec *t0) {
 }
 
 /* "llm.check": one tiny chat completion, timed. */
-static int op_llm_check(remem *db, json_t *args, json_t **result) {
+int op_llm_check(remem *db, json_t *args, json_t **result) {
     (void)args;
     llm *l = eng_llm(db);
     if (!l)
@@ -188,45 +229,3 @@ static int op_llm_check(remem *db, json_t *args, json_t **result) {
     free(answer);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
-
-const engine_op llm_ops[] = {
-    {{"llm.check", "admin",
-      "Whether the configured LLM endpoint answers, and how fast (one tiny chat completion).",
-      "{\"type\":\"object\",\"properties\":{}}"},
-     op_llm_check},
-    {{"rate", "write",
-      "Rate a memory's importance with seed 001's poignancy prompt (1-10, stored as importance "
-      "= rating/10, the explanation in metadata.rating); no LLM: the kind's default or the "
-      "given importance.",
-      "{\"type\":\"object\",\"x-positional\":[\"id\"],\"properties\":{"
-      "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace of the memory "
-      "(required with id)\"},"
-      "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a stored memory to rate: "
-      "its importance becomes rating/10\"},"
-      "\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536,\"description\":\"a "
-      "text to rate without storing anything (instead of id)\"},"
-      "\"kind\":{\"type\":\"string\",\"minLength\":1,\"description\":\"with text and no LLM: "
-      "the kind whose default importance is answered (observation)\"},"
-      "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"with "
-      "no LLM configured: the importance to use instead of the kind's default\"}}}"},
-     op_rate},
-    {{"consolidate", "write",
-      "Add a text after checking it against the most similar memories: exact duplicates fold "
-      "without the LLM; otherwise the LLM says per memory UPDATE (merge), INVALIDATE "
-      "(superseded by the new one), NOOP, and whether to ADD the new text.",
-      "{\"type\":\"object\",\"required\":[\"ns\",\"text\"],\"properties\":{"
-      "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"},"
-      "\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536,\"description\":\"the "
-      "new fact\"},"
-      "\"kind\":{\"type\":\"string\",\"minLength\":1,\"description\":\"kind of the new memory "
-      "(observation)\"},"
-      "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":"
-      "\"importance of the new memory (the kind's default)\"},"
-      "\"metadata\":{\"type\":\"object\",\"description\":\"metadata of the new memory\"},"
-      "\"threshold\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"cosine "
-      "similarity from which a stored memory is shown to the LLM (0.5)\"},"
-      "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20,\"description\":\"at most this "
-      "many similar memories are shown (5)\"}}}"},
-     op_consolidate},
-};
-const size_t llm_ops_n = sizeof llm_ops / sizeof llm_ops[0];
