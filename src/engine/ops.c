@@ -299,7 +299,15 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         return rc;
     }
     if (!res) res = json_object();
-    if (off) json_object_set_new(res, "memory", json_string("off"));
+    /* "memory": "off", unless the answer already uses "memory" for its
+     * own content (memory.get's record): then "memory_off": true. */
+    if (off) {
+        json_t *m = json_object_get(res, "memory");
+        if (!m || (json_is_string(m) && !strcmp(json_string_value(m), "off")))
+            json_object_set_new(res, "memory", json_string("off"));
+        else
+            json_object_set_new(res, "memory_off", json_true());
+    }
     *out = json_dumps(res, JSON_COMPACT);
     json_decref(res);
     if (!*out) return eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -12,6 +12,7 @@
  * and where each part of it came from, so that a user can see what the
  * file means for one namespace without reading the precedence rules.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +74,13 @@ int eng_config_load(remem *db) {
         db->conf = cfg_default();
         return db->conf ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
+    /* The absolute path, so that config.show says which file it was
+     * wherever the command ran (the name as given when it cannot be
+     * resolved: the load then says why). */
+    char *abs = realpath(path, NULL);
     char err[768];
-    int rc = cfg_load_file(path, &db->conf, err, sizeof err);
+    int rc = cfg_load_file(abs ? abs : path, &db->conf, err, sizeof err);
+    free(abs);
     free(found);
     if (rc) return eng_fail(db, REMEM_EINVAL, "config: %s", err);
     profile_check pc = {db, cfg_path(db->conf)};
