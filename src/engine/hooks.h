@@ -9,6 +9,12 @@
  * Hence no file cycle: write.c -> hooks.c <- lifecycle, and the lifecycle
  * may call remem_add freely.
  *
+ * In the shared library the hooks are always there. A program linked
+ * statically against libremem.a gets them with the operations table
+ * (any use of remem_call or remem_ops pulls it in, as the remem command
+ * and every face do); one that never names an operation links no policy
+ * hook, and its adds ignore long_requires_stm and automatic reflection.
+ *
  * A hook that runs while another hook of the same thread is running is
  * skipped: a reflection stored by the after-add step never triggers a
  * reflection of its own.

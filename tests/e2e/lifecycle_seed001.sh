@@ -217,9 +217,30 @@ try:
     standin.set_rules([{"match": "", "raw": "<html>not an API</html>"}])
     st, e = srv.json("POST", "/v1/plan", {"ns": NS, "goal": "anything"})
     check(st == 502 and count("long") == n_long, "a garbage answer: 502, nothing written (%s)" % e)
+    # ---- the same operations over MCP ----
+    st, _, body = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": "migrate", "arguments": {"ns": NS, "stm_size": 20, "dry_run": True}}})
+    sc = json.loads(body).get("result", {}).get("structuredContent", {}) if st == 200 else {}
+    check(sc.get("dry_run") is True and sc.get("short_before") == count("short"),
+          "MCP tool migrate answers as HTTP does")
 finally:
     srv.stop()
     standin.stop()
+
+# ---- and from Python ----
+sys.path.insert(0, root + "/bindings/python")
+import remem
+pdb = remem.open(db)
+try:
+    r = pdb.call("static.load", ns=NS, file=person)
+    check(r["unchanged"] == 10, "Python db.call('static.load'): the same file, nothing doubled")
+    try:
+        pdb.call("summarize", ns=NS, count=1)
+        check(False, "Python: a bad argument is refused")
+    except remem.RememError as e:
+        check("count" in str(e), "Python: a bad argument is refused naming it (%s)" % e)
+finally:
+    pdb.close()
 
 # Without an LLM, planning refuses with the exact message.
 del os.environ["REMEM_LLM_URL"]
