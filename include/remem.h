@@ -297,10 +297,10 @@ REMEM_API void remem_record_free(remem_record *r);
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 enum remem_add_outcome {
-    REMEM_ADDED = 1,    /* a new row */
-    REMEM_UPSERTED = 2, /* an existing caller id was replaced */
+    REMEM_ADDED = 1,     /* a new row */
+    REMEM_UPSERTED = 2,  /* an existing caller id was replaced */
     REMEM_DUPLICATE = 3, /* same normalised text in the namespace: the
-                           existing row's duplicate_count was bumped */
+                            existing row's duplicate_count was bumped */
     REMEM_DROPPED = 4    /* memory is off for the namespace (remem_options
                             no_memory, or its policy's memory_off): accepted,
                             nothing written, no id */

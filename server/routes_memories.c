@@ -126,6 +126,14 @@ void h_batch(request *rq, reply *rp, remem *db) {
                        msg && *msg ? msg : remem_strerror(rc));
         goto done;
     }
+    if (remem_memory_off(db, rq->ns)) { /* accepted and dropped: no ids */
+        json_t *none = json_array();
+        for (size_t i = 0; i < n; i++) json_array_append_new(none, json_null());
+        reply_json(rp, 200,
+                   json_pack("{s:o,s:i,s:s,s:s}", "ids", none, "count", 0, "outcome", "dropped",
+                             "memory", "off"));
+        goto done;
+    }
     /* Without read, an id the caller did not give could be a duplicate's:
      * only the caller's own ids come back (null for the others). */
     int blind = !key_allows(rq->key, rq->ns, SERVE_READ);
@@ -286,6 +294,10 @@ void h_clear(request *rq, reply *rp, remem *db) {
     int rc = remem_clear(db, rq->ns, &deleted);
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
+    else if (remem_memory_off(db, rq->ns))
+        reply_json(rp, 200,
+                   json_pack("{s:s,s:i,s:s,s:s}", "ns", rq->ns, "deleted", 0, "outcome", "dropped",
+                             "memory", "off"));
     else
         reply_json(rp, 200, json_pack("{s:s,s:I}", "ns", rq->ns, "deleted", (json_int_t)deleted));
 }

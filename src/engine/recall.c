@@ -387,7 +387,8 @@ static double elapsed_ms(const struct timespec *t0) {
  * by choice (seed 004's --no-memory), and the result says so. */
 static int memory_off_result(remem *db, const remem_query *q, const struct timespec *t0,
                              remem_result **out) {
-    const char *name = q->profile ? q->profile : "default";
+    const char *name = q->profile ? q->profile : eng_policy(db, q->namespaces[0])->profile;
+    if (!name) name = "default";
     result_impl *res = calloc(1, sizeof *res + str_bytes(name));
     if (!res) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     res->pub.hits = (remem_hit *)(res + 1);

@@ -51,6 +51,14 @@ check(json.loads(p.stdout).get("outcome") == "dropped", "--no-memory forget: dro
 got = json.loads(cli("--json", "get", "--ns", NS, mid).stdout)
 check(got["text"] == "I decided to deploy a carrier group" and got["tier"] == "short",
       "the memory is unchanged after the dropped update and forget")
+jl = os.path.join(tmp, "in.jsonl")
+with open(jl, "w") as f:
+    f.write('{"text":"one"}\n{"text":"two"}\n')
+p = cli("--no-memory", "--json", "import", "--ns", NS, jl)
+check(json.loads(p.stdout) == {"imported": 0, "dropped": 2, "memory": "off"} and count(NS) == 1,
+      "--no-memory import: read, dropped, nothing written")
+p = cli("--no-memory", "--json", "clear", "--ns", NS, "--yes")
+check(json.loads(p.stdout)["outcome"] == "dropped" and count(NS) == 1, "--no-memory clear: dropped")
 res = json.loads(cli("--json", "recall", "--ns", NS, "carrier group").stdout)
 check(len(res["hits"]) == 1 and "memory" not in res, "without the flag recall finds it again")
 
@@ -104,15 +112,47 @@ check(p.returncode != 0 and "line 3: reflektion: unknown key" in p.stderr,
 p = cli("--config", os.path.join(tmp, "missing.yaml"), "stats", ok=False)
 check(p.returncode != 0 and "missing.yaml" in p.stderr, "--config with a missing file fails")
 
+# ---- MCP over stdio -----------------------------------------------------
+def mcp(*args, calls):
+    msgs = ['{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}']
+    for i, (tool, a) in enumerate(calls, 1):
+        msgs.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                "params": {"name": tool, "arguments": a}}))
+    p = subprocess.run([BIN, "--db", db, "--quiet"] + list(args) + ["mcp"], input="\n".join(msgs) + "\n",
+                       capture_output=True, text=True)
+    out = {}
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        out[o.get("id")] = o.get("result", {})
+    return out
+out = mcp("--no-memory", calls=[("remember", {"ns": NS, "text": "told over mcp"}),
+                               ("recall", {"namespaces": [NS], "text": "carrier group"}),
+                               ("forget", {"ns": NS, "id": mid})])
+check(out[1].get("structuredContent", {}).get("outcome") == "dropped" and
+      "Memory is off" in out[1]["content"][0]["text"], "mcp --no-memory: remember dropped, said in text")
+check(out[2].get("structuredContent", {}).get("memory") == "off" and
+      "Memory is off" in out[2]["content"][0]["text"], "mcp --no-memory: recall empty, memory off")
+check(out[3].get("structuredContent", {}).get("outcome") == "dropped", "mcp --no-memory: forget dropped")
+check(count(NS) == 1 and json.loads(cli("--json", "get", "--ns", NS, mid).stdout)["tier"] == "short",
+      "nothing was written over MCP")
+
 # ---- HTTP ---------------------------------------------------------------
 srv = Server(db=db, args=["--no-memory"])
 try:
+    check(any("memory is off" in l for l in srv.banner), "serve --no-memory: the banner says so")
     st, res = srv.json("POST", "/v1/recall", {"namespaces": [NS], "text": "carrier group"})
     check(st == 200 and res["hits"] == [] and res.get("memory") == "off",
           "serve --no-memory: recall empty, memory off")
     st, r = srv.json("POST", "/v1/namespaces/" + NS + "/memories", {"text": "over http"})
     check(st in (200, 202) and r.get("outcome") == "dropped" and r.get("memory") == "off",
           "serve --no-memory: add dropped")
+    st, r = srv.json("POST", "/v1/namespaces/" + NS + "/memories:batch",
+                     {"memories": [{"text": "one"}, {"text": "two"}]})
+    check(st == 200 and r == {"ids": [None, None], "count": 0, "outcome": "dropped", "memory": "off"},
+          "serve --no-memory: a batch dropped")
+    st, r = srv.json("DELETE", "/v1/namespaces/" + NS)
+    check(st == 200 and r.get("outcome") == "dropped" and r.get("deleted") == 0,
+          "serve --no-memory: clearing a namespace is dropped")
     st, r = srv.json("DELETE", "/v1/namespaces/" + NS + "/memories/" + mid)
     check(st == 200 and r.get("outcome") == "dropped", "serve --no-memory: forget dropped")
 finally:
