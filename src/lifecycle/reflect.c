@@ -36,18 +36,27 @@ static int counts(const char *kind, const char *tier) {
 
 int lc_reflect_since(remem *db, const char *ns, const cfg_policy *p, lc_since *out) {
     memset(out, 0, sizeof *out);
-    lc_list l;
-    int rc = lc_snapshot(db, ns, NULL, NULL, 0, &l);
+    /* A walk over the namespace's cached rows, copying nothing: with
+     * reflection.auto this runs after every add. */
+    int rc = eng_need_open(db);
     if (rc) return rc;
+    cache_check_external(db);
+    ns_cache *c = cache_get(db, ns, &rc);
+    if (!c && rc) return rc;
     int64_t last = 0;
-    for (size_t i = 0; i < l.n; i++)
-        if (!strcmp(l.v[i].kind, "reflection") && l.v[i].rowid > last) last = l.v[i].rowid;
-    for (size_t i = 0; i < l.n; i++)
-        if (l.v[i].rowid > last && counts(l.v[i].kind, l.v[i].tier)) {
-            out->observations++;
-            out->importance_sum += l.v[i].importance * 10;
-        }
-    lc_list_free(&l);
+    for (size_t i = 0; c && i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        if (!m->invalidated_at && m->kind && !strcmp(m->kind, "reflection") &&
+            c->rows[i].rowid > last)
+            last = c->rows[i].rowid;
+    }
+    for (size_t i = 0; c && i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        if (m->invalidated_at || c->rows[i].rowid <= last) continue;
+        if (!counts(m->kind ? m->kind : "observation", m->tier ? m->tier : "short")) continue;
+        out->observations++;
+        out->importance_sum += m->importance * 10;
+    }
     if (!p->reflection_enabled) return REMEM_OK;
     if (p->reflection_every > 0 && out->observations >= p->reflection_every)
         out->trigger = "observations";
