@@ -129,7 +129,7 @@ static void test_migrate(void) {
     static const double imp[8] = {0.9, 0.2, 0.5, 0.35, 0.8, 0.1, 0.7, 0.6};
     /* Written newest first, so the rule must go by created_at. */
     for (int i = 7; i >= 0; i--) {
-        char id[8], text[64], when[32];
+        char id[16], text[64], when[32];
         snprintf(id, sizeof id, "e%d", i);
         snprintf(text, sizeof text, "event number %d happened in the square", i);
         snprintf(when, sizeof when, "2025-11-%02dT10:00:00Z", 1 + i);
@@ -201,7 +201,7 @@ static void test_reflect_extractive(void) {
     for (int i = 0; i < 8; i++) {
         remem_memory m;
         remem_memory_init(&m);
-        char id[8], text[64];
+        char id[16], text[64];
         snprintf(id, sizeof id, "m%d", i);
         snprintf(text, sizeof text, "statement %d", i);
         memset(v, 0, (size_t)dim * sizeof *v);
