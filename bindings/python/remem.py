@@ -84,6 +84,10 @@ class _Options(Structure):
         ("read_only", c_int),
         ("config_path", c_char_p),
         ("no_memory", c_int),
+        ("llm_url", c_char_p),
+        ("llm_model", c_char_p),
+        ("llm_api_key", c_char_p),
+        ("llm_timeout_ms", c_int),
     ]
 
 
@@ -577,13 +581,18 @@ class Remem:
                  embed_retries: int = 0, embed_batch: int = 0,
                  model_dir: Optional[str] = None, durable: bool = False,
                  busy_timeout_ms: int = 0, read_only: bool = False,
-                 config: Optional[str] = None, no_memory: bool = False):
+                 config: Optional[str] = None, no_memory: bool = False,
+                 llm_url: Optional[str] = None, llm_model: Optional[str] = None,
+                 llm_api_key: Optional[str] = None, llm_timeout_ms: int = 0):
         """Open (creating if needed) the store at path (a file or
         ":memory:"). embedder: "hash", "http", "minilm" or None for auto.
         durable=True survives power loss too (synchronous=FULL). config:
         the configuration file (docs/config.md; None: $REMEM_CONFIG or
         remem.yaml beside the store). no_memory=True: memory off (recall
-        finds nothing, writes are dropped), seed 004's --no-memory."""
+        finds nothing, writes are dropped), seed 004's --no-memory.
+        llm_url, llm_model, llm_api_key, llm_timeout_ms: the LLM that rating
+        and consolidation ask (docs/llm.md; None: $REMEM_LLM_URL, ... or the
+        config file's llm section)."""
         self._lock = threading.Lock()
         self._h = None
         opt = _Options()
@@ -601,6 +610,10 @@ class Remem:
         opt.read_only = 1 if read_only else 0
         opt.config_path = _b(config, "config")
         opt.no_memory = 1 if no_memory else 0
+        opt.llm_url = _b(llm_url, "llm_url")
+        opt.llm_model = _b(llm_model, "llm_model")
+        opt.llm_api_key = _b(llm_api_key, "llm_api_key")
+        opt.llm_timeout_ms = llm_timeout_ms
         h = _H()
         rc = _open(_b(os.fspath(path), "path"), byref(opt), byref(h))
         if rc != 0:

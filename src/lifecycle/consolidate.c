@@ -226,8 +226,13 @@ int op_consolidate(remem *db, json_t *args, json_t **result) {
     int k = (int)arg_num(args, "k", 5), dup = 0, outcome = 0, add = 0;
     char id[64] = "";
     int rc = eng_need_open(db);
-    if (rc || (rc = eng_check_str(db, "text", text, 65536)) || (rc = is_dup(db, ns, text, &dup)))
-        return rc;
+    if (rc || (rc = eng_check_str(db, "text", text, 65536))) return rc;
+    if (eng_memory_off(db, ns)) { /* accepted and dropped, as an add is: nothing to ask */
+        *result = json_pack("{s:s, s:n, s:s, s:[], s:s, s:s}", "ns", ns, "id", "outcome", "dropped",
+                            "actions", "memory", "off", "text", "memory is off: nothing stored");
+        return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
+    if ((rc = is_dup(db, ns, text, &dup))) return rc;
     if (dup || !eng_llm(db)) {
         if ((rc = add_new(db, args, id, sizeof id, &outcome))) return rc;
         char line[160];

@@ -162,12 +162,11 @@ int op_rate(remem *db, json_t *args, json_t **result) {
     }
     char line[768];
     if (!isnan(rating))
-        snprintf(line, sizeof line, "rated %g/10: importance %.2f%s%.600s", rating, importance,
-                 expl ? " (" : "", expl ? expl : "");
+        snprintf(line, sizeof line, "rated %g/10: importance %.2f%s%.600s%s", rating, importance,
+                 expl ? " (" : "", expl ? expl : "", expl ? ")" : "");
     else
         snprintf(line, sizeof line, "no LLM configured: importance %.2f (%s)", importance,
                  given ? "the given value" : "the kind's default");
-    if (!isnan(rating) && expl) strcat(line, ")");
     if (m) {
         char *meta = with_rating(m->metadata, meta_rating);
         remem_patch p;

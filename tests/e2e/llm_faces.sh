@@ -209,12 +209,13 @@ try:
     srv = None
 
     # ---- Python ----
-    os.environ["REMEM_LLM_URL"] = s.url
     s.set_rules([{"match": "Memory: I ate toast", "reply": "{\"rating\": 3}"}])
     import remem
-    with remem.open(db, embedder="hash") as h:
+    with remem.open(db, embedder="hash", llm_url=s.url, llm_model="py-model") as h:
         a = h.call("rate", ns="a:x", id=mtoast)
-    check(a.get("importance") == 0.3 and a.get("rating") == 3, "Python db.call('rate')")
+    check(a.get("importance") == 0.3 and a.get("rating") == 3 and
+          a.get("llm", {}).get("model") == "py-model",
+          "Python: remem.open(llm_url=..., llm_model=...) and db.call('rate')")
 finally:
     if srv:
         srv.kill()
