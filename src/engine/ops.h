@@ -29,6 +29,7 @@ typedef struct engine_op {
 /* The arrays ops.c joins: one per feature folder, defined there. */
 #define ENGINE_OP_TABLES(X) \
     X(core_ops) \
+    X(lifecycle_ops) \
     X(experience_ops) \
     X(config_ops) \
     X(llm_ops)
