@@ -70,10 +70,13 @@
  *   Copying an initialised struct (q2 = q) keeps its size and is fine.
  *   The structs the library fills and the caller only reads (remem_result,
  *   remem_hit, and the remem_memory in them or behind remem_record_memory)
- *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory) and
- *   are never grown within one soname (libremem.so.0): the caller indexes
- *   the hits array with its own sizeof, so growing remem_hit is a new
- *   soname, which an old program does not load.
+ *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory).
+ *   remem_hit and remem_memory are never grown within one soname
+ *   (libremem.so.0): the caller indexes the hits array with its own sizeof,
+ *   so growing them is a new soname, which an old program does not load.
+ *   remem_result, which the library allocates and callers only read
+ *   through a pointer (never in arrays), may gain fields at its end: an
+ *   older caller does not see them (memory_off came so).
  *
  * PROFILES (see docs/profiles.md for the formulas)
  *   "default"            hybrid: 0.4 relevance + 0.6 lexical (BM25) + 0.3
