@@ -63,6 +63,10 @@ struct remem {
     /* The configuration file's policies (policy.c); never NULL on an open
      * handle (the defaults when there is no file). */
     cfg *conf;
+    /* The namespaces this handle has hydrated from their policy's
+     * hydrate_files, or found already holding decisions (a JSON object used
+     * as a set; src/experience/firstuse.c), so the check runs once. */
+    json_t *hydrated;
     /* The LLM client (llm_glue.c), NULL when none is configured, and the
      * tokens it used per operation name. */
     llm *llm;

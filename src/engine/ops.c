@@ -117,7 +117,8 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         else
             json_object_set_new(res, "memory_off", json_true());
     }
-    *out = json_dumps(res, JSON_COMPACT);
+    /* 15 significant digits: 0.72, not 0.71999999999999997 */
+    *out = json_dumps(res, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(res);
     if (!*out) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     return REMEM_OK;
