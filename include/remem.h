@@ -703,6 +703,15 @@ REMEM_API const remem_op_info *remem_op_find(const char *name);
  * failure nothing is written. */
 REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len, char **out);
 
+/* The lesson validation gate's retry counters in this process (the
+ * "lesson.validate" operation with a run: seed 002's same-step retry cap):
+ * *attempts counts invalid inputs answered "retry" (regenerate, same
+ * step), *capped the ones past the cap, answered "reflect". Either pointer
+ * may be NULL. They only grow; the server shows them in /metrics as
+ * tool_validation_retry_attempts and tool_validation_retry_capped_events.
+ * Never fails. */
+REMEM_API void remem_validation_counters(uint64_t *attempts, uint64_t *capped);
+
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */
 /* ------------------------------------------------------------------ */
