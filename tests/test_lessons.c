@@ -81,6 +81,8 @@ static const struct {
      "http 503 service unavailable at <ts> (request <hex>)"},
     {"[2026-11-23 01:29:58,123] worker 3f2a9c1e crashed after 17.5s",
      "[<ts>] worker <hex> crashed after <n>s"},
+    {"IndexError: cell (12, 7) is out of bounds for a 10x10 board",
+     "indexerror: cell (<n>, <n>) is out of bounds for a <n> board"},
     {"  many   spaces\tand\nnewlines  ", "many spaces and newlines"},
     {"", ""},
 };

@@ -133,13 +133,18 @@ static size_t match_hex(const char *s, const char *start) {
 }
 
 /* A number at s (not glued after a letter: python3, utf8 and sha256 are
- * names, not values): digits with an optional fraction. */
+ * names, not values): digits with an optional fraction, or a size. */
 static size_t match_number(const char *s, const char *start) {
     if (!isdigit((unsigned char)s[0])) return 0;
     if (s > start && isalpha((unsigned char)s[-1])) return 0;
     size_t i = 0;
     while (isdigit((unsigned char)s[i])) i++;
     if (s[i] == '.' && isdigit((unsigned char)s[i + 1])) {
+        i++;
+        while (isdigit((unsigned char)s[i])) i++;
+    }
+    /* A size ("10x10", "1920x1080") is one value. */
+    while ((s[i] == 'x' || s[i] == 'X') && isdigit((unsigned char)s[i + 1])) {
         i++;
         while (isdigit((unsigned char)s[i])) i++;
     }

@@ -117,7 +117,7 @@ static json_t *query_tags(json_t *args, lsn_list *ev, const char *fp) {
 static void score(cand *c, const char *fp, json_t *qtags, int has_text, int64_t now) {
     const json_t *m = c->r->meta;
     double w = W_REL + W_REC, s;
-    c->rel = lsn_reliability(m);
+    c->rel = lsn_reliability(m, c->transfer);
     double age_days = (double)(now - c->r->updated_at) / 86400000.0;
     c->rec = pow(0.5, (age_days > 0 ? age_days : 0) / RECENCY_HALF_LIFE_DAYS);
     s = W_REL * c->rel + W_REC * c->rec;
@@ -176,8 +176,9 @@ static json_t *resolve_conflicts(cand *c, size_t n, json_t *suppressed, const ch
                 snprintf(why, sizeof why, "lost conflict resolution %lld times (last to %s)",
                          (long long)losses, win->r->id);
                 json_object_set_new(m, "status_reason", json_string(why));
-                json_t *h = json_pack("{ss ss ss so}", "from", lsn_s(m, "status"), "to",
-                                      "suppressed", "reason", why, "at", lsn_time_json(now));
+                json_t *h =
+                    json_pack("{ss ss ss ss so}", "action", "suppress", "from", lsn_s(m, "status"),
+                              "to", "suppressed", "reason", why, "at", lsn_time_json(now));
                 if (run) json_object_set_new(h, "run", json_string(run));
                 json_object_set_new(m, "status", json_string("suppressed"));
                 json_t *sh = json_object_get(m, "status_history");

@@ -114,8 +114,10 @@ int64_t lsn_i(const json_t *o, const char *key, int64_t def);
 /* Is s in the array of strings a? */
 int lsn_has(const json_t *a, const char *s);
 
-/* A lesson's reliability: (helpful + 1) / (helpful + harmful + 2). */
-double lsn_reliability(const json_t *lesson);
+/* A lesson's reliability in a lane: (helpful + 1) / (helpful + harmful +
+ * 2), of its home runs (helpful_count, harmful_count) or of its transfer
+ * runs (transfer_helpful_count, transfer_harmful_count). */
+double lsn_reliability(const json_t *lesson, int transfer);
 
 /* The op functions, joined in lesson_ops (ops_table.c). */
 int lsn_op_event(remem *db, json_t *args, json_t **result);

@@ -117,12 +117,16 @@ static double transfer_utility(const char *id, const char *dom, lsn_list *runs, 
 
 static void set_status(json_t *m, const char *to, const char *why, const char *run, int64_t now,
                        json_t *changes) {
-    json_t *h = json_pack("{ss ss ss ss so}", "from", lsn_s(m, "status"), "to", to, "reason", why,
-                          "run", run, "at", lsn_time_json(now));
+    const char *from = lsn_s(m, "status");
+    const char *action = !strcmp(from, to)         ? "transfer_suppress"
+                         : !strcmp(to, "promoted") ? "promote"
+                                                   : "suppress";
+    json_t *h = json_pack("{ss ss ss ss ss so}", "action", action, "from", from, "to", to, "reason",
+                          why, "run", run, "at", lsn_time_json(now));
     json_t *sh = json_object_get(m, "status_history");
     if (!json_is_array(sh)) json_object_set_new(m, "status_history", sh = json_array());
     json_array_append(sh, h);
-    json_object_set_new(m, "status", json_string(to));
+    json_object_set_new(m, "status", json_string(json_string_value(json_object_get(h, "to"))));
     json_object_set_new(m, "status_reason", json_string(why));
     json_object_set_new(h, "lesson_id", json_string(lsn_s(m, "lesson_id")));
     json_array_append_new(changes, h);
@@ -140,33 +144,34 @@ static void judge(json_t *m, const char *id, lsn_list *runs, const char *run, in
     json_object_set_new(m, "relevant_runs",
                         json_pack("{si si si sf}", "with", (int)s.with, "without", (int)s.without,
                                   "transfer", (int)tn, "baseline", s.baseline));
-    json_object_set_new(m, "helpful_count", json_integer((json_int_t)(s.helpful + th)));
-    json_object_set_new(m, "harmful_count", json_integer((json_int_t)(s.harmful + tx)));
+    /* Home and away are counted apart: a lesson that misleads another
+     * domain is not less reliable where it was learned. */
+    json_object_set_new(m, "helpful_count", json_integer((json_int_t)s.helpful));
+    json_object_set_new(m, "harmful_count", json_integer((json_int_t)s.harmful));
+    json_object_set_new(m, "transfer_helpful_count", json_integer((json_int_t)th));
+    json_object_set_new(m, "transfer_harmful_count", json_integer((json_int_t)tx));
     const char *st = lsn_s(m, "status");
     if (!st || (strcmp(st, "candidate") && strcmp(st, "promoted"))) return;
-    int64_t retrieved = lsn_i(m, "retrieval_count", 0);
     int64_t tretrieved = lsn_i(m, "transfer_retrieval_count", 0);
+    int64_t retrieved = lsn_i(m, "retrieval_count", 0) - tretrieved; /* in the strict lane */
     char why[300];
     if (!isnan(s.utility) && retrieved >= LSN_SUPPRESS_RETRIEVALS && s.utility <= 0) {
         snprintf(why, sizeof why,
                  "utility %.3f <= 0 over %zu relevant runs with it (baseline %.3f over %zu), "
-                 "retrieved %lld times",
+                 "retrieved %lld times in its domain",
                  s.utility, s.with, s.baseline, s.without, (long long)retrieved);
         set_status(m, "suppressed", why, run, now, changes);
-    } else if (!isnan(tu) && tretrieved >= LSN_TRANSFER_RETRIEVALS && tu <= 0) {
+    } else if (!isnan(tu) && tretrieved >= LSN_TRANSFER_RETRIEVALS && tu <= 0 &&
+               !json_is_true(json_object_get(m, "transfer_blocked"))) {
+        /* Suppressed in the transfer lane, after fewer retrievals than the
+         * strict lane needs; at home the lesson keeps its status, which
+         * its own domain's runs decide. */
         snprintf(why, sizeof why,
                  "transfer lane: utility %.3f <= 0 over %zu runs of other domains, retrieved "
                  "there %lld times",
                  tu, tn, (long long)tretrieved);
-        if (!strcmp(st, "promoted")) {
-            /* Earned its place at home: only its transfer is stopped. */
-            if (!json_is_true(json_object_get(m, "transfer_blocked"))) {
-                json_object_set_new(m, "transfer_blocked", json_true());
-                set_status(m, "promoted", why, run, now, changes);
-            }
-        } else {
-            set_status(m, "suppressed", why, run, now, changes);
-        }
+        json_object_set_new(m, "transfer_blocked", json_true());
+        set_status(m, st, why, run, now, changes);
     } else if (!strcmp(st, "candidate") && s.with >= LSN_PROMOTE_RUNS &&
                s.utility >= LSN_PROMOTE_UTILITY && !s.regression) {
         snprintf(why, sizeof why,

@@ -177,8 +177,8 @@ int lsn_has(const json_t *a, const char *s) {
     return 0;
 }
 
-double lsn_reliability(const json_t *lesson) {
-    double h = (double)lsn_i(lesson, "helpful_count", 0),
-           x = (double)lsn_i(lesson, "harmful_count", 0);
+double lsn_reliability(const json_t *lesson, int transfer) {
+    double h = (double)lsn_i(lesson, transfer ? "transfer_helpful_count" : "helpful_count", 0);
+    double x = (double)lsn_i(lesson, transfer ? "transfer_harmful_count" : "harmful_count", 0);
     return (h + 1.0) / (h + x + 2.0);
 }

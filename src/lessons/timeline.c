@@ -248,8 +248,7 @@ static json_t *view_decisions(tl *t, const char *run, strbuf *txt) {
             const char *hr = lsn_s(h, "run");
             if (!hr || strcmp(hr, run)) continue;
             const char *to = lsn_s(h, "to");
-            const char *act = !strcmp(to, "promoted") && !strcmp(lsn_s(h, "from"), "promoted")
-                                  ? "transfer_block"
+            const char *act = lsn_s(h, "action")        ? lsn_s(h, "action")
                               : !strcmp(to, "promoted") ? "promote"
                                                         : "suppress";
             PUSH(ms_of(h, "at"), json_pack("{ss ss sO}", "action", act, "lesson_id", t->ls.v[i].id,
@@ -333,9 +332,9 @@ static json_t *view_summary(tl *t, const char *run, strbuf *txt) {
         json_array_foreach(json_object_get(t->ls.v[i].meta, "status_history"), j, h) {
             const char *hr = lsn_s(h, "run");
             if (!hr || (run && strcmp(hr, run))) continue;
-            if (!strcmp(lsn_s(h, "to"), "suppressed")) suppressed++;
-            if (!strcmp(lsn_s(h, "to"), "promoted") && strcmp(lsn_s(h, "from"), "promoted"))
-                promoted++;
+            const char *act = lsn_s(h, "action") ? lsn_s(h, "action") : "";
+            suppressed += !strcmp(act, "suppress") || !strcmp(act, "transfer_suppress");
+            promoted += !strcmp(act, "promote");
         }
     }
     json_t *o = json_pack("{si si sf sf sf si si sf si sf si si sf}", "runs", (int)runs, "passed",
