@@ -504,6 +504,61 @@ static void test_timeline(void) {
     remem_close(db);
 }
 
+/* Acceptance check 3: the benchmark's pass rate rises from wave 1 to wave
+ * 3, the planted harmful lessons end suppressed, contamination is 0 in
+ * strict-only mode; and it is deterministic (two runs, one answer). */
+static void test_eval_benchmark(void) {
+    remem *db = open_mem();
+    json_t *r = CALL(db, "eval.lessons", "{}");
+    json_t *again = CALL(db, "eval.lessons", "{}");
+    json_t *modes = json_object_get(r, "modes");
+    CHECK_INT(json_array_size(modes), 2);
+    size_t i;
+    json_t *m;
+    json_array_foreach(modes, i, m) {
+        json_t *w = json_object_get(m, "waves");
+        CHECK_INT(json_array_size(w), 3);
+        double p1 = json_number_value(json_object_get(json_array_get(w, 0), "pass_rate"));
+        double p3 = json_number_value(json_object_get(json_array_get(w, 2), "pass_rate"));
+        CHECK(p1 < p3);
+        double s1 = json_number_value(json_object_get(json_array_get(w, 0), "mean_steps"));
+        double s3 = json_number_value(json_object_get(json_array_get(w, 2), "mean_steps"));
+        CHECK(s3 < s1);
+        size_t j, harmful = 0;
+        json_t *p;
+        json_array_foreach(json_object_get(m, "planted"), j, p) {
+            if (strcmp(S(p, "role"), "harmful")) continue;
+            harmful++;
+            CHECK_STR(S(p, "status"), "suppressed");
+        }
+        CHECK_INT(harmful, 2);
+        if (!strcmp(S(m, "policy"), "off")) {
+            CHECK_INT(json_integer_value(json_object_get(m, "contamination")), 0);
+            for (size_t k = 0; k < 3; k++)
+                CHECK_INT(
+                    json_integer_value(json_object_get(json_array_get(w, k), "transfer_hints")), 0);
+        }
+    }
+    /* The lure (excel's own fix, harmful in grid) is stopped at the border
+     * in auto mode and keeps its place at home. */
+    json_t *autom = json_array_get(modes, 1);
+    CHECK_STR(S(autom, "policy"), "auto");
+    json_array_foreach(json_object_get(autom, "planted"), i, m) {
+        if (strcmp(S(m, "role"), "lure")) continue;
+        CHECK(json_is_true(json_object_get(m, "transfer_blocked")));
+        CHECK(strcmp(S(m, "status"), "suppressed") != 0);
+    }
+    /* The caller's store is untouched. */
+    char *st = NULL;
+    CHECK_INT(remem_namespaces(db, &st), REMEM_OK);
+    CHECK(!strstr(st, "eval:lessons"));
+    remem_free(st);
+    CHECK_STR(S(r, "text"), S(again, "text"));
+    json_decref(r);
+    json_decref(again);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_normalise_table);
@@ -515,5 +570,6 @@ int main(int argc, char **argv) {
     RUN(test_conflicts);
     RUN(test_validation_gate);
     RUN(test_timeline);
+    RUN(test_eval_benchmark);
     return TEST_EXIT();
 }

@@ -290,7 +290,8 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     }
     json_array_foreach(conflicts, i, h) {
         lsn_rec *r = lsn_find(&ls, lsn_s(h, "lesson_id"));
-        if (!rc) rc = lsn_batch_put(&b, ns, r->id, "lesson", r->text, r->meta, r->created_at);
+        if (strcmp(lsn_s(r->meta, "status"), "suppressed") && !rc)
+            rc = lsn_batch_put(&b, ns, r->id, "lesson", r->text, r->meta, r->created_at);
     }
     char lid[40];
     lsn_new_id("hnt_", lid);
@@ -320,6 +321,15 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
         goto out;
     }
     rc = lsn_batch_commit(db, &b);
+    /* Suppressed by conflict: each its own write, the reason as actor. */
+    json_array_foreach(suppressed, i, h) {
+        if (rc) break;
+        lsn_rec *r = lsn_find(&ls, lsn_s(h, "lesson_id"));
+        char actor[512];
+        snprintf(actor, sizeof actor, "lesson.hints%s%s%s: suppress: %s", run ? " (run " : "",
+                 run ? run : "", run ? ")" : "", lsn_s(h, "reason"));
+        rc = lsn_write_status(db, ns, r->id, r->meta, actor);
+    }
     if (!rc) {
         json_object_set_new(log, "text", json_string(t.data ? t.data : ""));
         *result = log;

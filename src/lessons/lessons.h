@@ -102,6 +102,12 @@ int lsn_batch_put(lsn_batch *b, const char *ns, const char *id, const char *kind
 int lsn_batch_commit(remem *db, lsn_batch *b);
 void lsn_batch_free(lsn_batch *b);
 
+/* Write a lesson whose status changed: its own transaction, whose
+ * history row's actor is the reason ("lesson.outcome: promoted: utility
+ * 0.41 >= 0.20 ..."), so `remem history` shows why. */
+int lsn_write_status(remem *db, const char *ns, const char *id, const json_t *meta,
+                     const char *reason);
+
 /* A fresh time-ordered id with a prefix ("evt_..."), in buf (>= 40). */
 void lsn_new_id(const char *prefix, char buf[40]);
 /* The ISO 8601 time of ms, as a new JSON string. */

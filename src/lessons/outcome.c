@@ -255,9 +255,15 @@ int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
         const char *d = lsn_s(m, "domain_key");
         if (!(d && !strcmp(d, domain)) && !lsn_has(named_ids, ls.v[k].id)) continue;
         char *before = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+        size_t n_changes = json_array_size(changes);
         judge(m, ls.v[k].id, &runs, run, now, changes);
         char *after = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
-        if (!before || !after || strcmp(before, after)) {
+        if (json_array_size(changes) > n_changes) {
+            /* Written after the run, with the reason as the history row's
+             * actor (a failure in between is healed by the next outcome,
+             * which judges again from the runs). */
+            json_object_set_new(m, "updated_at", lsn_time_json(now));
+        } else if (!before || !after || strcmp(before, after)) {
             json_object_set_new(m, "updated_at", lsn_time_json(now));
             if (!rc)
                 rc = lsn_batch_put(&b, ns, ls.v[k].id, "lesson", ls.v[k].text, m,
@@ -275,6 +281,16 @@ int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
         goto out;
     }
     rc = lsn_batch_commit(db, &b);
+    if (rc) goto out;
+    for (size_t k = 0; !rc && k < ls.n; k++) {
+        json_t *last = NULL;
+        json_array_foreach(changes, i, e) if (!strcmp(lsn_s(e, "lesson_id"), ls.v[k].id)) last = e;
+        if (!last) continue;
+        char actor[512];
+        snprintf(actor, sizeof actor, "lesson.outcome (run %s): %s: %s", run, lsn_s(last, "action"),
+                 lsn_s(last, "reason"));
+        rc = lsn_write_status(db, ns, ls.v[k].id, ls.v[k].meta, actor);
+    }
     if (rc) goto out;
     strbuf t;
     sb_init(&t);

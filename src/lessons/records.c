@@ -182,3 +182,17 @@ double lsn_reliability(const json_t *lesson, int transfer) {
     double x = (double)lsn_i(lesson, transfer ? "transfer_harmful_count" : "harmful_count", 0);
     return (h + 1.0) / (h + x + 2.0);
 }
+
+int lsn_write_status(remem *db, const char *ns, const char *id, const json_t *meta,
+                     const char *reason) {
+    char *mt = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!mt) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    remem_patch p;
+    remem_patch_init(&p);
+    p.fields = REMEM_SET_METADATA;
+    p.metadata = mt;
+    p.actor = reason;
+    int rc = remem_update(db, ns, id, &p);
+    free(mt);
+    return rc;
+}
