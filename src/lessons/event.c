@@ -15,9 +15,9 @@
 #include "lessons/lessons.h"
 
 int lsn_op_event(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *domain = op_str(args, "domain", NULL);
-    const char *tool = op_str(args, "tool", NULL), *channel = op_str(args, "channel", NULL);
-    const char *error = op_str(args, "error", NULL), *run = op_str(args, "run", NULL);
+    const char *ns = lsn_s(args, "ns"), *domain = lsn_s(args, "domain");
+    const char *tool = lsn_s(args, "tool"), *channel = lsn_s(args, "channel");
+    const char *error = lsn_s(args, "error"), *run = lsn_s(args, "run");
     if (!*domain || !*tool) return eng_fail(db, REMEM_EINVAL, "domain and tool must not be empty");
     char *norm = lsn_normalise(error);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -53,10 +53,10 @@ int lsn_op_event(remem *db, json_t *args, json_t **result) {
                              "fingerprint", fp, "tags", tags);
     const char *opt[] = {"task", "session", "run"};
     for (size_t i = 0; i < 3; i++)
-        if (op_str(args, opt[i], NULL))
-            json_object_set_new(meta, opt[i], json_string(op_str(args, opt[i], NULL)));
+        if (lsn_str(args, opt[i], NULL))
+            json_object_set_new(meta, opt[i], json_string(lsn_str(args, opt[i], NULL)));
     if (json_object_get(args, "step"))
-        json_object_set_new(meta, "step", json_integer(op_int(args, "step", 0)));
+        json_object_set_new(meta, "step", json_integer(lsn_i(args, "step", 0)));
     int reflect = repeats >= 1 || hard >= 3;
     json_object_set_new(meta, "recurrence", json_integer(repeats));
 

@@ -95,8 +95,7 @@ static int similarities(remem *db, const char *query, cand *c, size_t n) {
  * is left out: the lanes already decide by domain. */
 static json_t *query_tags(json_t *args, lsn_list *ev, const char *fp) {
     json_t *t = json_array();
-    if (op_str(args, "tool", NULL))
-        json_array_append_new(t, json_sprintf("tool:%s", op_str(args, "tool", NULL)));
+    if (lsn_s(args, "tool")) json_array_append_new(t, json_sprintf("tool:%s", lsn_s(args, "tool")));
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(args, "tag"), i, e) json_array_append(t, e);
@@ -192,11 +191,11 @@ static json_t *resolve_conflicts(cand *c, size_t n, json_t *suppressed, const ch
 }
 
 int lsn_op_hints(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *domain = op_str(args, "domain", NULL);
-    const char *policy = op_str(args, "policy", "auto"), *run = op_str(args, "run", NULL);
-    const char *task = op_str(args, "task", NULL), *error = op_str(args, "error", NULL);
-    const char *fp_arg = op_str(args, "fingerprint", NULL);
-    int k = (int)op_int(args, "k", 3);
+    const char *ns = lsn_s(args, "ns"), *domain = lsn_s(args, "domain");
+    const char *policy = lsn_str(args, "policy", "auto"), *run = lsn_s(args, "run");
+    const char *task = lsn_s(args, "task"), *error = lsn_s(args, "error");
+    const char *fp_arg = lsn_s(args, "fingerprint");
+    int k = (int)lsn_i(args, "k", 3);
     int on_error = error || fp_arg;
     char fpbuf[20];
     const char *fp = fp_arg;
@@ -303,7 +302,7 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     if (fp) json_object_set_new(log, "fingerprint", json_string(fp));
     if (run) json_object_set_new(log, "run", json_string(run));
     if (json_object_get(args, "step"))
-        json_object_set_new(log, "step", json_integer(op_int(args, "step", 0)));
+        json_object_set_new(log, "step", json_integer(lsn_i(args, "step", 0)));
     if (task) json_object_set_new(log, "task", json_string(task));
     strbuf t;
     sb_init(&t);

@@ -39,8 +39,8 @@ static json_t *new_lesson(const char *id, const char *rule, const char *domain, 
 }
 
 int lsn_op_add(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *domain = op_str(args, "domain", NULL);
-    const char *rule = op_str(args, "rule", NULL);
+    const char *ns = lsn_s(args, "ns"), *domain = lsn_s(args, "domain");
+    const char *rule = lsn_s(args, "rule");
     char *norm = util_normalize_text(rule);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (!*norm || !*domain) {
@@ -97,11 +97,10 @@ int lsn_op_add(remem *db, json_t *args, json_t **result) {
         }
     unite(tags, json_object_get(args, "tag"));
     unite(json_object_get(meta, "conflicts_with"), conf);
-    if (op_str(args, "task_cluster", NULL))
-        json_object_set_new(meta, "task_cluster", json_string(op_str(args, "task_cluster", NULL)));
-    if (op_str(args, "session", NULL) &&
-        !json_is_string(json_object_get(meta, "source_session_id")))
-        json_object_set_new(meta, "source_session_id", json_string(op_str(args, "session", NULL)));
+    if (lsn_s(args, "task_cluster"))
+        json_object_set_new(meta, "task_cluster", json_string(lsn_s(args, "task_cluster")));
+    if (lsn_s(args, "session") && !json_is_string(json_object_get(meta, "source_session_id")))
+        json_object_set_new(meta, "source_session_id", json_string(lsn_s(args, "session")));
     json_object_set_new(meta, "updated_at", lsn_time_json(now));
     rc = lsn_batch_put(&b, ns, id, "lesson", rule, meta, old ? old->created_at : 0);
     /* A conflict is mutual: the other lesson names this one too. */

@@ -113,8 +113,11 @@ void lsn_new_id(const char *prefix, char buf[40]);
 /* The ISO 8601 time of ms, as a new JSON string. */
 json_t *lsn_time_json(int64_t ms);
 
-/* Small metadata readers. */
+/* Small readers of metadata and of checked arguments (the operations
+ * read their arguments with these, not ops.c's, so that no lesson file
+ * calls back into the table that calls it). */
 const char *lsn_s(const json_t *o, const char *key);
+const char *lsn_str(const json_t *o, const char *key, const char *def);
 double lsn_d(const json_t *o, const char *key, double def);
 int64_t lsn_i(const json_t *o, const char *key, int64_t def);
 /* Is s in the array of strings a? */

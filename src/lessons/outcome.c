@@ -183,10 +183,10 @@ static void judge(json_t *m, const char *id, lsn_list *runs, const char *run, in
 }
 
 int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *run = op_str(args, "run", NULL);
-    const char *domain = op_str(args, "domain", NULL), *res = op_str(args, "result", NULL);
+    const char *ns = lsn_s(args, "ns"), *run = lsn_s(args, "run");
+    const char *domain = lsn_s(args, "domain"), *res = lsn_s(args, "result");
     json_t *named_ids = json_object_get(args, "lessons");
-    double sc = op_num(args, "score", !strcmp(res, "pass") ? 1.0 : 0.0);
+    double sc = lsn_d(args, "score", !strcmp(res, "pass") ? 1.0 : 0.0);
     lsn_list ls = {0}, runs = {0}, logs = {0};
     lsn_batch b = {0};
     json_t *rmeta = NULL, *changes = json_array();
@@ -237,11 +237,11 @@ int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
                       "score", sc, "lessons", named_ids ? json_incref(named_ids) : json_array(),
                       "lanes", lanes, "closed_at", lsn_time_json(now));
     if (json_object_get(args, "steps"))
-        json_object_set_new(rmeta, "steps", json_integer(op_int(args, "steps", 0)));
+        json_object_set_new(rmeta, "steps", json_integer(lsn_i(args, "steps", 0)));
     const char *opt[] = {"task_cluster", "session"};
     for (size_t k = 0; k < 2; k++)
-        if (op_str(args, opt[k], NULL))
-            json_object_set_new(rmeta, opt[k], json_string(op_str(args, opt[k], NULL)));
+        if (lsn_str(args, opt[k], NULL))
+            json_object_set_new(rmeta, opt[k], json_string(lsn_str(args, opt[k], NULL)));
     /* Judge with this run counted: add it to the list as it will be kept. */
     lsn_rec *nr = realloc(runs.v, (runs.n + 1) * sizeof *runs.v);
     if (!nr) {

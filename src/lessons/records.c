@@ -157,6 +157,11 @@ const char *lsn_s(const json_t *o, const char *key) {
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+const char *lsn_str(const json_t *o, const char *key, const char *def) {
+    const char *s = lsn_s(o, key);
+    return s ? s : def;
+}
+
 double lsn_d(const json_t *o, const char *key, double def) {
     json_t *v = json_object_get(o, key);
     return json_is_number(v) ? json_number_value(v) : def;

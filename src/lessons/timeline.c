@@ -361,8 +361,8 @@ static json_t *view_summary(tl *t, const char *run, strbuf *txt) {
 }
 
 int lsn_op_timeline(remem *db, json_t *args, json_t **result) {
-    const char *ns = op_str(args, "ns", NULL), *run = op_str(args, "run", NULL);
-    const char *view = op_str(args, "view", "attempts");
+    const char *ns = lsn_s(args, "ns"), *run = lsn_s(args, "run");
+    const char *view = lsn_str(args, "view", "attempts");
     if (!run && strcmp(view, "summary"))
         return eng_fail(db, REMEM_EINVAL, "run: the %s view is of one run (--run)", view);
     tl t = {0};

@@ -110,8 +110,8 @@ json_t *lsn_validate(const json_t *schema, const json_t *input) {
 
 int lsn_op_validate(remem *db, json_t *args, json_t **result) {
     json_t *schema = json_object_get(args, "schema"), *input = json_object_get(args, "input");
-    const char *ns = op_str(args, "ns", NULL), *run = op_str(args, "run", NULL);
-    int64_t step = op_int(args, "step", 0);
+    const char *ns = lsn_s(args, "ns"), *run = lsn_s(args, "run");
+    int64_t step = lsn_i(args, "step", 0);
     if (run && !ns) return eng_fail(db, REMEM_EINVAL, "run: counting retries needs --ns");
     const json_t *st = json_object_get(schema, "type");
     if (st && !json_is_string(st))
@@ -145,8 +145,8 @@ int lsn_op_validate(remem *db, json_t *args, json_t **result) {
         json_t *meta = json_pack("{ss ss sI sO sb sO si ss}", "attempt_id", id, "run", run, "step",
                                  (json_int_t)step, "input", input, "valid", valid, "violations", v,
                                  "retry", valid ? 0 : (int)retry, "signal", signal);
-        if (op_str(args, "tool", NULL))
-            json_object_set_new(meta, "tool", json_string(op_str(args, "tool", NULL)));
+        if (lsn_s(args, "tool"))
+            json_object_set_new(meta, "tool", json_string(lsn_s(args, "tool")));
         char *text = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY);
         lsn_batch b = {0};
         if (!rc) rc = lsn_batch_put(&b, ns, id, "attempt", text ? text : "input", meta, 0);
