@@ -306,6 +306,22 @@ static void test_promotion_and_suppression(void) {
     remem_close(db);
 }
 
+/* A lesson archived as a memory (remem forget, tier archived) is out of
+ * the hints like one of status archived. */
+static void test_archived_not_returned(void) {
+    remem *db = open_mem();
+    char *id = add_lesson(db, "grid", "clamp the coordinates", "fp_arch");
+    json_t *h = hints(db, "grid", "fp_arch", "off", "a1");
+    CHECK(returns(h, id));
+    json_decref(h);
+    CHECK_INT(remem_forget(db, "t", id, 0), REMEM_OK);
+    h = hints(db, "grid", "fp_arch", "always", "a2");
+    CHECK(!returns(h, id));
+    json_decref(h);
+    free(id);
+    remem_close(db);
+}
+
 static size_t lane_count(json_t *h, const char *lane) {
     size_t i, n = 0;
     json_t *e;
@@ -566,6 +582,7 @@ int main(int argc, char **argv) {
     RUN(test_event_op);
     RUN(test_add_merges);
     RUN(test_promotion_and_suppression);
+    RUN(test_archived_not_returned);
     RUN(test_lanes);
     RUN(test_conflicts);
     RUN(test_validation_gate);

@@ -222,7 +222,7 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     size_t n = 0;
     int want_transfer = strcmp(policy, "off") != 0;
     for (size_t i = 0; i < ls.n; i++) {
-        if (!eligible(ls.v[i].meta)) continue;
+        if (!eligible(ls.v[i].meta) || ls.v[i].archived) continue;
         const char *d = lsn_s(ls.v[i].meta, "domain_key");
         int transfer = !d || strcmp(d, domain);
         if (transfer &&

@@ -74,6 +74,7 @@ typedef struct lsn_rec {
     char *text;
     json_t *meta; /* owned; an object */
     int64_t created_at, updated_at;
+    int archived; /* the memory is in tier "archived" (remem forget) */
 } lsn_rec;
 
 typedef struct lsn_list {

@@ -112,7 +112,7 @@ const engine_op lesson_ops[] = {
                                                       "\"maxLength\":256,\"description\":"
                                                       "\"chat session id\"}}}"},
      lsn_op_outcome},
-    {{"lesson.validate", "read",
+    {{"lesson.validate", "write",
       "Structural validation of a tool input against its schema, with the same-step retry "
       "cap.",
       "{\"type\":\"object\",\"required\":[\"schema\",\"input\"],\"properties\":{"

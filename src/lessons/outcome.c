@@ -249,7 +249,15 @@ int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
         goto out;
     }
     runs.v = nr;
-    runs.v[runs.n++] = (lsn_rec){strdup(rid), strdup(""), json_incref(rmeta), now, now};
+    runs.v[runs.n++] = (lsn_rec){.id = strdup(rid),
+                                 .text = strdup(""),
+                                 .meta = json_incref(rmeta),
+                                 .created_at = now,
+                                 .updated_at = now};
+    if (!runs.v[runs.n - 1].id || !runs.v[runs.n - 1].text) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
     for (size_t k = 0; k < ls.n; k++) {
         json_t *m = ls.v[k].meta;
         const char *d = lsn_s(m, "domain_key");

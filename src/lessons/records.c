@@ -53,6 +53,7 @@ int lsn_list_kind(remem *db, const char *ns, const char *kind, lsn_list *out) {
         r->meta = meta ? json_deep_copy(meta) : json_object();
         r->created_at = m->created_at;
         r->updated_at = m->updated_at;
+        r->archived = m->tier && !strcmp(m->tier, "archived");
         if (!r->id || !r->text || !r->meta) {
             lsn_list_free(out);
             return eng_fail(db, REMEM_ENOMEM, "out of memory");

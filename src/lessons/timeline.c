@@ -319,7 +319,9 @@ static json_t *view_summary(tl *t, const char *run, strbuf *txt) {
         /* Help: an on-error retrieval with hints after which the same
          * fingerprint did not come back at the next step. */
         const char *fp = lsn_s(r->meta, "fingerprint"), *rr = lsn_s(r->meta, "run");
-        if (strcmp(lsn_s(r->meta, "mode"), "on_error") || !json_array_size(hs) || !fp) continue;
+        if (strcmp(lsn_s(r->meta, "mode"), "on_error") || !json_array_size(hs) || !fp || !rr ||
+            step_of(r) < 0)
+            continue;
         on_error++;
         json_t *next = step_fps(t, rr, step_of(r) + 1);
         helped += !lsn_has(next, fp);
