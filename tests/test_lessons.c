@@ -322,6 +322,71 @@ static void test_archived_not_returned(void) {
     remem_close(db);
 }
 
+static void outcome_score(remem *db, const char *run, const char *domain, double score,
+                          const char *lesson, const char *cluster) {
+    json_t *a = json_pack("{ss ss ss ss sf}", "ns", "t", "run", run, "domain", domain, "result",
+                          score >= 0.5 ? "pass" : "fail", "score", score);
+    if (lesson) json_object_set_new(a, "lessons", json_pack("[s]", lesson));
+    if (cluster) json_object_set_new(a, "task_cluster", json_string(cluster));
+    char *txt = json_dumps(a, JSON_COMPACT), *out = NULL;
+    int rc = remem_call(db, "lesson.outcome", txt, strlen(txt), &out);
+    if (rc) fprintf(stderr, "  outcome: %s\n", remem_errmsg(db));
+    CHECK_INT(rc, REMEM_OK);
+    remem_free(out);
+    free(txt);
+    json_decref(a);
+}
+
+/* Utility by hand: the strict sample lacks runs without the lesson, so the
+ * task cluster's runs of another domain become the baseline. */
+static void test_utility_cluster_neighbours(void) {
+    remem *db = open_mem();
+    json_t *a = CALL(db, "lesson.add", "{ss ss ss ss}", "ns", "t", "domain", "excel", "rule",
+                     "rebuild formulas after deleting columns", "task_cluster", "reports");
+    char *id = strdup(S(a, "lesson_id"));
+    json_decref(a);
+    outcome_score(db, "n1", "sheets", 0.2, NULL, "reports"); /* neighbours */
+    outcome_score(db, "n2", "sheets", 0.4, NULL, "reports");
+    outcome_score(db, "x1", "other", 0.9, NULL, "elsewhere"); /* not a neighbour */
+    outcome_score(db, "e1", "excel", 0.8, id, NULL);
+    json_t *m = lesson_meta(db, id);
+    /* with = {0.8}; without = the neighbours {0.2, 0.4}: 0.8 - 0.3 */
+    CHECK_NEAR(json_number_value(json_object_get(m, "utility")), 0.5, 1e-9);
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(m, "relevant_runs"), "without")),
+              2);
+    json_decref(m);
+    free(id);
+    remem_close(db);
+}
+
+/* Utility over the bar but a recent run far below the baseline: no
+ * promotion until that run leaves the window. */
+static void test_major_regression_blocks_promotion(void) {
+    remem *db = open_mem();
+    char *id = add_lesson(db, "grid", "rotate before placing", NULL);
+    outcome_score(db, "b1", "grid", 0.5, NULL, NULL);
+    outcome_score(db, "b2", "grid", 0.5, NULL, NULL);
+    const double with[] = {1.0, 1.0, 0.0, 1.0};
+    char run[8];
+    for (int i = 0; i < 4; i++) {
+        snprintf(run, sizeof run, "w%d", i);
+        outcome_score(db, run, "grid", with[i], id, NULL);
+    }
+    json_t *m = lesson_meta(db, id);
+    CHECK_NEAR(json_number_value(json_object_get(m, "utility")), 0.25, 1e-9);
+    CHECK_STR(S(m, "status"), "candidate");
+    json_decref(m);
+    for (int i = 4; i < 8; i++) { /* four more good runs push the 0.0 out */
+        snprintf(run, sizeof run, "w%d", i);
+        outcome_score(db, run, "grid", 1.0, id, NULL);
+        m = lesson_meta(db, id);
+        CHECK_STR(S(m, "status"), i < 7 ? "candidate" : "promoted");
+        json_decref(m);
+    }
+    free(id);
+    remem_close(db);
+}
+
 static size_t lane_count(json_t *h, const char *lane) {
     size_t i, n = 0;
     json_t *e;
@@ -583,6 +648,8 @@ int main(int argc, char **argv) {
     RUN(test_add_merges);
     RUN(test_promotion_and_suppression);
     RUN(test_archived_not_returned);
+    RUN(test_utility_cluster_neighbours);
+    RUN(test_major_regression_blocks_promotion);
     RUN(test_lanes);
     RUN(test_conflicts);
     RUN(test_validation_gate);

@@ -29,7 +29,8 @@
 /* ---- thresholds (docs/lessons.md, "Thresholds") ---- */
 #define LSN_PROMOTE_UTILITY     0.20 /* utility needed for promotion */
 #define LSN_PROMOTE_RUNS        3    /* relevant runs with the lesson needed */
-#define LSN_MAJOR_REGRESSION    0.50 /* a run this far below the baseline */
+#define LSN_MAJOR_REGRESSION    0.50 /* a run this far below the baseline ... */
+#define LSN_REGRESSION_WINDOW   5    /* ... among the newest runs with the lesson */
 #define LSN_SUPPRESS_RETRIEVALS 3    /* retrievals before non-positive utility suppresses */
 #define LSN_TRANSFER_RETRIEVALS 2    /* the same, for the transfer lane */
 #define LSN_CONFLICT_LOSSES     3    /* conflict resolutions lost before suppression */

@@ -66,8 +66,8 @@ static void strict_stats(const json_t *m, const char *id, lsn_list *runs, stats 
     }
     s->baseline = s->without ? s->sum_without / (double)s->without : LSN_NEUTRAL_BASELINE;
     s->utility = s->with ? s->sum_with / (double)s->with - s->baseline : NAN;
-    /* Helpful and harmful runs; the newest LSN_PROMOTE_RUNS with-runs
-     * decide "major regression". */
+    /* Helpful and harmful runs; the newest LSN_REGRESSION_WINDOW
+     * with-runs decide "major regression". */
     size_t seen = 0;
     for (size_t i = runs->n; i-- > 0;) {
         const json_t *r = runs->v[i].meta;
@@ -79,7 +79,7 @@ static void strict_stats(const json_t *m, const char *id, lsn_list *runs, stats 
         double sc = lsn_d(r, "score", 0);
         if (sc > s->baseline) s->helpful++;
         if (sc < s->baseline) s->harmful++;
-        if (seen++ < LSN_PROMOTE_RUNS && sc <= s->baseline - LSN_MAJOR_REGRESSION)
+        if (seen++ < LSN_REGRESSION_WINDOW && sc <= s->baseline - LSN_MAJOR_REGRESSION)
             s->regression = 1;
     }
 }
