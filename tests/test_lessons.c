@@ -367,7 +367,7 @@ static void test_major_regression_blocks_promotion(void) {
     outcome_score(db, "b1", "grid", 0.5, NULL, NULL);
     outcome_score(db, "b2", "grid", 0.5, NULL, NULL);
     const double with[] = {1.0, 1.0, 0.0, 1.0};
-    char run[8];
+    char run[16];
     for (int i = 0; i < 4; i++) {
         snprintf(run, sizeof run, "w%d", i);
         outcome_score(db, run, "grid", with[i], id, NULL);
