@@ -764,6 +764,14 @@ REMEM_API int remem_llm_usage(remem *db, char **json);
  * fn must not call back into db. No side effects on the store. */
 typedef void (*remem_rate_later_fn)(void *ctx, const char *ns, const char *id);
 REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx);
+/* The lesson validation gate's retry counters in this process (the
+ * "lesson.validate" operation with a run: seed 002's same-step retry cap):
+ * *attempts counts invalid inputs answered "retry" (regenerate, same
+ * step), *capped the ones past the cap, answered "reflect". Either pointer
+ * may be NULL. They only grow; the server shows them in /metrics as
+ * tool_validation_retry_attempts and tool_validation_retry_capped_events.
+ * Never fails. */
+REMEM_API void remem_validation_counters(uint64_t *attempts, uint64_t *capped);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

@@ -32,7 +32,8 @@ typedef struct engine_op {
     X(lifecycle_ops) \
     X(experience_ops) \
     X(config_ops) \
-    X(llm_ops)
+    X(llm_ops) \
+    X(lesson_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
