@@ -291,8 +291,14 @@ static void print_run(const char *profile, const run *r, int k) {
 }
 
 int cmd_eval(const cli_env *env, int argc, char **argv) {
+    /* Benchmarks the library runs itself are operations ("eval.lessons"). */
+    int words = 0;
+    const remem_op_info *op = argc >= 2 ? cli_find_op(argc, argv, &words) : NULL;
+    if (op && words == 2) return cli_run_op(env, op, argc - words, argv + words);
     if (cli_wants_help(argc, argv) || argc < 2) {
-        puts("usage: remem eval locomo FILE [--k N] [--profile P | --all-profiles]\n"
+        puts("usage: remem eval lessons [--json]   (seed 002's benchmark: remem eval lessons "
+             "--help)\n"
+             "       remem eval locomo FILE [--k N] [--profile P | --all-profiles]\n"
              "                 [--store PATH] [--json] [--w-relevance X] [--w-lexical X]\n"
              "                 [--w-recency X] [--w-importance X] [--w-context X]\n"
              "                 [--candidates N] [--normalize 0|1]\n\n"
@@ -303,7 +309,7 @@ int cmd_eval(const cli_env *env, int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "locomo") != 0)
-        return cli_fail("eval: unknown benchmark \"%s\" (locomo)", argv[1]);
+        return cli_fail("eval: unknown benchmark \"%s\" (locomo, lessons)", argv[1]);
     const char *file = NULL, *profile = NULL, *store = ":memory:";
     int k = 10, all = 0;
     remem_query_init(&overrides);

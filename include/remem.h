@@ -70,10 +70,13 @@
  *   Copying an initialised struct (q2 = q) keeps its size and is fine.
  *   The structs the library fills and the caller only reads (remem_result,
  *   remem_hit, and the remem_memory in them or behind remem_record_memory)
- *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory) and
- *   are never grown within one soname (libremem.so.0): the caller indexes
- *   the hits array with its own sizeof, so growing remem_hit is a new
- *   soname, which an old program does not load.
+ *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory).
+ *   remem_hit and remem_memory are never grown within one soname
+ *   (libremem.so.0): the caller indexes the hits array with its own sizeof,
+ *   so growing them is a new soname, which an old program does not load.
+ *   remem_result, which the library allocates and callers only read
+ *   through a pointer (never in arrays), may gain fields at its end: an
+ *   older caller does not see them (memory_off came so).
  *
  * PROFILES (see docs/profiles.md for the formulas)
  *   "default"            hybrid: 0.4 relevance + 0.6 lexical (BM25) + 0.3
@@ -297,10 +300,10 @@ REMEM_API void remem_record_free(remem_record *r);
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 enum remem_add_outcome {
-    REMEM_ADDED = 1,    /* a new row */
-    REMEM_UPSERTED = 2, /* an existing caller id was replaced */
+    REMEM_ADDED = 1,     /* a new row */
+    REMEM_UPSERTED = 2,  /* an existing caller id was replaced */
     REMEM_DUPLICATE = 3, /* same normalised text in the namespace: the
-                           existing row's duplicate_count was bumped */
+                            existing row's duplicate_count was bumped */
     REMEM_DROPPED = 4    /* memory is off for the namespace (remem_options
                             no_memory, or its policy's memory_off): accepted,
                             nothing written, no id */
@@ -761,6 +764,14 @@ REMEM_API int remem_llm_usage(remem *db, char **json);
  * fn must not call back into db. No side effects on the store. */
 typedef void (*remem_rate_later_fn)(void *ctx, const char *ns, const char *id);
 REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx);
+/* The lesson validation gate's retry counters in this process (the
+ * "lesson.validate" operation with a run: seed 002's same-step retry cap):
+ * *attempts counts invalid inputs answered "retry" (regenerate, same
+ * step), *capped the ones past the cap, answered "reflect". Either pointer
+ * may be NULL. They only grow; the server shows them in /metrics as
+ * tool_validation_retry_attempts and tool_validation_retry_capped_events.
+ * Never fails. */
+REMEM_API void remem_validation_counters(uint64_t *attempts, uint64_t *capped);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

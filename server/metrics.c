@@ -170,6 +170,20 @@ char *metrics_render(const server *srv, json_t *namespaces) {
             "# TYPE remem_start_time_seconds gauge\n"
             "remem_start_time_seconds %.3f\n",
             atomic_load(&((server *)srv)->in_flight), srv->started_ms / 1000.0);
+    /* The lesson validation gate's same-step retries (seed 002), under the
+     * names the seed gives them. */
+    uint64_t retries, capped;
+    remem_validation_counters(&retries, &capped);
+    fprintf(f,
+            "# HELP tool_validation_retry_attempts Invalid tool inputs answered \"retry\" "
+            "(regenerate, same step) by lesson.validate.\n"
+            "# TYPE tool_validation_retry_attempts counter\n"
+            "tool_validation_retry_attempts %llu\n"
+            "# HELP tool_validation_retry_capped_events Steps past the retry cap, answered "
+            "\"reflect\".\n"
+            "# TYPE tool_validation_retry_capped_events counter\n"
+            "tool_validation_retry_capped_events %llu\n",
+            (unsigned long long)retries, (unsigned long long)capped);
     if (namespaces) render_namespaces(f, namespaces);
     render_llm(f);
     if (fclose(f) != 0) {

@@ -63,6 +63,10 @@ struct remem {
     /* The configuration file's policies (policy.c); never NULL on an open
      * handle (the defaults when there is no file). */
     cfg *conf;
+    /* The namespaces this handle has hydrated from their policy's
+     * hydrate_files, or found already holding decisions (a JSON object used
+     * as a set; src/experience/firstuse.c), so the check runs once. */
+    json_t *hydrated;
     /* The LLM client (llm_glue.c), NULL when none is configured, and the
      * tokens it used per operation name. */
     llm *llm;
@@ -243,6 +247,15 @@ int eng_txn_end(remem *db, txn *x, int rc);
 /* One history row: before/after rendered as JSON (either may be NULL). */
 int eng_history(remem *db, const remem_memory *before, const remem_memory *after, const char *op,
                 const char *actor, int64_t now);
+/* Write one validated memory m (defaults filled here: kind, tier,
+ * importance, times; a generated id when m->id is NULL, an exact duplicate
+ * then folding) with its unit vector vec (the embedder's dimension),
+ * inside the open transaction x (write.c). No policy hook runs: the
+ * lifecycle stores its own products (reflections, summaries, plans,
+ * static memories) through it, in one transaction with their other
+ * changes. */
+int eng_add_in_txn(remem *db, txn *x, const remem_memory *m, const float *vec, int64_t now,
+                   char *id_out, size_t id_cap, int *outcome);
 /* The namespace's stored vectors come from the handle's model (or none yet). */
 int eng_check_model(remem *db, const char *ns);
 /* Record the handle's model as the namespace's. */

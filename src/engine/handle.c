@@ -290,6 +290,7 @@ void remem_close(remem *db) {
     embed_destroy(db->emb);
     store_close(db->st);
     cfg_free(db->conf);
+    json_decref(db->hydrated);
     free(db->uri);
     free(db);
 }

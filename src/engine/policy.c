@@ -163,10 +163,7 @@ static void render(strbuf *b, const char *key, json_t *v, int indent) {
 }
 
 static int op_config_show(remem *db, json_t *args, json_t **result) {
-    /* json_object_get, not op_str: ops.c lists this table, so calling
-     * back into ops.c would make the two files a circle. */
-    const char *ns = json_string_value(json_object_get(args, "ns"));
-    if (!ns) ns = "";
+    const char *ns = op_str(args, "ns", "");
     char *pj = cfg_policy_json(eng_policy(db, ns));
     json_t *pol = pj ? json_loads(pj, 0, NULL) : NULL;
     free(pj);

@@ -610,6 +610,9 @@ int remem_recall(remem *db, const remem_query *in, remem_result **out) {
         rk[n].c.bm25 = r->bm25;
         rk[n].c.importance = m->importance;
         rk[n].c.last_access = m->accessed_at ? m->accessed_at : m->created_at;
+        /* Static memories (identity, world rules) never decay (seed 001):
+         * their recency is that of a memory accessed right now. */
+        if (r->c->tier[r->row] == 0) rk[n].c.last_access = x.now;
         rk[n].c.boosted = x.p.boost_kind[0] && strcmp(m->kind, x.p.boost_kind) == 0;
         rk[n].tier = x.p.tier_priority ? tier_rank(&x.tiers, m->tier) : 0;
         n++;

@@ -13,12 +13,13 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/hooks.h"
 #include "score/score.h"
 #include "util/util.h"
 
 /* Write one validated memory with its final vector, inside the open
- * transaction. */
-static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
+ * transaction (engine.h: the lifecycle writes its products through it). */
+int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
                    char *id_out, size_t id_cap, int *outcome) {
     remem_memory m = *in;
     m.kind = m.kind ? m.kind : "observation";
@@ -166,7 +167,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     if ((rc = take_batch(db, in, n, &ms, failed_index))) return rc;
     size_t off = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = eng_validate(db, &ms[i]))) {
+        if ((rc = eng_validate(db, &ms[i])) || (rc = eng_hooks_check_add(db, &ms[i]))) {
             if (failed_index) *failed_index = (long)i;
             if (n > 1) {
                 char tmp[sizeof db->err];
@@ -228,11 +229,17 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
         if (off && eng_memory_off(db, ms[i].ns)) continue;
-        rc = add_one(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL, id_cap,
-                     NULL);
+        rc = eng_add_in_txn(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL,
+                            id_cap, NULL);
         if (rc && failed_index) *failed_index = (long)i;
     }
     rc = eng_txn_end(db, &x, rc);
+    /* The policies' after-add step, once per namespace of the batch. */
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t j = 0;
+        while (j < i && strcmp(ms[j].ns, ms[i].ns) != 0) j++;
+        if (j == i) eng_hooks_after_add(db, ms[i].ns);
+    }
 out:
     free(ms);
     free(vecs);
@@ -255,6 +262,7 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         if (outcome) *outcome = REMEM_DROPPED;
         return REMEM_OK;
     }
+    if ((rc = eng_hooks_check_add(db, m))) return rc;
     /* The auto-rate policy: the importance from the LLM before the write,
      * or, when the caller rates later, the id handed over after it. */
     char *rated_meta = NULL, idl[64] = "";
@@ -285,7 +293,7 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         return eng_store_fail(db, rc);
     }
     txn x = {0};
-    rc = add_one(db, &x, m, vec, now, idl, sizeof idl, &out);
+    rc = eng_add_in_txn(db, &x, m, vec, now, idl, sizeof idl, &out);
     rc = eng_txn_end(db, &x, rc);
     free(vec);
     free(rated_meta);
@@ -293,5 +301,6 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     if (id_out && id_cap) snprintf(id_out, id_cap, "%s", idl);
     if (outcome) *outcome = out;
     if (later && out != REMEM_DUPLICATE) db->rate_later(db->rate_later_ctx, m->ns, idl);
+    eng_hooks_after_add(db, m->ns);
     return rc;
 }
