@@ -58,6 +58,13 @@ typedef struct touch_ent {
     size_t order;
 } touch_ent;
 
+/* A history row held until the transaction's next history read or its
+ * commit: the rows of a batch go in one statement. */
+typedef struct hist_ent {
+    char *f[6]; /* ns, id, op, actor, before, after (NULL allowed from actor on) */
+    int64_t at;
+} hist_ent;
+
 typedef struct pg_store {
     store base;
     PGconn *conn;
@@ -70,6 +77,8 @@ typedef struct pg_store {
     touch_ent *touches;
     size_t n_touches, cap_touches;
     int64_t touch_since;
+    hist_ent *hist;
+    size_t n_hist, cap_hist;
 } pg_store;
 
 static pg_store *pg(store *s) { return (pg_store *)s; }
@@ -213,17 +222,19 @@ static int connect_now(pg_store *s) {
 }
 
 /* Start the transaction begin() promised, on the first statement in it. */
-static int start_tx(pg_store *s) {
-    char sql[160];
-    snprintf(sql, sizeof sql, "BEGIN%s; SET LOCAL lock_timeout = %d",
-             s->read_only ? " READ ONLY" : "", s->busy_ms);
+/* Start the transaction begin() promised, on the first statement in it;
+ * extra (remem's own SQL, never user text) rides in the same round trip. */
+static int start_tx_with(pg_store *s, const char *extra) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "BEGIN%s; SET LOCAL lock_timeout = %d%s%s",
+             s->read_only ? " READ ONLY" : "", s->busy_ms, extra ? "; " : "", extra ? extra : "");
     for (int attempt = 0; attempt < 2; attempt++) {
         if (lost(s)) {
             int rc = connect_now(s);
             if (rc) return rc;
         }
         PGresult *res = PQexec(s->conn, sql);
-        int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+        int ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
         if (ok) {
             PQclear(res);
             s->tx_started = 1;
@@ -241,7 +252,10 @@ static int start_tx(pg_store *s) {
     return REMEM_EBUSY;
 }
 
+static int start_tx(pg_store *s) { return start_tx_with(s, NULL); }
+
 static int flush_touches(pg_store *s);
+static void drop_history(pg_store *s);
 
 /* Run one statement; text parameters except those fmts marks binary;
  * results in binary. NULL with the status in *rc on failure. */
@@ -361,9 +375,15 @@ static int ns_lock(pg_store *s, const char *ns) {
     params p = {.n = 0};
     p_i64(&p, (int64_t)k);
     int rc;
-    PGresult *res =
-        run_p(s, "SELECT pg_advisory_xact_lock($1::bigint)", &p, "locking a namespace", &rc);
-    PQclear(res);
+    if (!s->tx_started) {
+        /* The first lock of a transaction goes with its BEGIN. */
+        char extra[80];
+        snprintf(extra, sizeof extra, "SELECT pg_advisory_xact_lock(%lld)", (long long)(int64_t)k);
+        rc = start_tx_with(s, extra);
+    } else {
+        PQclear(
+            run_p(s, "SELECT pg_advisory_xact_lock($1::bigint)", &p, "locking a namespace", &rc));
+    }
     if (!rc && s->n_locks < MAX_NS_LOCKS) s->locks[s->n_locks++] = k;
     return rc;
 }
@@ -447,6 +467,8 @@ static void pg_close(store *base) {
     if (!s) return;
     if (s->conn && !s->in_tx) flush_touches(s);
     if (s->conn) PQfinish(s->conn);
+    drop_history(s);
+    free(s->hist);
     free(s->touches);
     free(s);
 }
@@ -489,7 +511,16 @@ static int pg_begin(store *base) {
     return REMEM_OK;
 }
 
+static void drop_history(pg_store *s) {
+    for (size_t i = 0; i < s->n_hist; i++)
+        for (int k = 0; k < 6; k++) free(s->hist[i].f[k]);
+    s->n_hist = 0;
+}
+
+static int flush_history(pg_store *s);
+
 static void end_tx(pg_store *s) {
+    drop_history(s);
     s->in_tx = 0;
     s->tx_started = 0;
     s->n_locks = 0;
@@ -498,8 +529,9 @@ static void end_tx(pg_store *s) {
 static int pg_commit(store *base) {
     pg_store *s = pg(base);
     if (!s->in_tx) return fail(s, REMEM_EINVAL, "no transaction is open");
-    int rc = REMEM_OK;
-    if (s->n_touches && (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS))
+    int rc = flush_history(s);
+    if (!rc && s->n_touches &&
+        (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS))
         rc = flush_touches(s);
     if (!s->tx_started || rc) {
         if (rc && s->tx_started) PQclear(PQexec(s->conn, "ROLLBACK"));
@@ -510,21 +542,32 @@ static int pg_commit(store *base) {
      * committed before; if it has not moved just after, nobody else
      * committed in between and the new mark is ours alone. */
     int64_t before = 0, after = 0;
-    rc = change_mark(s, &before);
-    if (rc) {
-        PQclear(PQexec(s->conn, "ROLLBACK"));
-        end_tx(s);
-        return rc;
+    /* Both in one round trip; an error in the first skips the second. */
+    int got_mark = 0, committed = 0;
+    PGresult *res;
+    if (!PQsendQuery(s->conn, "SELECT (coalesce(sum(changes),0) + count(*))::bigint FROM "
+                              "namespaces; COMMIT")) {
+        rc = pgfail(s, NULL, "committing");
+    } else {
+        while ((res = PQgetResult(s->conn))) {
+            ExecStatusType st = PQresultStatus(res);
+            if (st == PGRES_TUPLES_OK && !got_mark) {
+                before = PQntuples(res) ? get_i64(res, 0, 0) : 0;
+                got_mark = 1;
+            } else if (st == PGRES_COMMAND_OK && got_mark) {
+                committed = 1;
+            } else if (!rc) {
+                rc = pgfail(s, res, "committing");
+            }
+            PQclear(res);
+        }
+        if (!committed && !rc) rc = pgfail(s, NULL, "committing");
     }
-    PGresult *res = PQexec(s->conn, "COMMIT");
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-        rc = pgfail(s, res, "committing");
-        PQclear(res);
+    if (rc) {
         if (!lost(s)) PQclear(PQexec(s->conn, "ROLLBACK"));
         end_tx(s);
         return rc;
     }
-    PQclear(res);
     end_tx(s);
     if (change_mark(s, &after) == REMEM_OK && after == before)
         s->seen = after;
@@ -806,7 +849,7 @@ static int flush_touches(pg_store *s) {
         PQclear(run(s,
                     "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count + t.n"
                     " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(r, at, n)"
-                    " WHERE m.rowid = t.r",
+                    " WHERE m.rowid = t.r AND m.rowid = ANY($1::bigint[])",
                     3, vals, NULL, NULL, "touching memories", &rc));
     }
     for (int k = 0; k < 3; k++) free(a[k]);
@@ -904,6 +947,26 @@ static int pg_history_add(store *base, const char *ns, const char *id, int64_t a
      * seqs commit in order. */
     int rc = ns_lock(s, ns);
     if (rc) return rc;
+    if (s->in_tx) {
+        if (s->n_hist == s->cap_hist) {
+            size_t cap = s->cap_hist ? s->cap_hist * 2 : 64;
+            hist_ent *h = realloc(s->hist, cap * sizeof *h);
+            if (!h) return fail(s, REMEM_ENOMEM, "out of memory");
+            s->hist = h;
+            s->cap_hist = cap;
+        }
+        const char *v[6] = {ns, id, op, actor, before, after};
+        hist_ent *e = &s->hist[s->n_hist];
+        int bad = 0;
+        for (int k = 0; k < 6; k++)
+            if (v[k] && !(e->f[k] = strdup(v[k])))
+                bad = 1;
+            else if (!v[k])
+                e->f[k] = NULL;
+        e->at = at;
+        s->n_hist++;
+        return bad ? fail(s, REMEM_ENOMEM, "out of memory") : REMEM_OK;
+    }
     params p = {.n = 0};
     p_text(&p, ns);
     p_text(&p, id);
@@ -919,9 +982,55 @@ static int pg_history_add(store *base, const char *ns, const char *id, int64_t a
     return rc;
 }
 
+/* Write the held history rows, in order (seqs are drawn in VALUES order),
+ * up to 1,000 rows per statement. */
+static int flush_history(pg_store *s) {
+    int rc = REMEM_OK;
+    size_t done = 0;
+    while (!rc && done < s->n_hist) {
+        size_t n = s->n_hist - done > 1000 ? 1000 : s->n_hist - done;
+        size_t cap = 96 + n * 80; /* a row: 7 params of up to 6 chars and 30 more */
+        char *sql = malloc(cap);
+        const char **vals = malloc(n * 7 * sizeof *vals);
+        char(*nums)[24] = malloc(n * sizeof *nums);
+        if (!sql || !vals || !nums) {
+            rc = fail(s, REMEM_ENOMEM, "out of memory");
+        } else {
+            size_t len =
+                (size_t)snprintf(sql, cap,
+                                 "INSERT INTO history(ns, id, at, op, actor, before, after)"
+                                 " VALUES");
+            for (size_t i = 0; i < n; i++) {
+                hist_ent *e = &s->hist[done + i];
+                size_t b = i * 7;
+                len += (size_t)snprintf(
+                    sql + len, cap - len, "%s($%zu,$%zu,$%zu::bigint,$%zu,$%zu,$%zu,$%zu)",
+                    i ? "," : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
+                snprintf(nums[i], sizeof nums[i], "%lld", (long long)e->at);
+                vals[b] = e->f[0];
+                vals[b + 1] = e->f[1];
+                vals[b + 2] = nums[i];
+                vals[b + 3] = e->f[2];
+                vals[b + 4] = e->f[3];
+                vals[b + 5] = e->f[4];
+                vals[b + 6] = e->f[5];
+            }
+            PQclear(run(s, sql, (int)(n * 7), vals, NULL, NULL, "writing history", &rc));
+        }
+        free(sql);
+        free(vals);
+        free(nums);
+        done += n;
+    }
+    drop_history(s);
+    return rc;
+}
+
 static int pg_history_max(store *base, const char *ns, int64_t *seq) {
     pg_store *s = pg(base);
     *seq = 0;
+    int rc0 = flush_history(s);
+    if (rc0) return rc0;
     params p = {.n = 0};
     p_text(&p, ns);
     int rc;
@@ -937,6 +1046,8 @@ static int pg_history_since(store *base, const char *ns, int64_t after, store_hi
                             int64_t *max_seq) {
     pg_store *s = pg(base);
     *max_seq = after;
+    int rc0 = flush_history(s);
+    if (rc0) return rc0;
     params p = {.n = 0};
     p_text(&p, ns);
     p_i64(&p, after);
@@ -954,6 +1065,8 @@ static int pg_history_since(store *base, const char *ns, int64_t after, store_hi
 
 static int pg_history(store *base, const char *ns, const char *id, store_history_fn fn, void *ctx) {
     pg_store *s = pg(base);
+    int rc0 = flush_history(s);
+    if (rc0) return rc0;
     params p = {.n = 0};
     p_text(&p, id);
     if (ns) p_text(&p, ns);
@@ -982,7 +1095,8 @@ static int pg_history(store *base, const char *ns, const char *id, store_history
 
 static int pg_history_scrub(store *base, const char *ns, const char *id) {
     pg_store *s = pg(base);
-    int rc = ns_lock(s, ns);
+    int rc = flush_history(s);
+    if (!rc) rc = ns_lock(s, ns);
     if (rc) return rc;
     params p = {.n = 0};
     p_text(&p, ns);
