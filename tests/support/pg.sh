@@ -32,6 +32,7 @@ start)
     fi
     mkdir -p "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
+    as_pg test -w "$dir" || { echo "SKIP: postgres: $dir is not reachable by the server's user (use a folder of its own under /tmp)" >&2; exit 77; }
     as_pg "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
         >"$dir/initdb.log" 2>&1 || { echo "SKIP: postgres: initdb failed: $(tail -3 "$dir/initdb.log")" >&2; exit 77; }
     port=$(free_port)
