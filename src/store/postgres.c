@@ -213,7 +213,7 @@ static int connect_now(pg_store *s) {
         char msg[400];
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->conn));
         for (char *p = msg; *p; p++)
-            if (*p == '\n') *p = ' ';
+            if (*p == '\n' || *p == '\t') *p = ' ';
         return fail(s, REMEM_EBUSY, "PostgreSQL is unavailable: %s", msg);
     }
     s->backoff_ms = 0;
