@@ -79,6 +79,7 @@ typedef struct pg_store {
     int64_t touch_since;
     hist_ent *hist;
     size_t n_hist, cap_hist;
+    char *uri; /* what to connect to; base.path shows it without a password */
 } pg_store;
 
 static pg_store *pg(store *s) { return (pg_store *)s; }
@@ -138,11 +139,15 @@ static const char *const migrations[] = {
     " version = namespaces.version + 1; RETURN NULL; END$$;"
     "CREATE TRIGGER memories_ai AFTER INSERT ON memories"
     " FOR EACH ROW EXECUTE FUNCTION remem_memories_ai();"
+    /* Per statement, over the deleted rows: a clear of 100k rows updates
+     * its namespace row once, not 100k times in one transaction. */
     "CREATE FUNCTION remem_memories_ad() RETURNS trigger LANGUAGE plpgsql AS"
-    " $$BEGIN UPDATE namespaces SET rows = rows - 1, version = version + 1"
-    " WHERE ns = OLD.ns; RETURN NULL; END$$;"
+    " $$BEGIN UPDATE namespaces SET rows = rows - d.n, version = version + d.n"
+    " FROM (SELECT ns, count(*) AS n FROM deleted_rows GROUP BY ns) d"
+    " WHERE namespaces.ns = d.ns; RETURN NULL; END$$;"
     "CREATE TRIGGER memories_ad AFTER DELETE ON memories"
-    " FOR EACH ROW EXECUTE FUNCTION remem_memories_ad();"
+    " REFERENCING OLD TABLE AS deleted_rows"
+    " FOR EACH STATEMENT EXECUTE FUNCTION remem_memories_ad();"
     /* As in SQLite, accessed_at and access_count are left out: a read is
      * not a change. */
     "CREATE FUNCTION remem_memories_au() RETURNS trigger LANGUAGE plpgsql AS"
@@ -202,7 +207,7 @@ static int connect_now(pg_store *s) {
     if (s->conn) PQfinish(s->conn);
     /* Keywords before dbname are defaults the URI may override. */
     const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-    const char *vals[] = {"5", "remem", s->base.path, NULL};
+    const char *vals[] = {"5", "remem", s->uri, NULL};
     s->conn = PQconnectdbParams(keys, vals, 1);
     if (!s->conn) return fail(s, REMEM_ENOMEM, "out of memory");
     PQsetNoticeProcessor(s->conn, no_notices, NULL);
@@ -470,6 +475,7 @@ static void pg_close(store *base) {
     drop_history(s);
     free(s->hist);
     free(s->touches);
+    free(s->uri);
     free(s);
 }
 
@@ -482,7 +488,21 @@ static int pg_open(const char *uri, const store_config *cfg, store **out, char *
         return REMEM_ENOMEM;
     }
     s->base.ops = &pg_ops;
-    snprintf(s->base.path, sizeof s->base.path, "%s", uri);
+    s->uri = strdup(uri);
+    if (!s->uri) {
+        free(s);
+        snprintf(err, errcap, "out of memory");
+        return REMEM_ENOMEM;
+    }
+    /* Shown in stats and messages: user:***@ for a password. */
+    const char *sep = strstr(uri, "://");
+    const char *at = sep ? strchr(sep + 3, '@') : NULL;
+    const char *colon = sep ? strchr(sep + 3, ':') : NULL;
+    const char *slash = sep ? strchr(sep + 3, '/') : NULL;
+    if (at && colon && colon < at && !(slash && slash < at))
+        snprintf(s->base.path, sizeof s->base.path, "%.*s***%s", (int)(colon + 1 - uri), uri, at);
+    else
+        snprintf(s->base.path, sizeof s->base.path, "%s", uri);
     s->read_only = cfg && cfg->read_only;
     s->busy_ms = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
     int rc = connect_now(s);
