@@ -14,6 +14,7 @@
  * embedder (384 dimensions), so the figures are the store's and the
  * engine's, not an embedder's. Each URI must name an empty store.
  *   bench_store [--n 100000] [--single 2000] NAME=URI [NAME=URI ...]
+ * Without a URI it says so and exits 0 (bench/run.sh runs it bare).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -168,8 +169,11 @@ int main(int argc, char **argv) {
         }
     }
     if (k == 0) {
-        fprintf(stderr, "usage: bench_store [--n N] [--single N] NAME=URI ...\n");
-        return 2;
+        /* bench/run.sh runs every program without arguments: this one
+         * needs stores, which bench/store_compare.sh starts. */
+        printf("bench_store: skipped: no NAME=URI given (bench/store_compare.sh runs it on "
+               "SQLite and PostgreSQL)\n");
+        return 0;
     }
     figures f[8];
     for (int i = 0; i < k; i++) {
