@@ -13,9 +13,9 @@ e2e_init pg-copy
 pg_need
 src=$tmp/src.db
 # A store with several namespaces, edits, an invalidation and a forget
-# (archived: still a memory, so 3000 + 2 x 3 memories).
+# (archived: still a memory, so 1000 + 2 x 3 memories).
 python3 - > "$tmp/big.jsonl" <<'PY'
-for i in range(3000):
+for i in range(1000):
     print('{"id":"m%d","text":"memory %d about topic %d and place %d","importance":0.%d}' % (i, i, i % 89, i % 13, i % 10))
 PY
 "$bin" --db "$src" --quiet import --ns big "$tmp/big.jsonl" >/dev/null || fail "import big"
@@ -39,19 +39,19 @@ same() { # store store what: exports (with vectors) and histories equal
 }
 pg1=$(pg_newdb)
 "$bin" copy "$src" "$pg1" > "$tmp/out" 2>&1 || fail "copy SQLite -> PostgreSQL: $(cat "$tmp/out")"
-grep -q "3 namespaces copied, 0 already there; 3006 memories" "$tmp/out" || fail "copy report: $(cat "$tmp/out")"
+grep -q "3 namespaces copied, 0 already there; 1006 memories" "$tmp/out" || fail "copy report: $(cat "$tmp/out")"
 same "$src" "$pg1" "SQLite -> PostgreSQL"
 "$bin" --json copy "$src" "$pg1" > "$tmp/out" 2>&1 || fail "second copy: $(cat "$tmp/out")"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["copied"]==0 and j["skipped"]==3, j' "$tmp/out" || fail "a second run skips everything"
 same "$src" "$pg1" "after a second run"
 "$bin" copy "$pg1" "$tmp/back.db" > "$tmp/out" 2>&1 || fail "copy PostgreSQL -> SQLite: $(cat "$tmp/out")"
 same "$pg1" "$tmp/back.db" "PostgreSQL -> SQLite"
-"$bin" --db "$tmp/back.db" --json recall --ns big --query "memory 1234 about topic" --k 1 --no-touch | grep -q '"id":"m1234"' ||
+"$bin" --db "$tmp/back.db" --json recall --ns big --query "memory 734 about topic" --k 1 --no-touch | grep -q '"id":"m734"' ||
     fail "the copy back recalls"
 # Killed midway, then run again: complete and verified.
 pg2=$(pg_newdb)
 "$bin" copy "$src" "$pg2" > /dev/null 2>&1 & pid=$!
-sleep 0.4; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+sleep 0.2; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 "$bin" copy "$src" "$pg2" > "$tmp/out" 2>&1 || fail "resumed copy: $(cat "$tmp/out")"
 echo "resumed: $(tail -n 1 "$tmp/out")"
 same "$src" "$pg2" "resumed copy"

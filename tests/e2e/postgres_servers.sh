@@ -4,8 +4,10 @@
 # (it restarts it):
 #   - an add through one is recalled through the other on the next request
 #     (and an update, and a forget);
-#   - 2 x N concurrent adds through both (N = REMEM_PG_ADDS, 10000 by
-#     default): 2N present, seen alike by both;
+#   - 2 x N concurrent adds through both: 2N present, seen alike by both.
+#     N = REMEM_PG_ADDS, 2000 in the suite (it runs twice in CI, plain and
+#     under ASan); the acceptance figure of issue 13 is REMEM_PG_ADDS=10000
+#     (20,000 present; 340 s here on a loaded 2-core VM);
 #   - an outage: PostgreSQL stopped, an add gets 503 naming PostgreSQL and
 #     writes nothing; started again, the servers reconnect by themselves;
 #   - SIGKILL of one server and a PostgreSQL restart, each in the middle of
@@ -25,7 +27,7 @@ sys.path.insert(0, sys.argv[1] + "/tests/e2e")
 from serve_util import Server, check, finish
 
 uri, pgdir, pgsh = os.environ["PG_DB"], os.environ["PG_DIR"], os.environ["PG_SH"]
-N = int(os.environ.get("REMEM_PG_ADDS", "10000"))
+N = int(os.environ.get("REMEM_PG_ADDS", "2000"))
 
 def pg(cmd):
     subprocess.run(["bash", pgsh, cmd, pgdir], check=True)
