@@ -52,12 +52,20 @@ static void stats_text(json_t *o) {
     print_counts("by kind", json_object_get(o, "by_kind"));
     print_counts("by tier", json_object_get(o, "by_tier"));
     print_counts("by model", json_object_get(o, "by_model"));
+    json_t *dec = json_object_get(o, "total_memories"); /* seed 000's decision stats */
+    if (dec) {
+        printf("decisions: %lld, average reward %.3f\n", (long long)json_integer_value(dec),
+               json_number_value(json_object_get(o, "average_reward")));
+        print_counts("by action type", json_object_get(o, "by_action_type"));
+    }
 }
 
 int cmd_stats(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         puts("usage: remem stats [--ns NS]\n\nCounts of memories by namespace, kind, tier "
-             "and model; invalidated, expired, duplicates; the file's size.");
+             "and model; invalidated, expired, duplicates; the file's size. With --ns, when "
+             "the namespace holds decisions: their count, average reward and counts per "
+             "action type.");
         return 0;
     }
     const char *ns = NULL;
@@ -135,6 +143,9 @@ int cmd_clear(const cli_env *env, int argc, char **argv) {
     int rc = remem_clear(db, ns, &n);
     if (rc)
         rc = cli_fail_db(db, rc, "clear");
+    else if (remem_memory_off(db, ns))
+        puts(env->json ? "{\"deleted\":0,\"outcome\":\"dropped\",\"memory\":\"off\"}"
+                       : "memory is off: nothing was deleted");
     else if (env->json)
         printf("{\"deleted\":%lld}\n", (long long)n);
     else

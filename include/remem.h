@@ -70,10 +70,13 @@
  *   Copying an initialised struct (q2 = q) keeps its size and is fine.
  *   The structs the library fills and the caller only reads (remem_result,
  *   remem_hit, and the remem_memory in them or behind remem_record_memory)
- *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory) and
- *   are never grown within one soname (libremem.so.0): the caller indexes
- *   the hits array with its own sizeof, so growing remem_hit is a new
- *   soname, which an old program does not load.
+ *   carry the library's sizes (hits[i].mem.size is sizeof remem_memory).
+ *   remem_hit and remem_memory are never grown within one soname
+ *   (libremem.so.0): the caller indexes the hits array with its own sizeof,
+ *   so growing them is a new soname, which an old program does not load.
+ *   remem_result, which the library allocates and callers only read
+ *   through a pointer (never in arrays), may gain fields at its end: an
+ *   older caller does not see them (memory_off came so).
  *
  * PROFILES (see docs/profiles.md for the formulas)
  *   "default"            hybrid: 0.4 relevance + 0.6 lexical (BM25) + 0.3
@@ -199,6 +202,25 @@ typedef struct remem_options {
     int durability;            /* enum remem_durability */
     int busy_timeout_ms;       /* 0: 10000 */
     int read_only;             /* open without writing anything */
+    /* The configuration file (docs/config.md): policies per namespace
+     * pattern, the LLM endpoint. NULL: $REMEM_CONFIG, else remem.yaml in the
+     * store file's folder when there is one, else none (the defaults). A
+     * file named here or in $REMEM_CONFIG must exist and parse: remem_open
+     * fails with REMEM_EINVAL and the file, line and key otherwise. */
+    const char *config_path;
+    /* Memory off (seed 004's --no-memory), for comparing an agent's runs
+     * with and without memory: recall returns no hits, writes are accepted
+     * and dropped (nothing stored), and the answers say "memory": "off".
+     * A config policy (memory_off) can switch it on per namespace. */
+    int no_memory;
+    /* The LLM the lifecycle operations use (rating, consolidation, ...):
+     * base URL of an OpenAI-compatible API (".../v1"); requests go to
+     * {llm_url}/chat/completions. NULL: $REMEM_LLM_URL; neither: no LLM
+     * (each operation uses its named fallback or refuses; docs/llm.md). */
+    const char *llm_url;
+    const char *llm_model;   /* NULL: $REMEM_LLM_MODEL, else "default" */
+    const char *llm_api_key; /* NULL: $REMEM_LLM_API_KEY; neither: no key */
+    int llm_timeout_ms;      /* per request; 0: 30000 */
 } remem_options;
 
 /* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */
@@ -215,7 +237,9 @@ REMEM_API void remem_options_init_(remem_options *opt, size_t size);
  * Creates the file and its schema (or migrates an older schema) unless
  * read_only; loads the MiniLM weights when that embedder is chosen.
  * Returns: REMEM_OK; REMEM_EINVAL (no uri, opt not initialised, an unknown
- * embedder, the http embedder without a URL); REMEM_EUNSUPPORTED
+ * embedder, the http embedder without a URL, a configuration file
+ * (config_path, $REMEM_CONFIG, remem.yaml beside the store) that is missing
+ * or wrong: the message names the file, the line and the key); REMEM_EUNSUPPORTED
  * (a scheme not built in); REMEM_ECORRUPT (not a remem store,
  * a schema newer than this library, a broken model folder); REMEM_EIO (the
  * file or model cannot be read or created); REMEM_EEMBED (the embedder
@@ -279,10 +303,13 @@ REMEM_API void remem_record_free(remem_record *r);
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 enum remem_add_outcome {
-    REMEM_ADDED = 1,    /* a new row */
-    REMEM_UPSERTED = 2, /* an existing caller id was replaced */
-    REMEM_DUPLICATE = 3 /* same normalised text in the namespace: the
-                           existing row's duplicate_count was bumped */
+    REMEM_ADDED = 1,     /* a new row */
+    REMEM_UPSERTED = 2,  /* an existing caller id was replaced */
+    REMEM_DUPLICATE = 3, /* same normalised text in the namespace: the
+                            existing row's duplicate_count was bumped */
+    REMEM_DROPPED = 4    /* memory is off for the namespace (remem_options
+                            no_memory, or its policy's memory_off): accepted,
+                            nothing written, no id */
 };
 
 /*
@@ -442,6 +469,10 @@ typedef struct remem_result {
     int64_t now;         /* the time used */
     size_t candidates;   /* candidates scored */
     double took_ms;
+    /* 1: memory is off for every namespace of the query (no hits, by
+     * choice); 2: off for some of them, which were left out. 0: on.
+     * (Appended: a caller built before it never reads it.) */
+    int memory_off;
 } remem_result;
 
 /* Run a query. *out: free with remem_result_free (NULL on failure); every
@@ -651,7 +682,8 @@ REMEM_API int64_t remem_now(void);
  * match everywhere. */
 REMEM_API char *remem_memory_to_json(const remem_memory *m);
 REMEM_API char *remem_hit_to_json(const remem_hit *h);
-/* A whole result: {"profile","now","candidates","took_ms","hits":[...]}. */
+/* A whole result: {"profile","now","candidates","took_ms","hits":[...]},
+ * plus "memory": "off" (or "partly off") when memory_off says so. */
 REMEM_API char *remem_result_to_json(const remem_result *r);
 /* The answer to a write, in the one shape every face prints (CLI --json,
  * HTTP, MCP structuredContent; docs/server.md "Write answers"):
@@ -664,11 +696,20 @@ REMEM_API char *remem_result_to_json(const remem_result *r);
  *   op "invalidate": {"id","ns","outcome":"invalidated","superseded_by"}
  *                    (superseded_by may be NULL: null);
  *   op "forget":     {"id","ns","outcome":"archived"|"purged","purged"}
- *                    (outcome non-zero: purged).
+ *                    (outcome non-zero: purged);
+ *   any op with outcome REMEM_DROPPED: {"id","ns","outcome":"dropped",
+ *                    "memory":"off"} (memory is off: nothing was written).
  * None holds stored content. malloc'd (remem_free); NULL on an unknown op or
  * out of memory. */
 REMEM_API char *remem_write_result_json(const char *op, const char *ns, const char *id, int outcome,
                               const char *superseded_by);
+/* 1 when memory is off for ns on this handle (remem_options.no_memory, or
+ * the config policy of ns says memory_off), else 0 (also for db NULL).
+ * Then remem_add and remem_add_batch store nothing (outcome REMEM_DROPPED),
+ * remem_update, remem_invalidate, remem_forget and remem_clear change
+ * nothing and return REMEM_OK, and remem_recall returns no hits from ns:
+ * the faces check it to answer "dropped". Never fails. */
+REMEM_API int remem_memory_off(remem *db, const char *ns);
 /* Free memory returned by remem (JSON strings). */
 REMEM_API void remem_free(void *p);
 
@@ -720,6 +761,27 @@ REMEM_API const remem_op_info *remem_op_find(const char *name);
  * operation that needs an LLM when none is configured, store errors). On
  * failure nothing is written. */
 REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len, char **out);
+
+/* The LLM's token counts per operation, as a JSON object (*json: remem_free):
+ *   {"model": "...", "url": "..." (null when no LLM is configured),
+ *    "ops": {"rate": {"calls": 3, "prompt_tokens": 310,
+ *                     "completion_tokens": 42}, ...}}
+ * db NULL: the totals of every handle of this process (what a server's
+ * /metrics shows; "model" and "url" are then null); else the handle's own.
+ * Calls that failed count nothing. Returns REMEM_OK or REMEM_ENOMEM. */
+REMEM_API int remem_llm_usage(remem *db, char **json);
+
+/* The auto-rate policy (a namespace's auto_rate, docs/llm.md): remem_add of
+ * a memory without an importance asks the LLM to rate it (seed 001's
+ * prompt) before writing it, so the add waits for the model. A server that
+ * must answer at once sets fn on its handles instead: remem_add then writes
+ * the memory with the kind's default importance and, after the commit,
+ * calls fn(ctx, ns, id) (strings valid during the call only), and the
+ * server rates it later, e.g. with remem_call(db2, "rate", {"ns","id"}) on
+ * another handle in another thread. fn NULL: rate in remem_add again.
+ * fn must not call back into db. No side effects on the store. */
+typedef void (*remem_rate_later_fn)(void *ctx, const char *ns, const char *id);
+REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

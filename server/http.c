@@ -565,6 +565,11 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
         else
             fprintf(out, "remem serve: no --keys file: listening on loopback "
                          "only, every local caller may do everything\n");
+        if (srv->cfg.opt.config_path)
+            fprintf(out, "remem serve: configuration from %s\n", srv->cfg.opt.config_path);
+        if (srv->cfg.opt.no_memory)
+            fprintf(out, "remem serve: memory is off (--no-memory): recall finds nothing, "
+                         "writes are dropped\n");
         if (!la->loopback && srv->keys_on)
             fprintf(out, "remem serve: reachable from other hosts; keys "
                          "required on every route but /healthz and "
@@ -704,10 +709,17 @@ int serve_run(const serve_config *cfg, FILE *out) {
                  cfg->listen);
         goto fail;
     }
+    /* The auto-rater first: every pooled handle hands it the adds that a
+     * namespace's auto_rate policy wants rated, so adds answer at once. */
+    if (rater_start(&srv->rater, cfg->db_path, &cfg->opt) != 0) {
+        snprintf(err, sizeof err, "cannot start the auto-rate thread");
+        goto fail;
+    }
     if (pool_init(&srv->pool, cfg->db_path, &cfg->opt, srv->cfg.threads + srv->max_exports, err,
                   sizeof err) != 0)
         goto fail;
     pool_ready = 1;
+    pool_rate_later(&srv->pool, rater_enqueue, &srv->rater);
 
     /* Threads started from here on inherit the mask: the signals come only
      * to sigwait below. A client gone mid-export must not kill us. */
@@ -741,6 +753,7 @@ fail:
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
     if (pool_ready) pool_close(&srv->pool);
+    rater_stop(&srv->rater);
     keys_free(&srv->keys);
     free(srv);
     return rc;

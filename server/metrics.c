@@ -128,6 +128,33 @@ static void render_namespaces(FILE *f, json_t *namespaces) {
     }
 }
 
+/* The LLM's calls and tokens per operation, for every handle of the
+ * process (remem_llm_usage(NULL)): the pool's and the auto-rater's. */
+static void render_llm(FILE *f) {
+    char *text = NULL;
+    if (remem_llm_usage(NULL, &text) != REMEM_OK) return;
+    json_t *u = json_loads(text, 0, NULL), *ops = json_object_get(u, "ops");
+    remem_free(text);
+    static const char *const series[][2] = {
+        {"calls", "LLM chat completions that answered, by operation."},
+        {"prompt_tokens", "Prompt tokens the LLM reported, by operation."},
+        {"completion_tokens", "Completion tokens the LLM reported, by operation."},
+    };
+    for (size_t k = 0; k < sizeof series / sizeof *series; k++) {
+        fprintf(f, "# HELP remem_llm_%s_total %s\n# TYPE remem_llm_%s_total counter\n",
+                series[k][0], series[k][1], series[k][0]);
+        const char *op;
+        json_t *c;
+        json_object_foreach(ops, op, c) {
+            fprintf(f, "remem_llm_%s_total{op=\"", series[k][0]);
+            put_label(f, op);
+            fprintf(f, "\"} %lld\n",
+                    (long long)json_integer_value(json_object_get(c, series[k][0])));
+        }
+    }
+    json_decref(u);
+}
+
 char *metrics_render(const server *srv, json_t *namespaces) {
     char *text = NULL;
     size_t len = 0;
@@ -144,6 +171,7 @@ char *metrics_render(const server *srv, json_t *namespaces) {
             "remem_start_time_seconds %.3f\n",
             atomic_load(&((server *)srv)->in_flight), srv->started_ms / 1000.0);
     if (namespaces) render_namespaces(f, namespaces);
+    render_llm(f);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

@@ -84,7 +84,10 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
 
     remem *db = NULL;
     int rc = remem_open(p->uri, &p->opt, &db);
-    if (rc == REMEM_OK) return db;
+    if (rc == REMEM_OK) {
+        if (p->rate_later) remem_set_rate_later(db, p->rate_later, p->rate_later_ctx);
+        return db;
+    }
     char shown[1024];
     snprintf(err, errcap, "cannot open %s: %s", shown_uri(p->uri, shown, sizeof shown),
              db ? remem_errmsg(db) : "out of memory");
@@ -94,6 +97,14 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+void pool_rate_later(handle_pool *p, remem_rate_later_fn fn, void *ctx) {
+    pthread_mutex_lock(&p->mu);
+    p->rate_later = fn;
+    p->rate_later_ctx = ctx;
+    for (int i = 0; i < p->n_idle; i++) remem_set_rate_later(p->idle[i], fn, ctx);
+    pthread_mutex_unlock(&p->mu);
 }
 
 void pool_put(handle_pool *p, remem *db, const char *ns) {

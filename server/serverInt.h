@@ -79,12 +79,35 @@ typedef struct handle_pool {
     int n_idle, n_open, cap;
     char *uri;
     remem_options opt;
+    remem_rate_later_fn rate_later; /* set on every handle opened (rater.c) */
+    void *rate_later_ctx;
 } handle_pool;
+
+/* The auto-rater (rater.c): ids of memories to rate, and the thread with
+ * its own handle that rates them. */
+typedef struct rater {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    pthread_t thread;
+    struct rate_job *head, *tail;
+    int queued, stop, running;
+    char *uri;
+    remem_options opt;
+} rater;
+/* Start the thread (its handle opens on the first id). 0 or -1. */
+int rater_start(rater *r, const char *uri, const remem_options *opt);
+/* A remem_rate_later_fn: queue (ns, id) for rating; ctx is the rater. */
+void rater_enqueue(void *ctx, const char *ns, const char *id);
+/* Finish the rating under way, drop the queue (saying how many), join. */
+void rater_stop(rater *r);
 
 /* Open the first handle (so that a bad store fails at startup). The pool
  * grows lazily up to cap handles. 0, or -1 with err filled. */
 int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap, char *err,
               size_t errcap);
+/* Give every handle, idle and yet to open, remem_set_rate_later(fn, ctx)
+ * (the auto-rater, rater.c). Call before the handles are in use. */
+void pool_rate_later(handle_pool *p, remem_rate_later_fn fn, void *ctx);
 /* Check a handle out, waiting while all cap are in use: preferably the
  * idle one that last served namespace ns (may be NULL), whose cache of it is
  * warm and current, else the most recently used. NULL when opening a new
@@ -274,6 +297,7 @@ struct server {
     key_table keys;
     int keys_on;
     handle_pool pool;
+    rater rater;
     struct MHD_Daemon *daemon;
     char addr[128];                  /* "127.0.0.1:8077" as bound */
     atomic_int in_flight;            /* requests between first call and completion */

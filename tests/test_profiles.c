@@ -355,7 +355,9 @@ static void test_profile_metaverse(void) {
     put_specs(db, "mv", s, n);
     expect e[6];
     for (size_t i = 0; i < n; i++) {
-        double rel = inv_l2(s[i].cos), rec = pow_decay(0.995, s[i].hours);
+        /* A static memory never decays (seed 001): recency 1 at any age. */
+        double rel = inv_l2(s[i].cos),
+               rec = !strcmp(s[i].tier, "static") ? 1.0 : pow_decay(0.995, s[i].hours);
         double score = rel + 0.25 * rec + 0.25 * s[i].imp;
         int rank = !strcmp(s[i].tier, "static") ? 0 : !strcmp(s[i].tier, "short") ? 1 : 2;
         int kept = strcmp(s[i].tier, "archived") != 0 && score >= 0.35;

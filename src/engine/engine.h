@@ -10,9 +10,11 @@
 
 #include <jansson.h>
 #include "remem.h"
+#include "config/config.h"
 #include "embed/embed.h"
 #include "index/flat.h"
 #include "lexical/lexical.h"
+#include "llm/llm.h"
 #include "store/store.h"
 #include "text/analyse.h"
 #include "util/util.h"
@@ -58,6 +60,21 @@ struct remem {
     /* Snowball's state for the lexical lane's terms (cache_terms): one per
      * handle, as a handle serves one thread at a time. */
     text_stemmer *stem;
+    /* The configuration file's policies (policy.c); never NULL on an open
+     * handle (the defaults when there is no file). */
+    cfg *conf;
+    /* The namespaces this handle has hydrated from their policy's
+     * hydrate_files, or found already holding decisions (a JSON object used
+     * as a set; src/experience/firstuse.c), so the check runs once. */
+    json_t *hydrated;
+    /* The LLM client (llm_glue.c), NULL when none is configured, and the
+     * tokens it used per operation name. */
+    llm *llm;
+    struct eng_llm_tally *llm_counts;
+    size_t n_llm_counts;
+    /* Set: auto-rating is left to the caller (remem_set_rate_later). */
+    remem_rate_later_fn rate_later;
+    void *rate_later_ctx;
     char err[1024];
 };
 
@@ -131,8 +148,63 @@ int eng_check_memory(remem *db, const remem_memory *m);
  * mean "the profile's" and pass. */
 int eng_query_check(const remem_query *q, char *err, size_t cap);
 
+/* ---- policies (policy.c; the file is read by src/config/) ---- */
+
+/* Load the handle's configuration (remem_options.config_path,
+ * $REMEM_CONFIG, remem.yaml beside the store): REMEM_OK or REMEM_EINVAL
+ * with the file, line and key in the message. Called by remem_open. */
+int eng_config_load(remem *db);
+/* The handle's configuration (never NULL on an open handle). */
+cfg *eng_config(remem *db);
+/* The effective policy of ns (never NULL; valid until remem_close). */
+const cfg_policy *eng_policy(remem *db, const char *ns);
+/* 1 when memory is off for ns (the no_memory option, or the policy). An
+ * operation that writes checks it and answers "dropped" without writing;
+ * one that reads returns nothing. ns NULL: the option alone. */
+int eng_memory_off(remem *db, const char *ns);
+/* Fill the fields q leaves to the profile from the policy of its first
+ * namespace (profile, k = top_k, and, when q uses the policy's profile,
+ * the policy's overrides). *holder (json_decref after the recall) owns
+ * strings q may now point into. */
+int eng_query_policy(remem *db, remem_query *q, json_t **holder);
+
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);
+
+/* ---- the LLM (llm_glue.c; docs/llm.md) ---- */
+
+/* Open the handle's LLM client from its options or $REMEM_LLM_* (no
+ * request is made); none configured leaves db->llm NULL. REMEM_EINVAL with
+ * the message for a URL that is not http(s). Called by remem_open. */
+int eng_llm_open(remem *db);
+void eng_llm_close(remem *db);
+/* The handle's LLM client, or NULL when none is configured: operations
+ * then use their named fallback or refuse. */
+llm *eng_llm(remem *db);
+/* One chat completion for operation op (its name labels the token
+ * counts): llm_chat, then the tokens it used added to the handle's and the
+ * process's counts for op and to *u (may be NULL). On failure REMEM_ELLM
+ * (or REMEM_ENOMEM) with the handle's message "OP: CAUSE". No LLM:
+ * REMEM_EUNSUPPORTED "OP needs an LLM: set REMEM_LLM_URL". */
+int eng_llm_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
+                 char **answer, llm_usage *u);
+/* The "llm" member of an operation's answer: {"model", "prompt_tokens",
+ * "completion_tokens"} from u. New reference (NULL: out of memory). */
+json_t *eng_llm_answer(remem *db, const llm_usage *u);
+/* Add u to the counts of op (handle and process), for a caller that ran
+ * llm_chat itself. */
+void eng_llm_count(remem *db, const char *op, const llm_usage *u);
+
+/* The auto-rate policy, for remem_add (write.c; defined in
+ * src/lifecycle/rate.c beside the "rate" operation, whose prompt it
+ * shares): when the namespace's policy says auto_rate, an LLM is
+ * configured and m has no importance, rate m's text and set m->importance and m->metadata (a new text with
+ * "rating" in it, *meta to free after the write). A failed rating is no
+ * failed add: the memory keeps the kind's default and metadata.rating
+ * says {"fallback": "kind_default", "error": the cause}. When the handle
+ * rates later (remem_set_rate_later), only *later = 1. Returns REMEM_OK or
+ * REMEM_ENOMEM. */
+int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
 
 /* ---- the write path's shared steps (txn.c) ---- */
 
@@ -175,6 +247,15 @@ int eng_txn_end(remem *db, txn *x, int rc);
 /* One history row: before/after rendered as JSON (either may be NULL). */
 int eng_history(remem *db, const remem_memory *before, const remem_memory *after, const char *op,
                 const char *actor, int64_t now);
+/* Write one validated memory m (defaults filled here: kind, tier,
+ * importance, times; a generated id when m->id is NULL, an exact duplicate
+ * then folding) with its unit vector vec (the embedder's dimension),
+ * inside the open transaction x (write.c). No policy hook runs: the
+ * lifecycle stores its own products (reflections, summaries, plans,
+ * static memories) through it, in one transaction with their other
+ * changes. */
+int eng_add_in_txn(remem *db, txn *x, const remem_memory *m, const float *vec, int64_t now,
+                   char *id_out, size_t id_cap, int *outcome);
 /* The namespace's stored vectors come from the handle's model (or none yet). */
 int eng_check_model(remem *db, const char *ns);
 /* Record the handle's model as the namespace's. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/ops.h"
 #include "score/score.h"
 #include "util/util.h"
 
@@ -145,6 +146,11 @@ int remem_stats(remem *db, const char *ns, char **json) {
     } else {
         json_object_set_new(o, "ns", json_string(ns));
         cache_stats(db, ns, o);
+#define ENGINE_STATS_CALL(f) \
+    if (!rc) rc = f(db, ns, o);
+        ENGINE_STATS_HOOKS(ENGINE_STATS_CALL)
+#undef ENGINE_STATS_CALL
+        if (rc) goto out;
     }
     json_t *e = json_object();
     json_object_set_new(e, "name", json_string(db->emb->name));
@@ -189,6 +195,10 @@ int remem_clear(remem *db, const char *ns, int64_t *deleted) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     if ((rc = eng_check_str(db, "namespace", ns, 256))) return rc;
+    if (eng_memory_off(db, ns)) { /* accepted, dropped */
+        if (deleted) *deleted = 0;
+        return REMEM_OK;
+    }
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
     int64_t n = 0;

@@ -28,11 +28,28 @@ typedef struct engine_op {
 
 /* The arrays ops.c joins: one per feature folder, defined there. */
 #define ENGINE_OP_TABLES(X) \
-    X(core_ops)
+    X(core_ops) \
+    X(lifecycle_ops) \
+    X(experience_ops) \
+    X(config_ops) \
+    X(llm_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
 #undef ENGINE_OP_DECLARE
+
+/* Sections a feature adds to remem_stats(db, ns) (namespace.c): each
+ * function adds its own keys to the answer o when it has something to say
+ * about ns, and returns a status (a failure fails the stats call). Listed
+ * here, as the operation tables are, so that the engine calls them without
+ * including the feature folders' headers. */
+typedef int (*engine_stats_fn)(remem *db, const char *ns, json_t *o);
+#define ENGINE_STATS_HOOKS(X) \
+    X(experience_stats)
+
+#define ENGINE_STATS_DECLARE(f) int f(remem *db, const char *ns, json_t *o);
+ENGINE_STATS_HOOKS(ENGINE_STATS_DECLARE)
+#undef ENGINE_STATS_DECLARE
 
 /* Check args against a JSON Schema text (the subset remem's operation
  * schemas use: type, properties, required, additionalProperties (false by

@@ -13,12 +13,13 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/hooks.h"
 #include "score/score.h"
 #include "util/util.h"
 
 /* Write one validated memory with its final vector, inside the open
- * transaction. */
-static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
+ * transaction (engine.h: the lifecycle writes its products through it). */
+int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
                    char *id_out, size_t id_cap, int *outcome) {
     remem_memory m = *in;
     m.kind = m.kind ? m.kind : "observation";
@@ -164,8 +165,9 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     const char **texts = NULL;
     size_t *slot = NULL;
     if ((rc = take_batch(db, in, n, &ms, failed_index))) return rc;
+    size_t off = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = eng_validate(db, &ms[i]))) {
+        if ((rc = eng_validate(db, &ms[i])) || (rc = eng_hooks_check_add(db, &ms[i]))) {
             if (failed_index) *failed_index = (long)i;
             if (n > 1) {
                 char tmp[sizeof db->err];
@@ -174,7 +176,14 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
             }
             goto out;
         }
+        off += eng_memory_off(db, ms[i].ns) != 0;
     }
+    /* Memory off: the memories of those namespaces were checked like
+     * the others, and are dropped (an empty id each). */
+    if (ids && id_cap)
+        for (size_t i = 0; i < n; i++)
+            if (eng_memory_off(db, ms[i].ns)) ids[i * id_cap] = 0;
+    if (off == n) goto out;
     /* Embed everything before the transaction: a slow or failing embedder
      * never holds the write lock and never leaves half a batch. */
     int dim = db->emb->dim;
@@ -187,6 +196,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     }
     size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
+        if (off && eng_memory_off(db, ms[i].ns)) continue;
         if (ms[i].vector) {
             memcpy(vecs + i * dim, ms[i].vector, (size_t)dim * sizeof *vecs);
             eng_normalize_vec(vecs + i * dim, dim);
@@ -218,11 +228,18 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     }
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = add_one(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL, id_cap,
-                     NULL);
+        if (off && eng_memory_off(db, ms[i].ns)) continue;
+        rc = eng_add_in_txn(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL,
+                            id_cap, NULL);
         if (rc && failed_index) *failed_index = (long)i;
     }
     rc = eng_txn_end(db, &x, rc);
+    /* The policies' after-add step, once per namespace of the batch. */
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t j = 0;
+        while (j < i && strcmp(ms[j].ns, ms[i].ns) != 0) j++;
+        if (j == i) eng_hooks_after_add(db, ms[i].ns);
+    }
 out:
     free(ms);
     free(vecs);
@@ -239,9 +256,24 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     const remem_memory *m = &mm;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = eng_validate(db, m))) return rc;
+    if (eng_memory_off(db, m->ns)) {
+        /* Accepted and dropped (seed 004's --no-memory): no id, no row. */
+        if (id_out && id_cap) id_out[0] = 0;
+        if (outcome) *outcome = REMEM_DROPPED;
+        return REMEM_OK;
+    }
+    if ((rc = eng_hooks_check_add(db, m))) return rc;
+    /* The auto-rate policy: the importance from the LLM before the write,
+     * or, when the caller rates later, the id handed over after it. */
+    char *rated_meta = NULL, idl[64] = "";
+    int later = 0, out = 0;
+    if ((rc = eng_rate_on_add(db, &mm, &rated_meta, &later))) return rc;
     int dim = db->emb->dim;
     float *vec = malloc((size_t)dim * sizeof *vec);
-    if (!vec) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (!vec) {
+        free(rated_meta);
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
     if (m->vector) {
         memcpy(vec, m->vector, (size_t)dim * sizeof *vec);
         eng_normalize_vec(vec, dim);
@@ -250,17 +282,25 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         rc = db->emb->embed(db->emb, &m->text, 1, vec, err, sizeof err);
         if (rc) {
             free(vec);
+            free(rated_meta);
             return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
         }
     }
     int64_t now = util_now_ms();
     if ((rc = store_begin(db->st))) {
         free(vec);
+        free(rated_meta);
         return eng_store_fail(db, rc);
     }
     txn x = {0};
-    rc = add_one(db, &x, m, vec, now, id_out, id_cap, outcome);
+    rc = eng_add_in_txn(db, &x, m, vec, now, idl, sizeof idl, &out);
     rc = eng_txn_end(db, &x, rc);
     free(vec);
+    free(rated_meta);
+    if (rc) return rc;
+    if (id_out && id_cap) snprintf(id_out, id_cap, "%s", idl);
+    if (outcome) *outcome = out;
+    if (later && out != REMEM_DUPLICATE) db->rate_later(db->rate_later_ctx, m->ns, idl);
+    eng_hooks_after_add(db, m->ns);
     return rc;
 }

@@ -27,6 +27,7 @@ typedef struct llm_config {
     const char *api_key; /* NULL: no Authorization header */
     int timeout_ms;      /* 0: 30000 */
     int retries;         /* <0: 2 */
+    int backoff_ms;      /* first wait before a retry; 0: 200 (net.h) */
 } llm_config;
 
 /* Tokens as the server reports them in "usage" (0 when it does not). */
@@ -36,6 +37,8 @@ typedef struct llm_usage {
     int64_t completion_tokens;
 } llm_usage;
 
+/* Opens a client (no request is made yet). REMEM_EINVAL with err when the
+ * URL is missing or not http(s)://, REMEM_ENOMEM, or libcurl's failure. */
 int llm_open(const llm_config *c, llm **out, char *err, size_t errcap);
 void llm_close(llm *l);
 const char *llm_model(const llm *l);
@@ -50,6 +53,16 @@ const char *llm_url(const llm *l);
 int llm_chat(llm *l, const char *system, const char *user, int json_mode, char **answer,
              llm_usage *u, char *err, size_t errcap);
 
+/* The assistant's content of a chat completion body (len bytes, not
+ * necessarily NUL-terminated): choices[0].message.content, malloc'd into
+ * *content; usage (numbers or numeric strings) ADDED to *u (may be NULL),
+ * with calls + 1. REMEM_ELLM with err naming what is wrong ("the answer is
+ * not JSON (truncated?)", "the answer has no choices[0].message.content",
+ * the server's own "error" message), or REMEM_ENOMEM. What llm_chat runs on
+ * every 2xx answer; separate so that tests and fuzz_llm reach it. */
+int llm_parse_completion(const char *body, size_t len, char **content, llm_usage *u, char *err,
+                         size_t errcap);
+
 /* The JSON value in an answer: the whole answer, or the first balanced
  * object/array inside prose or a ``` fence. NULL with err when none parses. */
 json_t *llm_answer_json(const char *answer, char *err, size_t errcap);
@@ -58,5 +71,10 @@ json_t *llm_answer_json(const char *answer, char *err, size_t errcap);
  * Returns 0 or non-zero with err. */
 int llm_answer_number(const char *answer, double lo, double hi, double *out, char *err,
                       size_t errcap);
+/* A string field of the answer's JSON object (the first of keys, a
+ * NULL-terminated list, present as a string or number), malloc'd; NULL
+ * when the answer has no JSON object or none of the keys. For the prose
+ * beside a structured answer ("explanation", "reason"). */
+char *llm_answer_string(const char *answer, const char *const *keys);
 
 #endif

@@ -1,0 +1,69 @@
+/*
+ * stats.c: seed 000's memory stats (total decisions, mean reward, counts
+ * per action type), the section remem_stats adds for a namespace that
+ * holds decisions, and the "are there decisions yet?" question hydration
+ * asks. One pass over the namespace's rows in the store (not the recall
+ * cache: stats must not load a namespace's vectors as a side effect).
+ *
+ * Only live decisions count: not invalidated, not archived, not expired;
+ * a decision without a numeric reward counts as reward 0, as in the seed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "experience/experience.h"
+
+typedef struct sum_ctx {
+    exp_summary *s;
+    int64_t now;
+} sum_ctx;
+
+static int count_row(void *vctx, const store_row *r) {
+    sum_ctx *c = vctx;
+    const remem_memory *m = &r->m;
+    if (!m->kind || strcmp(m->kind, "decision") || m->invalidated_at ||
+        (m->tier && !strcmp(m->tier, "archived")) || (m->expires_at && m->expires_at <= c->now))
+        return 0;
+    json_t *meta = m->metadata ? json_loads(m->metadata, 0, NULL) : NULL;
+    json_t *rw = json_object_get(meta, "reward"), *act = json_object_get(meta, "action");
+    c->s->decisions++;
+    if (json_is_number(rw)) c->s->reward_sum += json_number_value(rw);
+    if (json_is_string(act) && json_string_length(act)) {
+        json_t *n = json_object_get(c->s->by_action, json_string_value(act));
+        json_object_set_new(c->s->by_action, json_string_value(act),
+                            json_integer(n ? json_integer_value(n) + 1 : 1));
+    }
+    json_decref(meta);
+    return 0;
+}
+
+int exp_summarise(remem *db, const char *ns, exp_summary *s) {
+    memset(s, 0, sizeof *s);
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    if (!(s->by_action = json_object())) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    sum_ctx c = {s, util_now_ms()};
+    rc = store_scan(db->st, ns, 0, count_row, &c);
+    if (rc) {
+        json_decref(s->by_action);
+        s->by_action = NULL;
+        return rc == REMEM_ENOMEM ? eng_fail(db, rc, "out of memory") : eng_store_fail(db, rc);
+    }
+    return REMEM_OK;
+}
+
+int experience_stats(remem *db, const char *ns, json_t *o) {
+    exp_summary s;
+    int rc = exp_summarise(db, ns, &s);
+    if (rc) return rc;
+    if (s.decisions > 0) {
+        double avg = s.reward_sum / (double)s.decisions;
+        json_object_set_new(o, "total_memories", json_integer(s.decisions));
+        json_object_set_new(o, "average_reward", json_real(round(avg * 1000) / 1000));
+        json_object_set_new(o, "by_action_type", s.by_action);
+    } else {
+        json_decref(s.by_action);
+    }
+    return REMEM_OK;
+}
