@@ -62,6 +62,7 @@ int cmd_reindex(const cli_env *, int, char **);
 int cmd_demo(const cli_env *, int, char **);
 int cmd_eval(const cli_env *, int, char **);
 int cmd_profiles(const cli_env *, int, char **);
+int cmd_copy(const cli_env *, int, char **);
 /* Owned by the minilm work (cli/cmd_model.c, cli/cmd_embed.c). */
 int cmd_model(const cli_env *, int, char **);
 int cmd_embed(const cli_env *, int, char **);

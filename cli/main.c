@@ -39,6 +39,7 @@ static const struct command {
     {"namespaces", cmd_namespaces, "list namespaces", CLI_EXISTING},
     {"clear", cmd_clear, "delete every memory of a namespace", CLI_EXISTING},
     {"export", cmd_export, "write memories as JSONL", CLI_EXISTING},
+    {"copy", cmd_copy, "copy a whole store to another (SQLite <-> PostgreSQL), verified", 0},
     {"reindex", cmd_reindex, "re-embed memories with the current embedder", CLI_EXISTING},
     {"profiles", cmd_profiles, "list scoring profiles and their formulas", 0},
     {"eval", cmd_eval, "retrieval quality on a benchmark (eval locomo FILE)", 0},

@@ -228,7 +228,9 @@ typedef struct remem_options {
 REMEM_API void remem_options_init_(remem_options *opt, size_t size);
 
 /*
- * Open (creating if needed) the store at uri: a file path or ":memory:".
+ * Open (creating if needed) the store at uri: a file path, ":memory:", or
+ * a PostgreSQL database as "postgres://user@host:port/db?..." (libpq's
+ * URI; docs/deploy.md), whose schema remem creates and migrates too.
  * opt may be NULL for the defaults. On success *out is a new handle (free
  * it with remem_close). On failure *out is a handle too, unless memory ran
  * out (then NULL), so that remem_errmsg(*out) can say why; close it.
@@ -238,11 +240,12 @@ REMEM_API void remem_options_init_(remem_options *opt, size_t size);
  * embedder, the http embedder without a URL, a configuration file
  * (config_path, $REMEM_CONFIG, remem.yaml beside the store) that is missing
  * or wrong: the message names the file, the line and the key); REMEM_EUNSUPPORTED
- * (postgres:// URIs, not built in yet); REMEM_ECORRUPT (not a remem store,
+ * (a scheme not built in); REMEM_ECORRUPT (not a remem store,
  * a schema newer than this library, a broken model folder); REMEM_EIO (the
  * file or model cannot be read or created); REMEM_EEMBED (the embedder
  * cannot start); REMEM_ENOTFOUND (minilm asked for and not installed);
- * store errors (REMEM_EBUSY while another process migrates the schema).
+ * store errors (REMEM_EBUSY while another process migrates the schema, or
+ * while PostgreSQL is unreachable).
  */
 REMEM_API int remem_open(const char *uri, const remem_options *opt, remem **out);
 /* Close the handle and free everything it holds (results and records
@@ -611,6 +614,21 @@ REMEM_API int remem_clear(remem *db, const char *ns, int64_t *deleted);
 typedef int (*remem_write_fn)(void *ctx, const char *data, size_t len);
 REMEM_API int remem_export(remem *db, const char *ns, int with_vectors, remem_write_fn write,
                            void *ctx, int64_t *count);
+
+/* Copy every namespace of db's store (memories with their vectors and
+ * models, and history) into the store dst_uri names (any backend: SQLite
+ * to PostgreSQL and back). One destination transaction per namespace;
+ * namespaces the destination already holds with the same content are
+ * skipped, so an interrupted copy resumes by running it again; one it
+ * holds with other content is refused. Each namespace is verified after
+ * its commit by counts and checksums read back from the destination.
+ * *json (malloc'd: remem_free; may be NULL): {"namespaces":[{"ns",
+ * "memories","history","skipped","checksum"}],"copied","skipped",
+ * "memories","history","checksum","text"}. Copy a store nobody writes to.
+ * Returns: REMEM_OK; REMEM_EINVAL (no destination, the same store, a
+ * destination namespace with other content); REMEM_ESTORE (verification
+ * failed); store errors of either store. */
+REMEM_API int remem_copy(remem *db, const char *dst_uri, char **json);
 
 /* Parse one JSONL line (an object: text required; id, ns, kind, tier,
  * importance, created_at (ms or ISO 8601), expires_at, metadata, links,

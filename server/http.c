@@ -556,8 +556,10 @@ static int default_threads(void) {
 static void print_banner(const server *srv, FILE *out, const listen_addr *la, remem *db) {
     const char *auth = srv->keys_on ? " -H \"Authorization: Bearer $REMEM_KEY\"" : "";
     if (!srv->cfg.quiet) {
-        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n", srv->cfg.db_path,
-                remem_embedder_name(db), remem_embedder_model(db), srv->cfg.threads);
+        char shown[1024];
+        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n",
+                shown_uri(srv->cfg.db_path, shown, sizeof shown), remem_embedder_name(db),
+                remem_embedder_model(db), srv->cfg.threads);
         if (srv->keys_on)
             fprintf(out, "remem serve: %zu API keys from %s\n", srv->keys.n, srv->cfg.keys_path);
         else

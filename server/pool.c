@@ -39,6 +39,19 @@ int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap
     return 0;
 }
 
+const char *shown_uri(const char *uri, char *buf, size_t cap) {
+    const char *sep = strstr(uri, "://");
+    const char *auth = sep ? sep + 3 : NULL;
+    const char *at = auth ? strchr(auth, '@') : NULL;
+    const char *colon = auth ? strchr(auth, ':') : NULL;
+    const char *slash = auth ? strchr(auth, '/') : NULL;
+    if (!at || !colon || colon > at || (slash && slash < at))
+        snprintf(buf, cap, "%s", uri);
+    else /* user:password@rest -> user:***@rest */
+        snprintf(buf, cap, "%.*s***%s", (int)(colon + 1 - uri), uri, at);
+    return buf;
+}
+
 /* FNV-1a; 0 stands for "no namespace". */
 static uint64_t ns_hash(const char *ns) {
     if (!ns) return 0;
@@ -75,7 +88,9 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
         if (p->rate_later) remem_set_rate_later(db, p->rate_later, p->rate_later_ctx);
         return db;
     }
-    snprintf(err, errcap, "cannot open %s: %s", p->uri, db ? remem_errmsg(db) : "out of memory");
+    char shown[1024];
+    snprintf(err, errcap, "cannot open %s: %s", shown_uri(p->uri, shown, sizeof shown),
+             db ? remem_errmsg(db) : "out of memory");
     remem_close(db);
     pthread_mutex_lock(&p->mu);
     p->n_open--;

@@ -113,6 +113,9 @@ void pool_rate_later(handle_pool *p, remem_rate_later_fn fn, void *ctx);
  * warm and current, else the most recently used. NULL when opening a new
  * one failed (err says why). */
 remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap);
+/* uri as it may be shown (banner, errors): a password in
+ * "scheme://user:password@host..." becomes "***". Returns buf. */
+const char *shown_uri(const char *uri, char *buf, size_t cap);
 /* Put db back, noting the namespace it served (may be NULL). */
 void pool_put(handle_pool *p, remem *db, const char *ns);
 /* Close every handle; all must have been put back. */

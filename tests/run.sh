@@ -21,6 +21,22 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 export REMEM_BIN="$here/$build/remem" REMEM_BUILD="$here/$build" REMEM_ROOT="$here"
 pass=0; fail=0; skip=0; failed=()
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# One throwaway PostgreSQL 15 for every test that runs on it (the store
+# conformance test, tests/e2e/postgres_*.sh), unless the caller names one in
+# REMEM_TEST_PG_URI or sets REMEM_TEST_PG=0. Where it cannot start those
+# tests report SKIP.
+pg_dir=
+if [ -z "${REMEM_TEST_PG_URI:-}" ] && [ "${REMEM_TEST_PG:-1}" != 0 ]; then
+    pg_dir=$(mktemp -d /tmp/remem-pg-XXXXXX)
+    if uri=$(bash "$here/tests/support/pg.sh" start "$pg_dir" 2>"$tmp/pg.err"); then
+        export REMEM_TEST_PG_URI=$uri
+        trap 'bash "$here/tests/support/pg.sh" stop "$pg_dir"; rm -rf "$tmp"' EXIT
+    else
+        sed 's/^/      | /' "$tmp/pg.err"
+        rm -rf "$pg_dir"; pg_dir=
+        export REMEM_TEST_PG=0
+    fi
+fi
 run_one() { # name, command...
     local name=$1; shift
     [ -n "$only" ] && [[ $name != *"$only"* ]] && return

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "store/store.h"
@@ -51,9 +52,38 @@ static void file_cleanup(const char *uri) {
 static void memory_fresh(char *uri, size_t cap) { snprintf(uri, cap, ":memory:"); }
 static void memory_cleanup(const char *uri) { (void)uri; }
 
+/* PostgreSQL: a fresh database on the server REMEM_TEST_PG_URI names
+ * (tests/support/pg.sh starts one for tests/run.sh), dropped afterwards. */
+static void pg_admin(const char *sql) {
+    PGconn *c = PQconnectdb(getenv("REMEM_TEST_PG_URI"));
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        fprintf(stderr, "  postgres: %s: %s", sql, PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+}
+
+static void pg_fresh(char *uri, size_t cap) {
+    static int n;
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE remem_test_store_%d_%d", (int)getpid(), n);
+    pg_admin(sql);
+    const char *base = getenv("REMEM_TEST_PG_URI");
+    const char *slash = strrchr(base, '/');
+    snprintf(uri, cap, "%.*s/remem_test_store_%d_%d", (int)(slash - base), base, (int)getpid(),
+             n++);
+}
+
+static void pg_cleanup(const char *uri) {
+    char sql[160];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", strrchr(uri, '/') + 1);
+    pg_admin(sql);
+}
+
 static const backend backends[] = {
     {"sqlite-file", file_fresh, file_cleanup, 1},
     {"sqlite-memory", memory_fresh, memory_cleanup, 0},
+    {"postgres", pg_fresh, pg_cleanup, 1},
 };
 
 static const backend *be;
@@ -940,6 +970,11 @@ int main(int argc, char **argv) {
     RUN(test_migrate_from_v2);
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         be = &backends[i];
+        if (be->fresh == pg_fresh && !getenv("REMEM_TEST_PG_URI")) {
+            printf("SKIP: postgres: REMEM_TEST_PG_URI is not set (tests/run.sh sets it when "
+                   "PostgreSQL 15 is installed)\n");
+            continue;
+        }
         fprintf(stderr, "-- backend %s\n", be->name);
         RUN(test_open);
         RUN(test_ns_info_and_model);

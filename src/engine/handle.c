@@ -272,7 +272,8 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
     char err[512] = "";
     rc = store_open(uri, &cfg, &db->st, err, sizeof err);
     /* A URI with a scheme may hold a password: only a path is repeated. */
-    if (rc == REMEM_EUNSUPPORTED) return eng_fail(db, rc, "%s", err);
+    if (rc == REMEM_EUNSUPPORTED || (rc && strstr(uri, "://") && strncmp(uri, "file:", 5) != 0))
+        return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
     if (rc)
         return eng_fail(db, rc, "cannot open %s: %s", strncmp(uri, "file:", 5) ? uri : uri + 5,
                         err[0] ? err : remem_strerror(rc));

@@ -15,7 +15,7 @@
 
 /* The backends built in. The "file" scheme (plain paths, ":memory:") is
  * the embedded default. */
-#define STORE_BACKENDS(X) X(sqlite)
+#define STORE_BACKENDS(X) X(sqlite) X(postgres)
 
 #define STORE__DECLARE(name) extern const store_backend store_##name##_backend;
 STORE_BACKENDS(STORE__DECLARE)

@@ -30,7 +30,7 @@ grep -q 'skipped' "$tmp/unit" && { echo "a test was skipped"; exit 1; }
 tail -n 1 "$tmp/unit" | grep -qx 'OK' || { echo "unittest did not end with OK"; exit 1; }
 echo "ok - $ran Python binding tests passed"
 
-python3 "$root/examples/agent_loop.py" "$tmp/agent.db" > "$tmp/agent" 2>&1 || { cat "$tmp/agent"; echo "agent_loop.py failed"; exit 1; }
+python3 "$root/examples/agent_loop.py" "${REMEM_TEST_DB:-$tmp/agent.db}" > "$tmp/agent" 2>&1 || { cat "$tmp/agent"; echo "agent_loop.py failed"; exit 1; }
 cat "$tmp/agent"
 summary=$(tail -n 1 "$tmp/agent")
 [[ $summary =~ ^([0-9]+)/([0-9]+)\ tickets\ resolved\;\ ([0-9]+)\ answers\ followed\ a\ recalled\ lesson\;\ ([0-9]+)\ lessons\ in\ memory$ ]] \
@@ -44,7 +44,7 @@ solved=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]} followed=${BASH_REMATCH[3]} l
 grep -Eq '^  recalled [0-9]+\.[0-9]{3} \[' "$tmp/agent" || { echo "no recall printed with its score"; exit 1; }
 grep -q 'relevance .* lexical .* recency .* importance' "$tmp/agent" || { echo "no score components printed"; exit 1; }
 # The store the example wrote is a real one: reopen it and count.
-python3 - "$tmp/agent.db" <<'PY'
+python3 - "${REMEM_TEST_DB:-$tmp/agent.db}" <<'PY'
 import sys
 sys.path.insert(0, ".")
 import remem

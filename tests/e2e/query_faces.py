@@ -147,7 +147,7 @@ def via_cli(db, query):
     return "error", line[len(prefix):] if line.startswith(prefix) else line
 
 
-def seed(db):
+def seed(db, tmp):
     lines = [
         {"ns": NS, "id": "d1", "text": "Production deploys happen on Tuesdays", "kind": "decision",
          "created_at": "2025-03-01T10:00:00Z", "importance": 0.9},
@@ -157,7 +157,7 @@ def seed(db):
          "2025-03-03T10:00:00Z", "tier": "long"},
         {"ns": "agent:bob", "id": "b1", "text": "Bob deploys on fridays, against advice"},
     ]
-    path = db + ".jsonl"
+    path = os.path.join(tmp, "seed.jsonl")
     with open(path, "w") as f:
         for l in lines:
             f.write(json.dumps(l) + "\n")
@@ -167,8 +167,8 @@ def seed(db):
 def main():
     os.environ.setdefault("REMEM_EMBEDDER", "hash")
     tmp = tempfile.mkdtemp(prefix="remem-faces-")
-    db = os.path.join(tmp, "store.db")
-    seed(db)
+    db = os.environ.get("REMEM_TEST_DB") or os.path.join(tmp, "store.db")
+    seed(db, tmp)
     srv = Server(db=db)
     mcp = Mcp(db)
     try:

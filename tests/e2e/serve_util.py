@@ -44,7 +44,9 @@ def finish():
 class Server:
     def __init__(self, db=None, args=(), env=None):
         self.tmp = tempfile.mkdtemp(prefix="remem-serve-")
-        self.db = db or os.path.join(self.tmp, "store.db")
+        # REMEM_TEST_DB: the store to serve instead of a fresh file (a fresh
+        # PostgreSQL database in tests/e2e/postgres_suite.sh).
+        self.db = db or os.environ.get("REMEM_TEST_DB") or os.path.join(self.tmp, "store.db")
         self.log_path = os.path.join(self.tmp, "server.log")
         self.args = list(args)
         self.env = dict(os.environ, **(env or {}))

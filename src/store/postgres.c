@@ -1,0 +1,1283 @@
+/*
+ * postgres.c: the shared store on PostgreSQL (libpq), for several `remem
+ * serve` processes on one database. remem_open("postgres://user@host/db")
+ * picks it through the scheme registry in store.c.
+ *
+ * Shape: the SQLite store's schema (sqlite.c) in PostgreSQL types:
+ * `memories` keyed by (ns, id) with a bigserial rowid, vectors as bytea
+ * (float32 little-endian, as in SQLite) next to their model, `namespaces`
+ * with the model lock, row count and a version that triggers bump, and an
+ * append-only `history`. remem creates and migrates it (remem_meta holds
+ * the schema version; migrations run under an advisory lock, so two
+ * servers starting together migrate once).
+ *
+ * Several servers: SQLite serialises every writer on one file lock; here
+ * every write transaction takes a transaction-scoped advisory lock per
+ * namespace it touches (ns_lock), so the model lock check-then-set, the
+ * duplicate check and history seqs are in commit order within a namespace,
+ * while different namespaces write in parallel. A history reader therefore
+ * never sees a later seq of a namespace before an earlier one.
+ *
+ * Changes by others: namespaces.changes moves on every update of a
+ * namespace row (a trigger), so sum(changes)+count(*) over namespaces grows
+ * with every content change anywhere; `changed` compares it with the value
+ * after this handle's own last commit (one small query per call). That is
+ * the source of truth and needs no session state, so it works behind
+ * PgBouncer in transaction mode, as does everything else here: statements
+ * are unnamed (PQexecParams), settings are SET LOCAL, locks are
+ * transaction-scoped. LISTEN/NOTIFY is not used: it needs a session.
+ *
+ * Touches (accessed_at) are buffered and written in one statement when a
+ * row is next read through this handle, at a commit once a second old or
+ * 512 long, or at close: recall does not write on every hit.
+ *
+ * Outages: a statement outside a started transaction that finds the
+ * connection dead reconnects (with a growing pause between attempts) and
+ * runs again; inside a transaction it fails and PostgreSQL rolls the whole
+ * transaction back. Either way the caller gets REMEM_EBUSY with the
+ * reason, which the server answers with 503.
+ */
+#include "store/store.h"
+
+#include <endian.h>
+#include <libpq-fe.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/util.h"
+
+#define MAX_NS_LOCKS 16
+#define TOUCH_BATCH  512
+#define TOUCH_AGE_MS 1000
+
+typedef struct touch_ent {
+    int64_t rowid, at;
+    size_t order;
+} touch_ent;
+
+/* A history row held until the transaction's next history read or its
+ * commit: the rows of a batch go in one statement. */
+typedef struct hist_ent {
+    char *f[6]; /* ns, id, op, actor, before, after (NULL allowed from actor on) */
+    int64_t at;
+} hist_ent;
+
+typedef struct pg_store {
+    store base;
+    PGconn *conn;
+    int read_only, busy_ms;
+    int in_tx, tx_started;
+    uint64_t locks[MAX_NS_LOCKS]; /* namespaces locked in this transaction */
+    int n_locks;
+    int64_t seen; /* the change mark after our last look or commit */
+    int64_t next_try_ms, backoff_ms;
+    touch_ent *touches;
+    size_t n_touches, cap_touches;
+    int64_t touch_since;
+    hist_ent *hist;
+    size_t n_hist, cap_hist;
+    char *uri; /* what to connect to; base.path shows it without a password */
+} pg_store;
+
+static pg_store *pg(store *s) { return (pg_store *)s; }
+
+static int64_t mono_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int fail(pg_store *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(pg_store *s, int rc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->base.err, sizeof s->base.err, fmt, ap);
+    va_end(ap);
+    /* libpq messages end in a newline. */
+    size_t n = strlen(s->base.err);
+    while (n && (s->base.err[n - 1] == '\n' || s->base.err[n - 1] == ' ')) s->base.err[--n] = '\0';
+    return rc;
+}
+
+/* ---- the schema ---- */
+
+static const char *const migrations[] = {
+    /* 1: the schema of the SQLite store (schema 3 there). */
+    "CREATE TABLE memories("
+    " rowid bigserial PRIMARY KEY,"
+    " ns text NOT NULL, id text NOT NULL, kind text NOT NULL, tier text NOT NULL,"
+    " text text NOT NULL, norm text NOT NULL, norm_hash bigint NOT NULL,"
+    " importance double precision NOT NULL, created_at bigint NOT NULL,"
+    " updated_at bigint NOT NULL, accessed_at bigint NOT NULL,"
+    " access_count bigint NOT NULL DEFAULT 0, expires_at bigint NOT NULL DEFAULT 0,"
+    " invalidated_at bigint NOT NULL DEFAULT 0, superseded_by text,"
+    " duplicate_count bigint NOT NULL DEFAULT 0, metadata text, links text,"
+    " model text, embedding bytea, UNIQUE(ns, id));"
+    "CREATE INDEX memories_by_id ON memories(id);"
+    "CREATE INDEX memories_by_norm ON memories(ns, norm_hash);"
+    "CREATE TABLE namespaces(ns text PRIMARY KEY, model text, dim integer,"
+    " version bigint NOT NULL DEFAULT 0, rows bigint NOT NULL DEFAULT 0,"
+    " changes bigint NOT NULL DEFAULT 0);"
+    "CREATE TABLE history(seq bigserial PRIMARY KEY, ns text NOT NULL,"
+    " id text NOT NULL, at bigint NOT NULL, op text NOT NULL, actor text,"
+    " before text, after text);"
+    "CREATE INDEX history_by_key ON history(ns, id, seq);"
+    "CREATE INDEX history_by_id ON history(id);"
+    "CREATE INDEX history_by_ns_seq ON history(ns, seq);"
+    /* Every update of a namespace row moves its change counter: the
+     * mark other servers compare (pg_changed). */
+    "CREATE FUNCTION remem_ns_bump() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$BEGIN NEW.changes := OLD.changes + 1; RETURN NEW; END$$;"
+    "CREATE TRIGGER namespaces_bu BEFORE UPDATE ON namespaces"
+    " FOR EACH ROW EXECUTE FUNCTION remem_ns_bump();"
+    "CREATE FUNCTION remem_memories_ai() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$BEGIN INSERT INTO namespaces(ns, rows, version) VALUES(NEW.ns, 1, 1)"
+    " ON CONFLICT(ns) DO UPDATE SET rows = namespaces.rows + 1,"
+    " version = namespaces.version + 1; RETURN NULL; END$$;"
+    "CREATE TRIGGER memories_ai AFTER INSERT ON memories"
+    " FOR EACH ROW EXECUTE FUNCTION remem_memories_ai();"
+    /* Per statement, over the deleted rows: a clear of 100k rows updates
+     * its namespace row once, not 100k times in one transaction. */
+    "CREATE FUNCTION remem_memories_ad() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$BEGIN UPDATE namespaces SET rows = rows - d.n, version = version + d.n"
+    " FROM (SELECT ns, count(*) AS n FROM deleted_rows GROUP BY ns) d"
+    " WHERE namespaces.ns = d.ns; RETURN NULL; END$$;"
+    "CREATE TRIGGER memories_ad AFTER DELETE ON memories"
+    " REFERENCING OLD TABLE AS deleted_rows"
+    " FOR EACH STATEMENT EXECUTE FUNCTION remem_memories_ad();"
+    /* As in SQLite, accessed_at and access_count are left out: a read is
+     * not a change. */
+    "CREATE FUNCTION remem_memories_au() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$BEGIN UPDATE namespaces SET version = version + 1 WHERE ns = NEW.ns;"
+    " RETURN NULL; END$$;"
+    "CREATE TRIGGER memories_au AFTER UPDATE OF kind, tier, text, importance,"
+    " created_at, expires_at, invalidated_at, superseded_by, duplicate_count,"
+    " metadata, links, model, embedding ON memories"
+    " FOR EACH ROW EXECUTE FUNCTION remem_memories_au();",
+};
+#define N_MIGRATIONS (int)(sizeof migrations / sizeof migrations[0])
+
+/* The advisory lock key of migrations ("remem" in ASCII). */
+#define MIGRATE_LOCK "491496162669"
+
+/* ---- errors ---- */
+
+static int lost(pg_store *s) { return !s->conn || PQstatus(s->conn) != CONNECTION_OK; }
+
+/* The status for a failed result (or a dead connection). */
+static int pgfail(pg_store *s, const PGresult *res, const char *what) {
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *msg = res ? PQresultErrorMessage(res) : "";
+    if (!msg || !*msg) msg = s->conn ? PQerrorMessage(s->conn) : "no connection";
+    if (lost(s) || (state && (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+                              strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)))
+        return fail(s, REMEM_EBUSY, "%s: PostgreSQL is unavailable (%s); nothing was written", what,
+                    msg);
+    int rc = REMEM_ESTORE;
+    if (state && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
+                  strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0))
+        rc = REMEM_EBUSY;
+    else if (state && strcmp(state, "53200") == 0)
+        rc = REMEM_ENOMEM;
+    else if (state && (strncmp(state, "53", 2) == 0 || strncmp(state, "58", 2) == 0))
+        rc = REMEM_EIO;
+    else if (state && strncmp(state, "XX", 2) == 0)
+        rc = REMEM_ECORRUPT;
+    return fail(s, rc, "%s: %s", what, msg);
+}
+
+/* ---- the connection ---- */
+
+static void no_notices(void *arg, const char *msg) {
+    (void)arg;
+    (void)msg; /* the library never prints */
+}
+
+/* (Re)connect, at most once per backoff period. */
+static int connect_now(pg_store *s) {
+    int64_t now = mono_ms();
+    if (s->next_try_ms && now < s->next_try_ms)
+        return fail(s, REMEM_EBUSY,
+                    "PostgreSQL is unavailable (%s); retrying in %lld ms; nothing was written",
+                    s->base.err[0] ? s->base.err : "no connection",
+                    (long long)(s->next_try_ms - now));
+    if (s->conn) PQfinish(s->conn);
+    /* Keywords before dbname are defaults the URI may override. */
+    const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *vals[] = {"5", "remem", s->uri, NULL};
+    s->conn = PQconnectdbParams(keys, vals, 1);
+    if (!s->conn) return fail(s, REMEM_ENOMEM, "out of memory");
+    PQsetNoticeProcessor(s->conn, no_notices, NULL);
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : 100;
+        if (s->backoff_ms > 5000) s->backoff_ms = 5000;
+        s->next_try_ms = now + s->backoff_ms;
+        char msg[400];
+        snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->conn));
+        for (char *p = msg; *p; p++)
+            if (*p == '\n' || *p == '\t') *p = ' ';
+        return fail(s, REMEM_EBUSY, "PostgreSQL is unavailable: %s", msg);
+    }
+    s->backoff_ms = 0;
+    s->next_try_ms = 0;
+    return REMEM_OK;
+}
+
+/* Start the transaction begin() promised, on the first statement in it. */
+/* Start the transaction begin() promised, on the first statement in it;
+ * extra (remem's own SQL, never user text) rides in the same round trip. */
+static int start_tx_with(pg_store *s, const char *extra) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "BEGIN%s; SET LOCAL lock_timeout = %d%s%s",
+             s->read_only ? " READ ONLY" : "", s->busy_ms, extra ? "; " : "", extra ? extra : "");
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (lost(s)) {
+            int rc = connect_now(s);
+            if (rc) return rc;
+        }
+        PGresult *res = PQexec(s->conn, sql);
+        int ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
+        if (ok) {
+            PQclear(res);
+            s->tx_started = 1;
+            return REMEM_OK;
+        }
+        /* A connection that died while idle (a restarted server) is
+         * replaced once: nothing had begun. */
+        if (!lost(s) || attempt == 1) {
+            int rc = pgfail(s, res, "beginning a transaction");
+            PQclear(res);
+            return rc;
+        }
+        PQclear(res);
+    }
+    return REMEM_EBUSY;
+}
+
+static int start_tx(pg_store *s) { return start_tx_with(s, NULL); }
+
+static int flush_touches(pg_store *s);
+static void drop_history(pg_store *s);
+
+/* Run one statement; text parameters except those fmts marks binary;
+ * results in binary. NULL with the status in *rc on failure. */
+static PGresult *run(pg_store *s, const char *sql, int n, const char *const *vals, const int *lens,
+                     const int *fmts, const char *what, int *rc) {
+    *rc = REMEM_OK;
+    if (s->in_tx && !s->tx_started && (*rc = start_tx(s))) return NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!s->in_tx && lost(s) && (*rc = connect_now(s))) return NULL;
+        PGresult *res = PQexecParams(s->conn, sql, n, NULL, vals, lens, fmts, 1);
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
+        /* Outside a transaction a statement on a dead connection runs
+         * again on a new one; inside, the transaction is gone. */
+        if (s->in_tx || !lost(s) || attempt == 1) {
+            *rc = pgfail(s, res, what);
+            PQclear(res);
+            return NULL;
+        }
+        PQclear(res);
+    }
+    *rc = REMEM_EBUSY;
+    return NULL;
+}
+
+/* ---- values ---- */
+
+static int64_t get_i64(const PGresult *r, int row, int col) {
+    if (PQgetisnull(r, row, col)) return 0;
+    const char *v = PQgetvalue(r, row, col);
+    int len = PQgetlength(r, row, col);
+    if (PQfformat(r, col) == 0) return strtoll(v, NULL, 10);
+    if (len == 8) {
+        uint64_t be;
+        memcpy(&be, v, 8);
+        return (int64_t)be64toh(be);
+    }
+    if (len == 4) {
+        uint32_t be;
+        memcpy(&be, v, 4);
+        return (int32_t)be32toh(be);
+    }
+    if (len == 2) {
+        uint16_t be;
+        memcpy(&be, v, 2);
+        return (int16_t)be16toh(be);
+    }
+    return 0;
+}
+
+static double get_f64(const PGresult *r, int row, int col) {
+    if (PQgetisnull(r, row, col)) return 0;
+    const char *v = PQgetvalue(r, row, col);
+    if (PQfformat(r, col) == 0) return strtod(v, NULL);
+    uint64_t be;
+    memcpy(&be, v, 8);
+    be = be64toh(be);
+    double d;
+    memcpy(&d, &be, 8);
+    return d;
+}
+
+static const char *get_text(const PGresult *r, int row, int col) {
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+typedef struct params {
+    const char *v[24];
+    int len[24], fmt[24];
+    char num[24][32];
+    int n;
+} params;
+
+static void p_text(params *p, const char *t) {
+    p->v[p->n] = t;
+    p->len[p->n] = 0;
+    p->fmt[p->n++] = 0;
+}
+static void p_i64(params *p, int64_t x) {
+    snprintf(p->num[p->n], sizeof p->num[0], "%lld", (long long)x);
+    p_text(p, p->num[p->n]);
+}
+static void p_f64(params *p, double x) {
+    snprintf(p->num[p->n], sizeof p->num[0], "%.17g", x);
+    p_text(p, p->num[p->n]);
+}
+static void p_bytes(params *p, const void *b, int n) {
+    p->v[p->n] = b;
+    p->len[p->n] = n;
+    p->fmt[p->n++] = 1;
+}
+
+static PGresult *run_p(pg_store *s, const char *sql, params *p, const char *what, int *rc) {
+    return run(s, sql, p->n, p->v, p->len, p->fmt, what, rc);
+}
+
+/* ---- namespace locks ---- */
+
+static uint64_t ns_key(const char *ns) {
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "remem-ns:%s", ns);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
+    uint64_t h = util_hash64(buf, (size_t)n);
+    /* Long names hash on their whole text. */
+    if (strlen(ns) > 400) h ^= util_hash64(ns, strlen(ns));
+    return h;
+}
+
+/* Inside a write transaction: hold ns's lock until it ends. Outside one,
+ * nothing (a read sees committed data). */
+static int ns_lock(pg_store *s, const char *ns) {
+    if (!s->in_tx || !ns) return REMEM_OK;
+    uint64_t k = ns_key(ns);
+    for (int i = 0; i < s->n_locks; i++)
+        if (s->locks[i] == k) return REMEM_OK;
+    params p = {.n = 0};
+    p_i64(&p, (int64_t)k);
+    int rc;
+    if (!s->tx_started) {
+        /* The first lock of a transaction goes with its BEGIN. */
+        char extra[80];
+        snprintf(extra, sizeof extra, "SELECT pg_advisory_xact_lock(%lld)", (long long)(int64_t)k);
+        rc = start_tx_with(s, extra);
+    } else {
+        PQclear(
+            run_p(s, "SELECT pg_advisory_xact_lock($1::bigint)", &p, "locking a namespace", &rc));
+    }
+    if (!rc && s->n_locks < MAX_NS_LOCKS) s->locks[s->n_locks++] = k;
+    return rc;
+}
+
+/* ---- change mark ---- */
+
+static int change_mark(pg_store *s, int64_t *mark) {
+    int rc;
+    PGresult *res = run(s, "SELECT (coalesce(sum(changes),0) + count(*))::bigint FROM namespaces",
+                        0, NULL, NULL, NULL, "reading the change mark", &rc);
+    if (!res) return rc;
+    *mark = PQntuples(res) ? get_i64(res, 0, 0) : 0;
+    PQclear(res);
+    return REMEM_OK;
+}
+
+static int pg_changed(store *base) {
+    pg_store *s = pg(base);
+    int64_t m;
+    if (s->in_tx || change_mark(s, &m)) return 0;
+    int changed = m != s->seen;
+    s->seen = m;
+    return changed;
+}
+
+/* ---- open, migrate, close ---- */
+
+static int exec_simple(pg_store *s, const char *sql, const char *what) {
+    PGresult *res = PQexec(s->conn, sql);
+    int rc = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK
+                 ? REMEM_OK
+                 : pgfail(s, res, what);
+    PQclear(res);
+    return rc;
+}
+
+static int schema_version(pg_store *s, int *v) {
+    *v = 0;
+    PGresult *res = PQexec(s->conn, "SELECT value FROM remem_meta WHERE key='schema_version'");
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        int rc = pgfail(s, res, "reading the schema version");
+        PQclear(res);
+        return rc;
+    }
+    if (PQntuples(res)) *v = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return REMEM_OK;
+}
+
+static int migrate(pg_store *s) {
+    int rc = exec_simple(s,
+                         "BEGIN; SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ");"
+                         " CREATE TABLE IF NOT EXISTS remem_meta(key text PRIMARY KEY,"
+                         " value text NOT NULL)",
+                         "preparing the schema");
+    int v = 0;
+    if (!rc) rc = schema_version(s, &v);
+    if (!rc && v > N_MIGRATIONS)
+        rc = fail(s, REMEM_ECORRUPT,
+                  "the database has remem schema version %d; this remem knows up to %d "
+                  "(a newer remem wrote it)",
+                  v, N_MIGRATIONS);
+    for (; !rc && v < N_MIGRATIONS; v++) {
+        rc = exec_simple(s, migrations[v], "migrating the schema");
+        char sql[160];
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO remem_meta VALUES('schema_version','%d') ON CONFLICT(key)"
+                 " DO UPDATE SET value=EXCLUDED.value",
+                 v + 1);
+        if (!rc) rc = exec_simple(s, sql, "migrating the schema");
+    }
+    if (!rc) return exec_simple(s, "COMMIT", "migrating the schema");
+    PQclear(PQexec(s->conn, "ROLLBACK"));
+    return rc;
+}
+
+static const store_ops pg_ops;
+
+static void pg_close(store *base) {
+    pg_store *s = pg(base);
+    if (!s) return;
+    if (s->conn && !s->in_tx) flush_touches(s);
+    if (s->conn) PQfinish(s->conn);
+    drop_history(s);
+    free(s->hist);
+    free(s->touches);
+    free(s->uri);
+    free(s);
+}
+
+static int pg_open(const char *uri, const store_config *cfg, store **out, char *err,
+                   size_t errcap) {
+    *out = NULL;
+    pg_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errcap, "out of memory");
+        return REMEM_ENOMEM;
+    }
+    s->base.ops = &pg_ops;
+    s->uri = strdup(uri);
+    if (!s->uri) {
+        free(s);
+        snprintf(err, errcap, "out of memory");
+        return REMEM_ENOMEM;
+    }
+    /* Shown in stats and messages: user:***@ for a password. */
+    const char *sep = strstr(uri, "://");
+    const char *at = sep ? strchr(sep + 3, '@') : NULL;
+    const char *colon = sep ? strchr(sep + 3, ':') : NULL;
+    const char *slash = sep ? strchr(sep + 3, '/') : NULL;
+    if (at && colon && colon < at && !(slash && slash < at))
+        snprintf(s->base.path, sizeof s->base.path, "%.*s***%s", (int)(colon + 1 - uri), uri, at);
+    else
+        snprintf(s->base.path, sizeof s->base.path, "%s", uri);
+    s->read_only = cfg && cfg->read_only;
+    s->busy_ms = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
+    int rc = connect_now(s);
+    if (!rc && !s->read_only) rc = migrate(s);
+    if (!rc) rc = change_mark(s, &s->seen);
+    if (rc) {
+        snprintf(err, errcap, "%s", s->base.err);
+        pg_close(&s->base);
+        return rc;
+    }
+    s->base.err[0] = '\0';
+    *out = &s->base;
+    return REMEM_OK;
+}
+
+/* ---- transactions ---- */
+
+static int pg_begin(store *base) {
+    pg_store *s = pg(base);
+    if (s->in_tx) return fail(s, REMEM_EINVAL, "a transaction is already open");
+    /* BEGIN goes with the first statement (start_tx): a transaction that
+     * only buffers touches costs no round trip. */
+    s->in_tx = 1;
+    s->tx_started = 0;
+    s->n_locks = 0;
+    return REMEM_OK;
+}
+
+static void drop_history(pg_store *s) {
+    for (size_t i = 0; i < s->n_hist; i++)
+        for (int k = 0; k < 6; k++) free(s->hist[i].f[k]);
+    s->n_hist = 0;
+}
+
+static int flush_history(pg_store *s);
+
+static void end_tx(pg_store *s) {
+    drop_history(s);
+    s->in_tx = 0;
+    s->tx_started = 0;
+    s->n_locks = 0;
+}
+
+static int pg_commit(store *base) {
+    pg_store *s = pg(base);
+    if (!s->in_tx) return fail(s, REMEM_EINVAL, "no transaction is open");
+    int rc = flush_history(s);
+    if (!rc && s->n_touches &&
+        (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS))
+        rc = flush_touches(s);
+    if (!s->tx_started || rc) {
+        if (rc && s->tx_started) PQclear(PQexec(s->conn, "ROLLBACK"));
+        end_tx(s);
+        return rc;
+    }
+    /* The mark just before COMMIT holds our changes and what others
+     * committed before; if it has not moved just after, nobody else
+     * committed in between and the new mark is ours alone. */
+    int64_t before = 0, after = 0;
+    /* Both in one round trip; an error in the first skips the second. */
+    int got_mark = 0, committed = 0;
+    PGresult *res;
+    if (!PQsendQuery(s->conn, "SELECT (coalesce(sum(changes),0) + count(*))::bigint FROM "
+                              "namespaces; COMMIT")) {
+        rc = pgfail(s, NULL, "committing");
+    } else {
+        while ((res = PQgetResult(s->conn))) {
+            ExecStatusType st = PQresultStatus(res);
+            if (st == PGRES_TUPLES_OK && !got_mark) {
+                before = PQntuples(res) ? get_i64(res, 0, 0) : 0;
+                got_mark = 1;
+            } else if (st == PGRES_COMMAND_OK && got_mark) {
+                committed = 1;
+            } else if (!rc) {
+                rc = pgfail(s, res, "committing");
+            }
+            PQclear(res);
+        }
+        if (!committed && !rc) rc = pgfail(s, NULL, "committing");
+    }
+    if (rc) {
+        if (!lost(s)) PQclear(PQexec(s->conn, "ROLLBACK"));
+        end_tx(s);
+        return rc;
+    }
+    end_tx(s);
+    if (change_mark(s, &after) == REMEM_OK && after == before)
+        s->seen = after;
+    else
+        s->seen = -1; /* the next look reports a change */
+    s->base.err[0] = '\0';
+    return REMEM_OK;
+}
+
+static void pg_rollback(store *base) {
+    pg_store *s = pg(base);
+    if (!s->in_tx) return;
+    if (s->tx_started && !lost(s)) PQclear(PQexec(s->conn, "ROLLBACK"));
+    end_tx(s);
+}
+
+/* ---- rows ---- */
+
+#define ROW_COLS                                                             \
+    "rowid, ns, id, kind, tier, text, importance, created_at, updated_at, "  \
+    "accessed_at, access_count, expires_at, invalidated_at, superseded_by, " \
+    "duplicate_count, metadata, links, model, embedding"
+
+/* Point r at row i of res (ROW_COLS order) without copying. */
+static void decode_row(const PGresult *res, int i, int with_vec, store_row *r) {
+    memset(r, 0, sizeof *r);
+    r->rowid = get_i64(res, i, 0);
+    r->m.ns = get_text(res, i, 1);
+    r->m.id = get_text(res, i, 2);
+    r->m.kind = get_text(res, i, 3);
+    r->m.tier = get_text(res, i, 4);
+    r->m.text = get_text(res, i, 5);
+    r->m.importance = get_f64(res, i, 6);
+    r->m.created_at = get_i64(res, i, 7);
+    r->m.updated_at = get_i64(res, i, 8);
+    r->m.accessed_at = get_i64(res, i, 9);
+    r->m.access_count = get_i64(res, i, 10);
+    r->m.expires_at = get_i64(res, i, 11);
+    r->m.invalidated_at = get_i64(res, i, 12);
+    r->m.superseded_by = get_text(res, i, 13);
+    r->m.duplicate_count = get_i64(res, i, 14);
+    r->m.metadata = get_text(res, i, 15);
+    r->m.links = get_text(res, i, 16);
+    r->m.model = get_text(res, i, 17);
+    int bytes = PQgetisnull(res, i, 18) ? 0 : PQgetlength(res, i, 18);
+    r->m.dim = bytes / (int)sizeof(float);
+    if (with_vec && r->m.dim > 0) r->m.vector = (const float *)(const void *)PQgetvalue(res, i, 18);
+}
+
+static int copy_row(pg_store *s, const PGresult *res, int i, int with_vec, store_row *out,
+                    const char *what) {
+    store_row row;
+    decode_row(res, i, with_vec, &row);
+    if (store_row_copy(out, &row)) return fail(s, REMEM_ENOMEM, "out of memory reading %s", what);
+    return REMEM_OK;
+}
+
+static int pg_find(store *base, const char *ns, const char *id, int with_vec, store_row *out) {
+    pg_store *s = pg(base);
+    memset(out, 0, sizeof *out);
+    int rc = flush_touches(s);
+    if (!rc && ns) rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    PGresult *res;
+    if (ns) {
+        p_text(&p, ns);
+        p_text(&p, id);
+        res = run_p(s, "SELECT " ROW_COLS " FROM memories WHERE ns=$1 AND id=$2", &p,
+                    "reading a memory", &rc);
+    } else {
+        p_text(&p, id);
+        res = run_p(s, "SELECT " ROW_COLS " FROM memories WHERE id=$1 LIMIT 2", &p,
+                    "reading a memory", &rc);
+    }
+    if (!res) return rc;
+    int n = PQntuples(res);
+    if (n == 0)
+        rc = fail(s, REMEM_ENOTFOUND, "no memory %s%s%.200s", ns ? ns : "", ns ? "/" : "", id);
+    else if (n > 1)
+        rc = fail(s, REMEM_EAMBIGUOUS, "id %.200s exists in several namespaces; name one", id);
+    else
+        rc = copy_row(s, res, 0, with_vec, out, "a memory");
+    PQclear(res);
+    return rc;
+}
+
+static int pg_get_rowid(store *base, int64_t rowid, int with_vec, store_row *out) {
+    pg_store *s = pg(base);
+    memset(out, 0, sizeof *out);
+    int rc = flush_touches(s);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_i64(&p, rowid);
+    PGresult *res =
+        run_p(s, "SELECT " ROW_COLS " FROM memories WHERE rowid=$1", &p, "reading a memory", &rc);
+    if (!res) return rc;
+    rc = PQntuples(res) ? copy_row(s, res, 0, with_vec, out, "a memory")
+                        : fail(s, REMEM_ENOTFOUND, "no such row");
+    PQclear(res);
+    return rc;
+}
+
+static int pg_find_dup(store *base, const char *ns, uint64_t h, const char *norm, int64_t *rowid) {
+    pg_store *s = pg(base);
+    *rowid = 0;
+    int rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    p_i64(&p, (int64_t)h);
+    p_text(&p, norm);
+    PGresult *res = run_p(s, "SELECT rowid FROM memories WHERE ns=$1 AND norm_hash=$2 AND norm=$3",
+                          &p, "duplicate lookup", &rc);
+    if (!res) return rc;
+    if (PQntuples(res)) *rowid = get_i64(res, 0, 0);
+    PQclear(res);
+    return REMEM_OK;
+}
+
+static void p_memory(params *p, const remem_memory *m, const char *norm, uint64_t h) {
+    p_text(p, m->ns);
+    p_text(p, m->id);
+    p_text(p, m->kind);
+    p_text(p, m->tier);
+    p_text(p, m->text);
+    p_text(p, norm);
+    p_i64(p, (int64_t)h);
+    p_f64(p, m->importance);
+    p_i64(p, m->created_at);
+    p_i64(p, m->updated_at);
+    p_i64(p, m->accessed_at);
+    p_i64(p, m->access_count);
+    p_i64(p, m->expires_at);
+    p_i64(p, m->invalidated_at);
+    p_text(p, m->superseded_by);
+    p_i64(p, m->duplicate_count);
+    p_text(p, m->metadata);
+    p_text(p, m->links);
+    p_text(p, m->vector ? m->model : NULL);
+    if (m->vector)
+        p_bytes(p, m->vector, m->dim * (int)sizeof(float));
+    else
+        p_text(p, NULL);
+}
+
+static int pg_insert(store *base, const remem_memory *m, const char *norm, uint64_t h,
+                     int64_t *rowid) {
+    pg_store *s = pg(base);
+    int rc = ns_lock(s, m->ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_memory(&p, m, norm, h);
+    PGresult *res = run_p(s,
+                          "INSERT INTO memories(ns, id, kind, tier, text, norm, norm_hash, "
+                          "importance, created_at, updated_at, accessed_at, access_count, "
+                          "expires_at, invalidated_at, superseded_by, duplicate_count, metadata, "
+                          "links, model, embedding) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,"
+                          "$12,$13,$14,$15,$16,$17,$18,$19,$20) RETURNING rowid",
+                          &p, "inserting a memory", &rc);
+    if (!res) return rc;
+    if (rowid) *rowid = PQntuples(res) ? get_i64(res, 0, 0) : 0;
+    PQclear(res);
+    return REMEM_OK;
+}
+
+static int pg_replace(store *base, int64_t rowid, const remem_memory *m, const char *norm,
+                      uint64_t h) {
+    pg_store *s = pg(base);
+    int rc = ns_lock(s, m->ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_memory(&p, m, norm, h);
+    p_i64(&p, rowid);
+    PGresult *res = run_p(s,
+                          "UPDATE memories SET ns=$1, id=$2, kind=$3, tier=$4, text=$5, norm=$6, "
+                          "norm_hash=$7, importance=$8, created_at=$9, updated_at=$10, "
+                          "accessed_at=$11, access_count=$12, expires_at=$13, invalidated_at=$14, "
+                          "superseded_by=$15, duplicate_count=$16, metadata=$17, links=$18, "
+                          "model=$19, embedding=$20 WHERE rowid=$21",
+                          &p, "updating a memory", &rc);
+    PQclear(res);
+    return rc;
+}
+
+static int pg_bump_duplicate(store *base, int64_t rowid, int64_t now) {
+    params p = {.n = 0};
+    p_i64(&p, now);
+    p_i64(&p, rowid);
+    int rc;
+    PQclear(run_p(pg(base),
+                  "UPDATE memories SET duplicate_count=duplicate_count+1, updated_at=$1 "
+                  "WHERE rowid=$2",
+                  &p, "recording a duplicate", &rc));
+    return rc;
+}
+
+static int pg_remove(store *base, int64_t rowid) {
+    params p = {.n = 0};
+    p_i64(&p, rowid);
+    int rc;
+    PQclear(run_p(pg(base), "DELETE FROM memories WHERE rowid=$1", &p, "deleting a memory", &rc));
+    return rc;
+}
+
+static int pg_set_vector(store *base, int64_t rowid, const char *model, const float *vec, int dim) {
+    params p = {.n = 0};
+    p_text(&p, model);
+    p_bytes(&p, vec, dim * (int)sizeof(float));
+    p_i64(&p, rowid);
+    int rc;
+    PQclear(run_p(pg(base), "UPDATE memories SET model=$1, embedding=$2 WHERE rowid=$3", &p,
+                  "storing a vector", &rc));
+    return rc;
+}
+
+/* ---- touches ---- */
+
+static int pg_touch(store *base, const int64_t *rowids, size_t n, int64_t now) {
+    pg_store *s = pg(base);
+    if (n == 0) return REMEM_OK;
+    if (s->n_touches + n > s->cap_touches) {
+        size_t cap = s->cap_touches ? s->cap_touches * 2 : 256;
+        while (cap < s->n_touches + n) cap *= 2;
+        touch_ent *t = realloc(s->touches, cap * sizeof *t);
+        if (!t) return fail(s, REMEM_ENOMEM, "out of memory");
+        s->touches = t;
+        s->cap_touches = cap;
+    }
+    if (s->n_touches == 0) s->touch_since = mono_ms();
+    for (size_t i = 0; i < n; i++)
+        s->touches[s->n_touches++] = (touch_ent){rowids[i], now, s->n_touches};
+    return REMEM_OK;
+}
+
+static int by_row_then_order(const void *a, const void *b) {
+    const touch_ent *x = a, *y = b;
+    if (x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Append ",x" (or "{x") to a growing array literal. */
+static int arr_add(char **buf, size_t *len, size_t *cap, int64_t x) {
+    if (*len + 24 > *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        char *b = realloc(*buf, c);
+        if (!b) return -1;
+        *buf = b;
+        *cap = c;
+    }
+    *len += (size_t)snprintf(*buf + *len, *cap - *len, "%c%lld", *len ? ',' : '{', (long long)x);
+    return 0;
+}
+
+/* Write the buffered touches in one statement: per row, the latest time
+ * and the number of hits. Dropped on failure (a read is not a change). */
+static int flush_touches(pg_store *s) {
+    if (s->n_touches == 0) return REMEM_OK;
+    qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
+    char *a[3] = {NULL, NULL, NULL};
+    size_t len[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
+    int bad = 0;
+    for (size_t i = 0; i < s->n_touches && !bad;) {
+        size_t j = i;
+        while (j < s->n_touches && s->touches[j].rowid == s->touches[i].rowid) j++;
+        bad = arr_add(&a[0], &len[0], &cap[0], s->touches[i].rowid) ||
+              arr_add(&a[1], &len[1], &cap[1], s->touches[j - 1].at) ||
+              arr_add(&a[2], &len[2], &cap[2], (int64_t)(j - i));
+        i = j;
+    }
+    s->n_touches = 0;
+    int rc = REMEM_OK;
+    if (bad) {
+        rc = fail(s, REMEM_ENOMEM, "out of memory");
+    } else {
+        for (int k = 0; k < 3; k++) a[k][len[k]] = '}'; /* room: arr_add keeps 24 spare */
+        for (int k = 0; k < 3; k++) a[k][len[k] + 1] = '\0';
+        const char *vals[3] = {a[0], a[1], a[2]};
+        PQclear(run(s,
+                    "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count + t.n"
+                    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(r, at, n)"
+                    " WHERE m.rowid = t.r AND m.rowid = ANY($1::bigint[])",
+                    3, vals, NULL, NULL, "touching memories", &rc));
+    }
+    for (int k = 0; k < 3; k++) free(a[k]);
+    return rc;
+}
+
+static int pg_clear(store *base, const char *ns, int64_t *deleted) {
+    pg_store *s = pg(base);
+    int rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    PGresult *res = run_p(s, "DELETE FROM memories WHERE ns=$1", &p, "clearing a namespace", &rc);
+    if (!res) return rc;
+    if (deleted) *deleted = strtoll(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    /* An empty namespace may take vectors of another model again. */
+    PQclear(run_p(s, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=$1", &p,
+                  "clearing a namespace", &rc));
+    return rc;
+}
+
+/* ---- namespaces ---- */
+
+static int pg_ns_info(store *base, const char *ns, char *model, size_t model_cap, int *dim,
+                      int64_t *version, int64_t *rows) {
+    pg_store *s = pg(base);
+    if (model && model_cap) model[0] = '\0';
+    if (dim) *dim = 0;
+    if (version) *version = 0;
+    if (rows) *rows = 0;
+    int rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    PGresult *res = run_p(s,
+                          "SELECT coalesce(model,''), coalesce(dim,0), version, rows "
+                          "FROM namespaces WHERE ns=$1",
+                          &p, "reading a namespace", &rc);
+    if (!res) return rc;
+    if (PQntuples(res)) {
+        if (model) snprintf(model, model_cap, "%s", PQgetvalue(res, 0, 0));
+        if (dim) *dim = (int)get_i64(res, 0, 1);
+        if (version) *version = get_i64(res, 0, 2);
+        if (rows) *rows = get_i64(res, 0, 3);
+    } else {
+        rc = fail(s, REMEM_ENOTFOUND, "no namespace %.200s", ns);
+    }
+    PQclear(res);
+    return rc;
+}
+
+static int pg_ns_set_model(store *base, const char *ns, const char *model, int dim) {
+    pg_store *s = pg(base);
+    int rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    p_text(&p, model);
+    p_i64(&p, dim);
+    PQclear(run_p(s,
+                  "INSERT INTO namespaces(ns, model, dim) VALUES($1,$2,$3::int) "
+                  "ON CONFLICT(ns) DO UPDATE SET model=$2, dim=$3::int",
+                  &p, "recording the namespace's model", &rc));
+    return rc;
+}
+
+static int pg_namespaces(store *base, store_ns_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    int rc;
+    /* Byte order, as SQLite sorts. */
+    PGresult *res = run(s,
+                        "SELECT ns, rows, coalesce(model,''), coalesce(dim,0), version "
+                        "FROM namespaces WHERE rows > 0 ORDER BY ns COLLATE \"C\"",
+                        0, NULL, NULL, NULL, "listing namespaces", &rc);
+    if (!res) return rc;
+    for (int i = 0; i < PQntuples(res) && !rc; i++) {
+        store_ns n = {.ns = PQgetvalue(res, i, 0),
+                      .rows = get_i64(res, i, 1),
+                      .model = PQgetvalue(res, i, 2),
+                      .dim = (int)get_i64(res, i, 3),
+                      .version = get_i64(res, i, 4)};
+        rc = fn(ctx, &n);
+    }
+    PQclear(res);
+    return rc;
+}
+
+/* ---- history ---- */
+
+static int pg_history_add(store *base, const char *ns, const char *id, int64_t at, const char *op,
+                          const char *actor, const char *before, const char *after) {
+    pg_store *s = pg(base);
+    /* The seq is drawn under the namespace's lock: within a namespace,
+     * seqs commit in order. */
+    int rc = ns_lock(s, ns);
+    if (rc) return rc;
+    if (s->in_tx) {
+        if (s->n_hist == s->cap_hist) {
+            size_t cap = s->cap_hist ? s->cap_hist * 2 : 64;
+            hist_ent *h = realloc(s->hist, cap * sizeof *h);
+            if (!h) return fail(s, REMEM_ENOMEM, "out of memory");
+            s->hist = h;
+            s->cap_hist = cap;
+        }
+        const char *v[6] = {ns, id, op, actor, before, after};
+        hist_ent *e = &s->hist[s->n_hist];
+        int bad = 0;
+        for (int k = 0; k < 6; k++)
+            if (v[k] && !(e->f[k] = strdup(v[k])))
+                bad = 1;
+            else if (!v[k])
+                e->f[k] = NULL;
+        e->at = at;
+        s->n_hist++;
+        return bad ? fail(s, REMEM_ENOMEM, "out of memory") : REMEM_OK;
+    }
+    params p = {.n = 0};
+    p_text(&p, ns);
+    p_text(&p, id);
+    p_i64(&p, at);
+    p_text(&p, op);
+    p_text(&p, actor);
+    p_text(&p, before);
+    p_text(&p, after);
+    PQclear(run_p(s,
+                  "INSERT INTO history(ns, id, at, op, actor, before, after) "
+                  "VALUES($1,$2,$3,$4,$5,$6,$7)",
+                  &p, "writing history", &rc));
+    return rc;
+}
+
+/* Write the held history rows, in order (seqs are drawn in VALUES order),
+ * up to 1,000 rows per statement. */
+static int flush_history(pg_store *s) {
+    int rc = REMEM_OK;
+    size_t done = 0;
+    while (!rc && done < s->n_hist) {
+        size_t n = s->n_hist - done > 1000 ? 1000 : s->n_hist - done;
+        size_t cap = 96 + n * 80; /* a row: 7 params of up to 6 chars and 30 more */
+        char *sql = malloc(cap);
+        const char **vals = malloc(n * 7 * sizeof *vals);
+        char(*nums)[24] = malloc(n * sizeof *nums);
+        if (!sql || !vals || !nums) {
+            rc = fail(s, REMEM_ENOMEM, "out of memory");
+        } else {
+            size_t len =
+                (size_t)snprintf(sql, cap,
+                                 "INSERT INTO history(ns, id, at, op, actor, before, after)"
+                                 " VALUES");
+            for (size_t i = 0; i < n; i++) {
+                hist_ent *e = &s->hist[done + i];
+                size_t b = i * 7;
+                len += (size_t)snprintf(
+                    sql + len, cap - len, "%s($%zu,$%zu,$%zu::bigint,$%zu,$%zu,$%zu,$%zu)",
+                    i ? "," : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
+                snprintf(nums[i], sizeof nums[i], "%lld", (long long)e->at);
+                vals[b] = e->f[0];
+                vals[b + 1] = e->f[1];
+                vals[b + 2] = nums[i];
+                vals[b + 3] = e->f[2];
+                vals[b + 4] = e->f[3];
+                vals[b + 5] = e->f[4];
+                vals[b + 6] = e->f[5];
+            }
+            PQclear(run(s, sql, (int)(n * 7), vals, NULL, NULL, "writing history", &rc));
+        }
+        free(sql);
+        free(vals);
+        free(nums);
+        done += n;
+    }
+    drop_history(s);
+    return rc;
+}
+
+static int pg_history_max(store *base, const char *ns, int64_t *seq) {
+    pg_store *s = pg(base);
+    *seq = 0;
+    int rc0 = flush_history(s);
+    if (rc0) return rc0;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    int rc;
+    PGresult *res = run_p(s, "SELECT coalesce(max(seq),0) FROM history WHERE ns=$1", &p,
+                          "reading history", &rc);
+    if (!res) return rc;
+    if (PQntuples(res)) *seq = get_i64(res, 0, 0);
+    PQclear(res);
+    return REMEM_OK;
+}
+
+static int pg_history_since(store *base, const char *ns, int64_t after, store_hist_fn fn, void *ctx,
+                            int64_t *max_seq) {
+    pg_store *s = pg(base);
+    *max_seq = after;
+    int rc0 = flush_history(s);
+    if (rc0) return rc0;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    p_i64(&p, after);
+    int rc;
+    PGresult *res = run_p(s, "SELECT seq, id, op FROM history WHERE ns=$1 AND seq>$2 ORDER BY seq",
+                          &p, "reading history", &rc);
+    if (!res) return rc;
+    for (int i = 0; i < PQntuples(res) && !rc; i++) {
+        *max_seq = get_i64(res, i, 0);
+        rc = fn(ctx, PQgetvalue(res, i, 1), PQgetvalue(res, i, 2));
+    }
+    PQclear(res);
+    return rc;
+}
+
+static int pg_history(store *base, const char *ns, const char *id, store_history_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    int rc0 = flush_history(s);
+    if (rc0) return rc0;
+    params p = {.n = 0};
+    p_text(&p, id);
+    if (ns) p_text(&p, ns);
+    int rc;
+    PGresult *res = run_p(s,
+                          ns ? "SELECT seq, ns, id, at, op, actor, before, after FROM history "
+                               "WHERE id=$1 AND ns=$2 ORDER BY seq"
+                             : "SELECT seq, ns, id, at, op, actor, before, after FROM history "
+                               "WHERE id=$1 ORDER BY seq",
+                          &p, "reading history", &rc);
+    if (!res) return rc;
+    for (int i = 0; i < PQntuples(res) && !rc; i++) {
+        store_history_row h = {.seq = get_i64(res, i, 0),
+                               .ns = get_text(res, i, 1),
+                               .id = get_text(res, i, 2),
+                               .at = get_i64(res, i, 3),
+                               .op = get_text(res, i, 4),
+                               .actor = get_text(res, i, 5),
+                               .before = get_text(res, i, 6),
+                               .after = get_text(res, i, 7)};
+        rc = fn(ctx, &h);
+    }
+    PQclear(res);
+    return rc;
+}
+
+static int pg_history_scrub(store *base, const char *ns, const char *id) {
+    pg_store *s = pg(base);
+    int rc = flush_history(s);
+    if (!rc) rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    p_text(&p, id);
+    PQclear(run_p(s, "UPDATE history SET actor=NULL, before=NULL, after=NULL WHERE ns=$1 AND id=$2",
+                  &p, "scrubbing history", &rc));
+    return rc;
+}
+
+/* Deleted row versions stay in the table's pages until VACUUM reclaims
+ * them; WAL segments and base backups are the operator's (docs/deploy.md). */
+static int pg_scrub_deleted(store *base) {
+    pg_store *s = pg(base);
+    if (s->in_tx) return fail(s, REMEM_EINVAL, "scrub_deleted runs outside a transaction");
+    if (s->read_only) return REMEM_OK;
+    int rc;
+    PQclear(run(s, "VACUUM memories, history", 0, NULL, NULL, NULL, "vacuuming", &rc));
+    return rc;
+}
+
+/* ---- scans ---- */
+
+static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    int rc = flush_touches(s);
+    if (rc) return rc;
+    if (s->in_tx && !s->tx_started && (rc = start_tx(s))) return rc;
+    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=$1 ORDER BY rowid"
+                         : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
+    const char *vals[1] = {ns};
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!s->in_tx && lost(s) && (rc = connect_now(s))) return rc;
+        /* One row at a time: a namespace of 100k vectors is never held
+         * twice in memory. */
+        int sent = PQsendQueryParams(s->conn, sql, ns ? 1 : 0, NULL, vals, NULL, NULL, 1) &&
+                   PQsetSingleRowMode(s->conn);
+        if (!sent) {
+            rc = pgfail(s, NULL, "scanning memories");
+            if (!s->in_tx && lost(s) && attempt == 0) continue;
+            return rc;
+        }
+        int rows = 0, stop = 0;
+        rc = REMEM_OK;
+        PGresult *res;
+        while ((res = PQgetResult(s->conn))) {
+            ExecStatusType st = PQresultStatus(res);
+            if (st == PGRES_SINGLE_TUPLE) {
+                rows++;
+                if (!stop) {
+                    store_row r;
+                    decode_row(res, 0, with_vec, &r);
+                    if ((stop = fn(ctx, &r))) rc = stop;
+                }
+            } else if (st != PGRES_TUPLES_OK && !rc) {
+                rc = pgfail(s, res, "scanning memories");
+            }
+            PQclear(res);
+        }
+        if (rc && !stop && rows == 0 && !s->in_tx && lost(s) && attempt == 0) continue;
+        return rc;
+    }
+    return rc;
+}
+
+/* ---- statistics ---- */
+
+static int group_counts(pg_store *s, enum store_group g, const char *col, const char *ns,
+                        store_count_fn fn, void *ctx) {
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "SELECT %s, count(*) FROM memories %s GROUP BY 1 ORDER BY (%s) COLLATE \"C\"", col,
+             ns ? "WHERE ns=$1" : "", col);
+    const char *vals[1] = {ns};
+    int rc;
+    PGresult *res = run(s, sql, ns ? 1 : 0, vals, NULL, NULL, "statistics", &rc);
+    if (!res) return rc;
+    for (int i = 0; i < PQntuples(res) && !rc; i++)
+        rc = fn(ctx, g, PQgetvalue(res, i, 0), get_i64(res, i, 1));
+    PQclear(res);
+    return rc;
+}
+
+static int pg_stats(store *base, const char *ns, int64_t now, store_summary *out, store_count_fn fn,
+                    void *ctx) {
+    pg_store *s = pg(base);
+    memset(out, 0, sizeof *out);
+    out->file_bytes = -1;
+    int rc = flush_touches(s);
+    if (rc) return rc;
+    char sql[500];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*), coalesce(sum((invalidated_at > 0)::int),0)::bigint,"
+             " coalesce(sum((expires_at > 0 AND expires_at <= $1::bigint)::int),0)::bigint,"
+             " coalesce(sum(duplicate_count),0)::bigint, coalesce(avg(importance),0)::float8,"
+             " coalesce(min(created_at),0), coalesce(max(created_at),0)"
+             " FROM memories %s",
+             ns ? "WHERE ns=$2" : "");
+    params p = {.n = 0};
+    p_i64(&p, now);
+    if (ns) p_text(&p, ns);
+    PGresult *res = run_p(s, sql, &p, "statistics", &rc);
+    if (!res) return rc;
+    if (PQntuples(res)) {
+        out->memories = get_i64(res, 0, 0);
+        out->invalidated = get_i64(res, 0, 1);
+        out->expired = get_i64(res, 0, 2);
+        out->duplicates_folded = get_i64(res, 0, 3);
+        out->mean_importance = get_f64(res, 0, 4);
+        out->oldest = get_i64(res, 0, 5);
+        out->newest = get_i64(res, 0, 6);
+    }
+    PQclear(res);
+    if (!rc && fn) rc = group_counts(s, STORE_BY_KIND, "kind", ns, fn, ctx);
+    if (!rc && fn) rc = group_counts(s, STORE_BY_TIER, "tier", ns, fn, ctx);
+    if (!rc && fn) rc = group_counts(s, STORE_BY_MODEL, "coalesce(model,'')", ns, fn, ctx);
+    if (!rc && !ns) {
+        int rc2;
+        res = run(s, "SELECT pg_database_size(current_database())", 0, NULL, NULL, NULL,
+                  "statistics", &rc2);
+        if (res && PQntuples(res)) out->file_bytes = get_i64(res, 0, 0);
+        PQclear(res);
+    }
+    return rc;
+}
+
+/* ---- the table ---- */
+
+static const store_ops pg_ops = {
+    .name = "postgres",
+    .close = pg_close,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .changed = pg_changed,
+    .ns_info = pg_ns_info,
+    .ns_set_model = pg_ns_set_model,
+    .namespaces = pg_namespaces,
+    .find = pg_find,
+    .get_rowid = pg_get_rowid,
+    .find_dup = pg_find_dup,
+    .insert = pg_insert,
+    .replace = pg_replace,
+    .bump_duplicate = pg_bump_duplicate,
+    .remove = pg_remove,
+    .touch = pg_touch,
+    .set_vector = pg_set_vector,
+    .clear = pg_clear,
+    .scan = pg_scan,
+    .stats = pg_stats,
+    .history_add = pg_history_add,
+    .history_max = pg_history_max,
+    .history_since = pg_history_since,
+    .history = pg_history,
+    .history_scrub = pg_history_scrub,
+    .scrub_deleted = pg_scrub_deleted,
+};
+
+static const char *const pg_schemes[] = {"postgres", "postgresql", NULL};
+
+const store_backend store_postgres_backend = {
+    .name = "postgres",
+    .schemes = pg_schemes,
+    .open = pg_open,
+};
