@@ -20,7 +20,8 @@ const engine_op lifecycle_ops[] = {
       "Load a personality file (any JSON object) as static memories, one per leaf or "
       "list item; "
       "loading again replaces them (seed 001).",
-      "{\"type\":\"object\",\"required\":[\"ns\",\"file\"],\"properties\":{" NS_PROP ","
+      "{\"type\":\"object\",\"required\":[\"ns\",\"file\"],\"x-positional\":[\"file\"],"
+      "\"properties\":{" NS_PROP ","
       "\"file\":{\"type\":\"object\",\"x-file\":true,\"description\":\"the "
       "personality: a JSON "
       "object (identity, goals, rules, environment, trust scores...)\"}}}"},
