@@ -28,7 +28,9 @@ typedef struct engine_op {
 
 /* The arrays ops.c joins: one per feature folder, defined there. */
 #define ENGINE_OP_TABLES(X) \
-    X(core_ops)
+    X(core_ops) \
+    X(episode_ops) \
+    X(archive_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
