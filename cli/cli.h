@@ -68,4 +68,11 @@ int cmd_embed(const cli_env *, int, char **);
 int cmd_serve(const cli_env *, int, char **);
 int cmd_mcp(const cli_env *, int, char **);
 
+/* The library's operations as commands (cli/cmd_ops.c): the operation
+ * named by argv's leading words (*words: how many), or NULL; running one
+ * with the words removed from argv; listing them for --help. */
+const remem_op_info *cli_find_op(int argc, char **argv, int *words);
+int cli_run_op(const cli_env *env, const remem_op_info *op, int argc, char **argv);
+void cli_list_ops(FILE *f, int (*skip)(const char *name));
+
 #endif

@@ -49,6 +49,13 @@ static const struct command {
     {"mcp", cmd_mcp, "the MCP server over stdio, for Claude Desktop and other MCP clients", 0},
 };
 
+/* Is an operation's name taken by a command (which then answers it)? */
+static int is_command(const char *name) {
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name)) return 1;
+    return 0;
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "remem %s: memory for LLM agents\n\n"
@@ -56,6 +63,8 @@ static void usage(FILE *f) {
             REMEM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\noperations (the same on HTTP, MCP and Python; remem <operation> --help):\n");
+    cli_list_ops(f, is_command);
     fprintf(f, "\nglobal options:\n"
                "  --db PATH          the store (default ./remem.db, or $REMEM_DB)\n"
                "  --json             machine-readable output\n"
@@ -123,6 +132,9 @@ int main(int argc, char **argv) {
                 break;
             }
         }
+        int words = 0;
+        const remem_op_info *op = rc == -1 ? cli_find_op(nrest, rest, &words) : NULL;
+        if (op) rc = cli_run_op(&env, op, nrest - words, rest + words);
         if (rc == -1) {
             cli_fail("unknown command \"%s\" (remem --help lists them)", rest[0]);
             rc = 2;

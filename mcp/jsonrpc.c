@@ -87,6 +87,9 @@ static json_t *method_tools_list(json_t *id) {
     json_t *list = json_array(), *result;
     size_t i;
     for (i = 0; i < mcp_n_tools; i++) json_array_append_new(list, mcp_tool_json(&mcp_tools[i]));
+    size_t n_ops;
+    const remem_op_info *ops = remem_ops(&n_ops);
+    for (i = 0; i < n_ops; i++) json_array_append_new(list, mcp_op_tool_json(&ops[i]));
     result = json_pack("{s:o}", "tools", list);
     return rpc_result(id, result);
 }
@@ -101,7 +104,8 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, j
     if (!name)
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.name (a string) is required");
     for (i = 0; i < mcp_n_tools && strcmp(mcp_tools[i].name, name) != 0; i++) {}
-    if (i == mcp_n_tools) return rpc_error(id, RPC_INVALID_PARAMS, "unknown tool: %s", name);
+    const remem_op_info *op = i == mcp_n_tools ? mcp_op_for_tool(name) : NULL;
+    if (i == mcp_n_tools && !op) return rpc_error(id, RPC_INVALID_PARAMS, "unknown tool: %s", name);
     if (args && !json_is_null(args) && !json_is_object(args))
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object");
     if (!args || json_is_null(args)) args = empty = json_object();
@@ -110,7 +114,7 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, j
     c.db = db;
     c.acc = acc;
     c.args = args;
-    result = mcp_tools[i].call(&c);
+    result = op ? mcp_op_call(&c, op) : mcp_tools[i].call(&c);
     if (!result) result = mcp_tool_error(c.err[0] ? c.err : "the tool failed");
     json_decref(empty);
     if (!result) return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");

@@ -58,6 +58,13 @@ json_t *mcp_tool_invalidate(tool_call *c);
 json_t *mcp_tool_forget(tool_call *c);
 json_t *mcp_tool_list_namespaces(tool_call *c);
 
+/* The library's operations (remem_ops()) as tools: "decision.add" is the
+ * tool decision_add. The operation called by tool name, or NULL; its
+ * tools/list entry; running it (a result, or NULL with c->err set). */
+const remem_op_info *mcp_op_for_tool(const char *tool);
+json_t *mcp_op_tool_json(const remem_op_info *op);
+json_t *mcp_op_call(tool_call *c, const remem_op_info *op);
+
 /* ------------------------------------------------------------------ */
 /* Rendering (render.c)                                                */
 /* ------------------------------------------------------------------ */

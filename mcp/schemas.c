@@ -4,6 +4,7 @@
  * Schemas and its annotations. What a tool does lives in tools.c; what the
  * model is told about it lives here, so the two can be read apart.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mcpInt.h"
@@ -316,4 +317,60 @@ json_t *mcp_tool_json(const mcp_tool *t) {
                      t->input_schema(), "outputSchema", t->output_schema(), "annotations", "title",
                      t->title, "readOnlyHint", t->read_only, "destructiveHint", t->destructive,
                      "idempotentHint", t->idempotent, "openWorldHint", 0);
+}
+
+/* ---- the library's operations as tools ---- */
+
+static void tool_name_of(const char *op, char *out, size_t cap) {
+    snprintf(out, cap, "%s", op);
+    for (char *p = out; *p; p++)
+        if (*p == '.') *p = '_';
+}
+
+const remem_op_info *mcp_op_for_tool(const char *tool) {
+    size_t n;
+    const remem_op_info *ops = remem_ops(&n);
+    char name[160];
+    for (size_t i = 0; i < n; i++) {
+        tool_name_of(ops[i].name, name, sizeof name);
+        if (!strcmp(name, tool)) return &ops[i];
+    }
+    return NULL;
+}
+
+/* The schema as a tool's inputSchema: the CLI's own keywords (x-*) are
+ * left out. */
+static void strip_cli_keys(json_t *o) {
+    const char *k;
+    json_t *v;
+    void *tmp;
+    if (json_is_array(o)) {
+        size_t i;
+        json_array_foreach(o, i, v) strip_cli_keys(v);
+        return;
+    }
+    json_object_foreach_safe(o, tmp, k, v) {
+        if (!strncmp(k, "x-", 2))
+            json_object_del(o, k);
+        else
+            strip_cli_keys(v);
+    }
+}
+
+json_t *mcp_op_tool_json(const remem_op_info *op) {
+    char name[160];
+    tool_name_of(op->name, name, sizeof name);
+    json_t *schema = json_loads(op->schema, 0, NULL);
+    if (!schema) schema = json_pack("{s:s}", "type", "object");
+    strip_cli_keys(schema);
+    int ro = !strcmp(op->right, "read");
+    char desc[1024];
+    snprintf(desc, sizeof desc,
+             "%s (remem's operation \"%s\"; it needs the %s right on the namespace named by "
+             "ns. The answer is a JSON object; its text, when it has one, is ready to read.)",
+             op->summary, op->name, op->right);
+    return json_pack("{s:s, s:s, s:s, s:o, s:{s:s}, s:{s:s, s:b, s:b, s:b, s:b}}", "name", name,
+                     "title", op->name, "description", desc, "inputSchema", schema, "outputSchema",
+                     "type", "object", "annotations", "title", op->name, "readOnlyHint", ro,
+                     "destructiveHint", 0, "idempotentHint", 0, "openWorldHint", 0);
 }

@@ -286,8 +286,8 @@ json_t *mcp_tool_recall(tool_call *c) {
     const remem_query *q = remem_query_json_get(pq);
     if (none) {
         out = mcp_tool_ok("No memories: there is no namespace you may read yet.",
-                      json_pack("{s:s, s:i, s:[]}", "profile", q->profile ? q->profile : "default",
-                                "count", 0, "hits"));
+                          json_pack("{s:s, s:i, s:[]}", "profile",
+                                    q->profile ? q->profile : "default", "count", 0, "hits"));
         goto done;
     }
     for (i = 0; i < q->n_namespaces; i++)
@@ -300,15 +300,15 @@ json_t *mcp_tool_recall(tool_call *c) {
     const char *said = q->text ? q->text : "(a vector)";
     if (res->n == 0)
         mcp_tb_printf(&b,
-                  "No memory matched \"%s\" (profile %s, %zu candidates "
-                  "scored).\n",
-                  said, res->profile, res->candidates);
+                      "No memory matched \"%s\" (profile %s, %zu candidates "
+                      "scored).\n",
+                      said, res->profile, res->candidates);
     else
         mcp_tb_printf(&b,
-                  "%zu memor%s for \"%s\", best first (profile %s, %zu "
-                  "candidates scored, %.2f ms):\n",
-                  res->n, res->n == 1 ? "y" : "ies", said, res->profile, res->candidates,
-                  res->took_ms);
+                      "%zu memor%s for \"%s\", best first (profile %s, %zu "
+                      "candidates scored, %.2f ms):\n",
+                      res->n, res->n == 1 ? "y" : "ies", said, res->profile, res->candidates,
+                      res->took_ms);
     for (i = 0; i < res->n; i++) mcp_render_hit(&b, i + 1, &res->hits[i]);
     structured = mcp_engine_json(remem_result_to_json(res));
     if (structured) json_object_set_new(structured, "count", json_integer((json_int_t)res->n));
@@ -470,4 +470,44 @@ json_t *mcp_tool_list_namespaces(tool_call *c) {
         mcp_tb_printf(&b, "\n");
     }
     return mcp_finish_text(&b, json_pack("{s:o}", "namespaces", kept));
+}
+
+/* A library operation: the arguments go to remem_call as they are (the
+ * library checks them against the operation's schema, as for every face);
+ * the key needs the operation's right over "ns", or over every namespace
+ * ("*") when the operation names none. The answer's "text", when it has
+ * one, is what the model reads; the whole answer is structuredContent. */
+json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
+    int right = !strcmp(op->right, "read")    ? MCP_READ
+                : !strcmp(op->right, "write") ? MCP_WRITE
+                                              : MCP_ADMIN;
+    json_t *jns = json_object_get(c->args, "ns");
+    if (jns && !json_is_string(jns)) {
+        call_fail(c, "argument 'ns' must be a string");
+        return NULL;
+    }
+    const char *ns = jns ? json_string_value(jns) : "*";
+    if (require(c, ns, jns ? right : right | MCP_ADMIN)) return NULL;
+    char *args = json_dumps(c->args, JSON_COMPACT);
+    if (!args) {
+        call_fail(c, "out of memory");
+        return NULL;
+    }
+    char *out = NULL;
+    int rc = remem_call(c->db, op->name, args, strlen(args), &out);
+    free(args);
+    if (rc) {
+        call_fail_db(c, rc, op->name);
+        return NULL;
+    }
+    json_t *res = mcp_engine_json(out);
+    if (!res) {
+        call_fail(c, "out of memory");
+        return NULL;
+    }
+    const char *text = json_string_value(json_object_get(res, "text"));
+    char *dump = text ? NULL : json_dumps(res, JSON_INDENT(2));
+    json_t *r = mcp_tool_ok(text ? text : dump ? dump : "{}", res);
+    free(dump);
+    return r;
 }

@@ -28,6 +28,8 @@ int http_status_for(int rc) {
     case REMEM_EMODEL:
     case REMEM_EAMBIGUOUS: return 409;
     case REMEM_EBUSY: return 503;
+    case REMEM_EUNSUPPORTED: return 501; /* e.g. planning with no LLM configured */
+    case REMEM_ELLM: return 502;         /* the LLM behind remem failed */
     default: return 500;
     }
 }

@@ -31,4 +31,9 @@ const route server_routes[R_COUNT] = {
     [R_EXPORT_ALL] = {"GET", "/v1/export", 0},
     [R_RECALL] = {"POST", "/v1/recall", RF_BODY},
     [R_FIND_ID] = {"GET", "/v1/memories/{id}", 0},
+    [R_OPS_LIST] = {"GET", "/v1/operations", 0},
+    /* Every library operation (remem_ops()): "decision.add" is
+     * POST /v1/decision/add. Matched by routes.c against the operation
+     * table, never by this template, which names the metrics' series. */
+    [R_OP] = {"POST", "/v1/{operation}", RF_BODY},
 };

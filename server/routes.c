@@ -119,6 +119,7 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
     allow[0] = 0;
     for (int r = 0; r < R_COUNT; r++) {
         const char *rns, *rid;
+        if (r == R_OP) continue;
         size_t nsl = 0, idl = 0;
         if (!path_matches(server_routes[r].tmpl, path, &rns, &nsl, &rid, &idl)) continue;
         if (strcmp(server_routes[r].method, method) != 0) {
@@ -142,6 +143,24 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
         }
         return r;
     }
+    /* A library operation: /v1/a/b is "a.b" when remem_ops() has it. */
+    if (found == -404 && !strncmp(path, "/v1/", 4) && path[4]) {
+        char name[128];
+        size_t n = strlen(path + 4);
+        if (n < sizeof name && !strpbrk(path + 4, "%.")) {
+            memcpy(name, path + 4, n + 1);
+            for (char *p = name; *p; p++)
+                if (*p == '/') *p = '.';
+            if (remem_op_find(name)) {
+                if (strcmp(method, "POST")) {
+                    snprintf(allow, allowcap, "POST");
+                    return -405;
+                }
+                *id = strdup(name);
+                return *id ? R_OP : -404;
+            }
+        }
+    }
     return found;
 }
 
@@ -153,6 +172,8 @@ static int handle_without_db(request *rq, reply *rp) {
     case R_PROFILES: h_profiles(rp); return 1;
     case R_PROFILE: h_profile(rq, rp); return 1;
     case R_RECALL: h_recall(rq, rp); return 1;
+    case R_OP: h_op(rq, rp); return 1;
+    case R_OPS_LIST: h_ops_list(rp); return 1;
     case R_EXPORT_NS:
     case R_EXPORT_ALL: h_export(rq, rp); return 1;
     case R_MCP_POST:

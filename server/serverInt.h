@@ -123,6 +123,8 @@ enum route_id {
     R_EXPORT_ALL,
     R_RECALL,
     R_FIND_ID,
+    R_OPS_LIST,
+    R_OP, /* POST /v1/<operation>: matched against remem_ops(), not by template */
     R_COUNT,
     R_UNMATCHED = R_COUNT, /* 404 and 405, for the metrics */
     R_SLOTS
@@ -159,7 +161,7 @@ typedef struct request {
     server *srv;
     struct MHD_Connection *conn;
     int route;          /* enum route_id or R_UNMATCHED */
-    char *ns, *id;      /* decoded path captures */
+    char *ns, *id;      /* decoded path captures (R_OP: id is the operation's name) */
     const api_key *key; /* NULL when the server runs without keys */
     char *body;
     size_t body_len, body_cap, body_dropped;
@@ -251,6 +253,8 @@ void h_embed(request *rq, reply *rp, remem *db);
 void h_metrics(request *rq, reply *rp, remem *db);
 void h_healthz(request *rq, reply *rp);
 void h_openapi(reply *rp);
+void h_op(request *rq, reply *rp);
+void h_ops_list(reply *rp);
 /* remem_namespaces' array, filtered to what rq's key may read; NULL with
  * rp set on failure. */
 json_t *visible_namespaces(request *rq, reply *rp, remem *db);

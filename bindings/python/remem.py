@@ -200,6 +200,12 @@ def _declare(name, restype, *argtypes):
 
 
 _H = c_void_p  # remem * and the other opaque handles
+
+
+class _OpInfo(Structure):
+    _fields_ = [("name", c_char_p), ("right", c_char_p), ("summary", c_char_p),
+                ("schema", c_char_p)]
+
 _status_name = _declare("remem_status_name", c_char_p, c_int)
 _strerror = _declare("remem_strerror", c_char_p, c_int)
 # The init functions are macros in C that pass the caller's sizeof (remem.h,
@@ -400,6 +406,25 @@ def _loads_or_text(s: Optional[str]) -> Any:
         return json.loads(s)
     except ValueError:
         return s
+
+
+_ops = _declare("remem_ops", POINTER(_OpInfo), POINTER(c_size_t))
+_call = _declare("remem_call", c_int, _H, c_char_p, c_char_p, c_size_t, POINTER(c_void_p))
+
+
+def operations() -> list:
+    """The library's operations (remem_ops()): dicts with name, right,
+    summary and schema (the JSON Schema of the arguments). Each is
+    Remem.call(name, **args), or a method named like it with '.' as '_'
+    (db.decision_add(...) is db.call("decision.add", ...))."""
+    n = c_size_t()
+    p = _ops(byref(n))
+    return [{"name": _str(p[i].name), "right": _str(p[i].right),
+             "summary": _str(p[i].summary), "schema": json.loads(_str(p[i].schema))}
+            for i in range(n.value)]
+
+
+_OP_METHODS = {o["name"].replace(".", "_"): o["name"] for o in operations()}
 
 
 def profiles() -> list:
@@ -887,6 +912,23 @@ class Remem:
         with self._lock:
             self._check(_stats(self._handle(), _b(ns, "ns"), byref(p)), "stats")
         return _take_json(p)
+
+    def call(self, op: str, /, **args) -> dict:
+        """Run one of the library's operations (see operations()) with its
+        arguments as keywords; the answer is its JSON object. The library
+        checks the arguments against the operation's schema, as for the
+        CLI, HTTP and MCP: the Python side adds no rule of its own."""
+        raw = _json_text({k: v for k, v in args.items() if v is not None}, op)
+        out = c_void_p()
+        with self._lock:
+            self._check(_call(self._handle(), _b(op, "op"), raw, len(raw), byref(out)), op)
+        return _take_json(out)
+
+    def __getattr__(self, name: str):
+        op = _OP_METHODS.get(name)
+        if op is None or name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+        return lambda **args: self.call(op, **args)
 
     def namespaces(self) -> list:
         """The namespaces: dicts with ns, count, model, dim."""

@@ -33,10 +33,10 @@ static void ops_build(void) {
     g_ops = calloc(n ? n : 1, sizeof *g_ops);
     g_info = calloc(n ? n : 1, sizeof *g_info);
     if (!g_ops || !g_info) return;
-#define ENGINE_OP_FILL(t)                             \
-    for (size_t i = 0; i < t##_n; i++) {             \
-        g_ops[g_n] = &t[i];                          \
-        g_info[g_n++] = t[i].info;                   \
+#define ENGINE_OP_FILL(t)                \
+    for (size_t i = 0; i < t##_n; i++) { \
+        g_ops[g_n] = &t[i];              \
+        g_info[g_n++] = t[i].info;       \
     }
     ENGINE_OP_TABLES(ENGINE_OP_FILL)
 #undef ENGINE_OP_FILL
@@ -56,9 +56,13 @@ static const engine_op *op_lookup(const char *name) {
     return NULL;
 }
 
+/* The entry of remem_ops() itself, so that callers may compare pointers. */
 const remem_op_info *remem_op_find(const char *name) {
     const engine_op *op = op_lookup(name);
-    return op ? &op->info : NULL;
+    if (!op) return NULL;
+    for (size_t i = 0; i < g_n; i++)
+        if (g_ops[i] == op) return &g_info[i];
+    return NULL;
 }
 
 /* ---- argument readers ---- */
@@ -104,8 +108,9 @@ static int type_ok(const char *t, json_t *v) {
     if (!strcmp(t, "string")) return json_is_string(v);
     if (!strcmp(t, "number")) return json_is_number(v);
     if (!strcmp(t, "integer"))
-        return json_is_integer(v) || (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
-                                      fabs(json_real_value(v)) < 9.007199254740992e15);
+        return json_is_integer(v) ||
+               (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+                fabs(json_real_value(v)) < 9.007199254740992e15);
     if (!strcmp(t, "boolean")) return json_is_boolean(v);
     if (!strcmp(t, "object")) return json_is_object(v);
     if (!strcmp(t, "array")) return json_is_array(v);
@@ -149,8 +154,9 @@ static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) 
     if (!types_ok(json_object_get(s, "type"), v, want, sizeof want))
         return fail_at(err, cap, path, "expected %s, got %s",
                        !strcmp(want, "integer") || !strcmp(want, "object") || !strcmp(want, "array")
-                           ? (!strcmp(want, "integer") ? "an integer"
-                              : !strcmp(want, "object") ? "an object" : "an array")
+                           ? (!strcmp(want, "integer")  ? "an integer"
+                              : !strcmp(want, "object") ? "an object"
+                                                        : "an array")
                            : want,
                        json_kind(v));
     json_t *en = json_object_get(s, "enum");
@@ -288,21 +294,23 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
 
 /* ---- the engine's own operations ---- */
 
-/* "get": one memory by namespace and id, the same object remem_get's
- * record renders to; there so that every operation's answer (which often
+/* "memory.get": one memory by namespace and id, {"memory": the same object
+ * remem_get's record renders to}; there so that every operation's answer (which often
  * names ids: a reflection's evidence, a summary's sources) can be followed
  * up through the same call on every face. */
 static int op_get(remem *db, json_t *args, json_t **result) {
     remem_record *r = NULL;
     int rc = remem_get(db, op_str(args, "ns", NULL), op_str(args, "id", NULL), &r);
     if (rc) return rc;
-    *result = eng_memory_json(remem_record_memory(r), 0);
+    json_t *m = eng_memory_json(remem_record_memory(r), 0);
     remem_record_free(r);
+    if (!m) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    *result = json_pack("{s:o}", "memory", m);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
 const engine_op core_ops[] = {
-    {{"get", "read", "One memory by namespace and id, with every field.",
+    {{"memory.get", "read", "One memory by namespace and id, with every field.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"},"
       "\"id\":{\"type\":\"string\",\"description\":\"memory id\"}}}"},

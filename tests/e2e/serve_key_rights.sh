@@ -57,6 +57,8 @@ def routes(mid, other):
         ("GET", "/v1/namespaces/{ns}/export", B + "/export", None),
         ("GET", "/v1/export", "/v1/export", None),
         ("DELETE", "/v1/namespaces/{ns}/memories/{id}", B + "/memories/" + mid, None),
+        ("GET", "/v1/operations", "/v1/operations", None),
+        ("POST", "/v1/{operation}", "/v1/memory/get", {"ns": NS, "id": mid}),
         ("DELETE", "/v1/namespaces/{ns}", B, None),
     ]
 

@@ -50,7 +50,7 @@ try:
     doc = srv.json("GET", "/openapi.json")[1]
     for path, ops in doc["paths"].items():
         for method in ops:
-            p = path.replace("{ns}", "a:one").replace("{id}", "a-1").replace("{name}", "stream")
+            p = path.replace("{ns}", "a:one").replace("{id}", "a-1").replace("{name}", "stream").replace("{operation}", "memory/get")
             body = {} if method in ("post", "patch") else None
             st, r = srv.json(method.upper(), p, body)
             if path in ("/healthz", "/openapi.json"):

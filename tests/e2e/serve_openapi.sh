@@ -61,7 +61,7 @@ try:
     check(body == open(root + "/docs/openapi.json", "rb").read(),
           "... byte for byte (embedded at build time)")
     srv.json("POST", "/v1/namespaces/t:1/memories", {"id": "m1", "text": "a memory for the walk"})
-    fill = {"ns": "t:1", "id": "m1", "name": "default"}
+    fill = {"ns": "t:1", "id": "m1", "name": "default", "operation": "memory/get"}
     for path, ops in sorted(doc["paths"].items()):
         for method in sorted(ops):
             p = re.sub(r"\{(\w+)\}", lambda mt: fill[mt.group(1)], path)

@@ -1,0 +1,71 @@
+/*
+ * routes_ops.c: POST /v1/<operation>: every library operation (remem_ops():
+ * rating, reflection, decisions, lessons, episodes, pruning...) on one
+ * handler. The body is the operation's arguments as they are, checked by
+ * the library against the operation's schema (the same check the CLI, MCP
+ * and Python get). Access: the key needs the operation's right ("read",
+ * "write" or "admin") over the namespace named by "ns", and an admin key
+ * over every namespace when the operation names none. The answer is the
+ * library's JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "serverInt.h"
+
+static unsigned right_of(const char *word) {
+    if (!strcmp(word, "read")) return SERVE_READ;
+    if (!strcmp(word, "write")) return SERVE_WRITE;
+    return SERVE_ADMIN;
+}
+
+void h_op(request *rq, reply *rp) {
+    const remem_op_info *op = remem_op_find(rq->id);
+    if (!op) {
+        reply_error(rp, 404, "REMEM_ENOTFOUND", "no operation called \"%s\"", rq->id);
+        return;
+    }
+    json_t *args = body_object(rq, rp);
+    if (!args) return;
+    json_t *jns = json_object_get(args, "ns");
+    const char *ns = json_string_value(jns);
+    if (jns && !ns) {
+        reply_error(rp, 400, "REMEM_EINVAL", "%s: ns: expected a string", op->name);
+        json_decref(args);
+        return;
+    }
+    if (ns ? !allowed(rq, rp, ns, right_of(op->right))
+           : !allowed_all(rq, rp, right_of(op->right) | SERVE_ADMIN, op->name)) {
+        json_decref(args);
+        return;
+    }
+    char err[512];
+    remem *db = pool_get(&rq->srv->pool, ns, err, sizeof err);
+    if (!db) {
+        reply_error(rp, 503, "REMEM_EBUSY", "%s", err);
+        json_decref(args);
+        return;
+    }
+    char *out = NULL;
+    int rc = remem_call(db, op->name, rq->body ? rq->body : "", rq->body_len, &out);
+    if (rc)
+        reply_remem_error(rp, db, rc);
+    else
+        reply_text(rp, 200, out, remem_free, "application/json");
+    pool_put(&rq->srv->pool, db, ns);
+    json_decref(args); /* ns points into it */
+}
+
+/* GET /v1/operations: the table, with each schema as JSON. */
+void h_ops_list(reply *rp) {
+    size_t n;
+    const remem_op_info *ops = remem_ops(&n);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *schema = json_loads(ops[i].schema, 0, NULL);
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:o}", "name", ops[i].name, "right",
+                                             ops[i].right, "summary", ops[i].summary, "schema",
+                                             schema ? schema : json_object()));
+    }
+    reply_json(rp, 200, json_pack("{s:o}", "operations", arr));
+}

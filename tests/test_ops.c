@@ -1,0 +1,143 @@
+/*
+ * test_ops.c: the operations table behind remem_call (include/remem.h,
+ * "Operations") and the one argument checker every face relies on. The
+ * checker is tested directly against a schema with every keyword the
+ * operations use (each refusal names the argument), and remem_call end to
+ * end with the engine's own "memory.get": unknown operations, arguments
+ * that are not JSON or not an object, unknown keys, wrong types, and a
+ * successful answer.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/ops.h"
+#include "remem.h"
+#include "test.h"
+
+static const char *SCHEMA =
+    "{\"type\":\"object\",\"required\":[\"ns\",\"reward\"],"
+    "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1},"
+    "\"reward\":{\"type\":\"number\",\"minimum\":-1,\"maximum\":1},"
+    "\"n\":{\"type\":\"integer\",\"minimum\":1},"
+    "\"policy\":{\"type\":\"string\",\"enum\":[\"off\",\"auto\",\"always\"]},"
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"metrics\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"}},"
+    "\"flag\":{\"type\":\"boolean\"}}}";
+
+static void test_checker(void) {
+    static const struct {
+        const char *args;
+        const char *want; /* NULL: accepted; else a part of the message */
+    } cases[] = {
+        {"{\"ns\":\"a\",\"reward\":0.5}", NULL},
+        {"{\"ns\":\"a\",\"reward\":1,\"n\":3,\"policy\":\"auto\",\"tags\":[\"x\",\"y\"],"
+         "\"metrics\":{\"m\":0.2},\"flag\":true}",
+         NULL},
+        {"{\"ns\":\"a\",\"reward\":0.5,\"n\":3.0}", NULL}, /* 3.0 is an integer */
+        {"{\"reward\":0.5}", "ns: is required"},
+        {"{\"ns\":\"\",\"reward\":0.5}", "ns: must be at least 1"},
+        {"{\"ns\":\"a\",\"reward\":\"high\"}", "reward: expected number, got a string"},
+        {"{\"ns\":\"a\",\"reward\":2}", "reward: 2 is above the maximum 1"},
+        {"{\"ns\":\"a\",\"reward\":-3}", "reward: -3 is below the minimum -1"},
+        {"{\"ns\":\"a\",\"reward\":0,\"n\":2.5}", "n: expected an integer, got a number"},
+        {"{\"ns\":\"a\",\"reward\":0,\"n\":0}", "n: 0 is below the minimum 1"},
+        {"{\"ns\":\"a\",\"reward\":0,\"policy\":\"sometimes\"}",
+         "policy: \"sometimes\" is not one of [\"off\",\"auto\",\"always\"]"},
+        {"{\"ns\":\"a\",\"reward\":0,\"tags\":[\"x\",3]}",
+         "tags[1]: expected string, got an integer"},
+        {"{\"ns\":\"a\",\"reward\":0,\"metrics\":{\"m\":\"low\"}}", "metrics.m: expected number"},
+        {"{\"ns\":\"a\",\"reward\":0,\"rewad\":1}", "rewad: unknown argument"},
+        {"{\"ns\":\"a\",\"reward\":0,\"flag\":1}", "flag: expected boolean, got an integer"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *a = json_loads(cases[i].args, 0, NULL);
+        CHECK(a != NULL);
+        char err[600] = "";
+        int rc = engine_args_check(SCHEMA, a, err, sizeof err);
+        if (!cases[i].want) {
+            if (rc) fprintf(stderr, "  case %zu refused: %s\n", i, err);
+            CHECK_INT(rc, 0);
+        } else {
+            CHECK_INT(rc, -1);
+            if (!strstr(err, cases[i].want))
+                fprintf(stderr, "  case %zu: got \"%s\", want \"%s\"\n", i, err, cases[i].want);
+            CHECK(strstr(err, cases[i].want) != NULL);
+        }
+        json_decref(a);
+    }
+}
+
+static void test_table(void) {
+    size_t n = 0;
+    const remem_op_info *ops = remem_ops(&n);
+    CHECK(n >= 1 && ops != NULL);
+    for (size_t i = 0; i < n; i++) {
+        /* every schema parses, is an object schema, and its right is known */
+        json_t *s = json_loads(ops[i].schema, 0, NULL);
+        CHECK(s != NULL);
+        CHECK(json_is_object(s) &&
+              !strcmp(json_string_value(json_object_get(s, "type")), "object"));
+        CHECK(!strcmp(ops[i].right, "read") || !strcmp(ops[i].right, "write") ||
+              !strcmp(ops[i].right, "admin"));
+        CHECK(ops[i].summary && strlen(ops[i].summary) > 10);
+        CHECK(remem_op_find(ops[i].name) == &ops[i]);
+        json_decref(s);
+    }
+    CHECK(remem_op_find("no.such.op") == NULL);
+    CHECK(remem_op_find(NULL) == NULL);
+}
+
+static void test_call(void) {
+    remem *db = NULL;
+    CHECK_INT(remem_open(":memory:", NULL, &db), REMEM_OK);
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "a";
+    m.id = "m1";
+    m.text = "the deploy failed on a full disk";
+    char id[64];
+    CHECK_INT(remem_add(db, &m, id, sizeof id, NULL), REMEM_OK);
+
+    char *out = (char *)1;
+    const char *ok = "{\"ns\":\"a\",\"id\":\"m1\"}";
+    CHECK_INT(remem_call(db, "memory.get", ok, strlen(ok), &out), REMEM_OK);
+    json_t *r = json_loads(out, 0, NULL);
+    CHECK(r != NULL);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "memory"), "text")), m.text);
+    json_decref(r);
+    remem_free(out);
+
+    const struct {
+        const char *op, *args;
+        int rc;
+        const char *msg;
+    } bad[] = {
+        {"no.such", "{}", REMEM_ENOTFOUND, "no operation called \"no.such\""},
+        {"memory.get", "{\"ns\":", REMEM_EPARSE, "memory.get: the arguments are not JSON"},
+        {"memory.get", "[1]", REMEM_EINVAL, "must be a JSON object"},
+        {"memory.get", "{\"ns\":\"a\"}", REMEM_EINVAL, "memory.get: id: is required"},
+        {"memory.get", "{\"ns\":\"a\",\"id\":\"m1\",\"x\":1}", REMEM_EINVAL, "x: unknown argument"},
+        {"memory.get", "{\"ns\":\"a\",\"id\":7}", REMEM_EINVAL, "id: expected string"},
+        {"memory.get", "{\"ns\":\"a\",\"id\":\"nope\"}", REMEM_ENOTFOUND, "nope"},
+        {"memory.get", "{\"ns\":\"a\",\"ns\":\"b\",\"id\":\"m1\"}", REMEM_EPARSE, "duplicate"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        out = (char *)1;
+        int rc = remem_call(db, bad[i].op, bad[i].args, strlen(bad[i].args), &out);
+        CHECK_INT(rc, bad[i].rc);
+        CHECK(out == NULL);
+        if (!strstr(remem_errmsg(db), bad[i].msg))
+            fprintf(stderr, "  case %zu: \"%s\" lacks \"%s\"\n", i, remem_errmsg(db), bad[i].msg);
+        CHECK(strstr(remem_errmsg(db), bad[i].msg) != NULL);
+    }
+    CHECK_INT(remem_call(db, "memory.get", ok, strlen(ok), NULL), REMEM_EINVAL);
+    remem_close(db);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) test__only = argv[1];
+    RUN(test_checker);
+    RUN(test_table);
+    RUN(test_call);
+    return TEST_EXIT();
+}
