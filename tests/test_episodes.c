@@ -419,6 +419,173 @@ static void test_archive_recovery(void) {
     tmp_done(&t);
 }
 
+/* The ids episode.recall returns over every project, sorted, joined. */
+static void recall_ids(remem *db, char *out, size_t cap) {
+    json_t *r =
+        ok_call(db, "episode.recall",
+                "{\"ns\":\"eps\",\"query\":\"csv file rows records\",\"cross_project\":true,"
+                "\"min_similarity\":-1,\"max\":250}");
+    char *ids[64];
+    size_t n = 0, i;
+    json_t *e;
+    json_array_foreach(json_object_get(r, "episodes"), i, e) if (n < 64) ids[n++] =
+        strdup(json_string_value(json_object_get(e, "id")));
+    json_decref(r);
+    qsort(ids, n, sizeof ids[0], cmp_str);
+    out[0] = '\0';
+    for (i = 0; i < n; i++) {
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", i ? "," : "", ids[i]);
+        free(ids[i]);
+    }
+}
+
+static void sorted_join(json_t *arr, char *out, size_t cap) {
+    char *ids[64];
+    size_t n = 0, i;
+    json_t *e;
+    json_array_foreach(arr, i, e) if (n < 64) ids[n++] = (char *)json_string_value(e);
+    qsort(ids, n, sizeof ids[0], cmp_str);
+    out[0] = '\0';
+    for (i = 0; i < n; i++)
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", i ? "," : "", ids[i]);
+}
+
+/* Acceptance 1 of issue 11: prune by count and age; the report names
+ * exactly the ids gone from recall; restore brings them back identical. */
+static void test_prune_count_age(void) {
+    tmpdir t;
+    tmp_make(&t);
+    remem *db = open_store(t.db);
+    if (!db) return;
+    char loc[200], args[800];
+    snprintf(loc, sizeof loc, "%s/arch", t.dir);
+    seed_projects(db); /* 2026-01-01 */
+    add_ep(db, "alpha", "a3", "python", "write rows to a csv file", "csv.writer(f)",
+           "2026-03-01T00:00:00Z");
+    add_ep(db, "alpha", "a4", "python", "append records to a csv", "w.writerow(r)",
+           "2026-03-02T00:00:00Z");
+    add_ep(db, "alpha", "a5", "go", "read a csv header row", "r.Read()", "2026-03-03T00:00:00Z");
+    add_ep(db, "beta", "b3", "go", "csv with a custom separator", "r.Comma = ';'",
+           "2026-03-01T00:00:00Z");
+    lines before;
+    export_sorted(db, "eps", &before);
+    char live_before[2048], live_after[2048];
+    recall_ids(db, live_before, sizeof live_before);
+    export_sorted(db, "eps", &before); /* after the recall's touch */
+    /* now = 2026-03-10: retention 30 days takes the four of January;
+     * then alpha keeps its 2 newest of 3 (a3 goes). */
+    const char *pol = "\"max_episodes_per_project\":2,\"retention_days\":30,\"strategy\":\"none\","
+                      "\"now\":\"2026-03-10T00:00:00Z\"";
+    snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"dry_run\":true,%s}",
+             loc, pol);
+    json_t *dry = ok_call(db, "prune", args);
+    snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",%s}", loc, pol);
+    json_t *rep = ok_call(db, "prune", args);
+    CHECK(json_is_string(json_object_get(rep, "timestamp")));
+    CHECK(json_is_number(json_object_get(rep, "durationMs")));
+    CHECK_INT(json_integer_value(json_object_get(rep, "clustersCreated")), 0);
+    CHECK_INT(json_array_size(json_object_get(rep, "episodesRemoved")), 5);
+    char a[2048], b[2048];
+    sorted_join(json_object_get(rep, "episodesRemoved"), a, sizeof a);
+    sorted_join(json_object_get(dry, "episodesRemoved"), b, sizeof b);
+    CHECK_STR(a, b); /* the dry run said the same */
+    sorted_join(json_object_get(rep, "episodesArchived"), b, sizeof b);
+    CHECK_STR(a, b);
+    CHECK_STR(a, "alpha_a1_1767225600000,alpha_a2_1767225660000,alpha_a3_1772323200000,"
+                 "beta_b1_1767225720000,beta_b2_1767225780000");
+    /* Exactly those are gone from recall. */
+    recall_ids(db, live_after, sizeof live_after);
+    CHECK_STR(live_after, "alpha_a4_1772409600000,alpha_a5_1772496000000,beta_b3_1772323200000");
+    CHECK_INT(strlen(live_before), strlen(a) + 1 + strlen(live_after));
+    /* The report file lists them too. */
+    const char *path = json_string_value(json_object_get(rep, "report"));
+    json_t *file = path ? json_load_file(path, 0, NULL) : NULL;
+    CHECK(file != NULL);
+    CHECK_INT(json_array_size(json_object_get(file, "episodesRemoved")), 5);
+    json_decref(file);
+    json_decref(dry);
+    json_decref(rep);
+    /* Restore everything: identical to before, field by field. */
+    snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"all\":true}", loc);
+    rep = ok_call(db, "restore", args);
+    CHECK_INT(json_integer_value(json_object_get(rep, "restored")), 5);
+    json_decref(rep);
+    lines after;
+    export_sorted(db, "eps", &after);
+    CHECK_INT(after.n, before.n);
+    /* The archived ones, field by field (recall_ids touched the others). */
+    size_t compared = 0;
+    for (size_t i = 0; i < before.n && i < after.n; i++) {
+        char id[64];
+        if (sscanf(before.buf[i], "{\"id\":\"%63[^\"]", id) == 1 && strstr(a, id)) {
+            CHECK_STR(after.buf[i], before.buf[i]);
+            compared++;
+        }
+    }
+    CHECK_INT(compared, 5);
+    lines_free(&before);
+    lines_free(&after);
+    remem_close(db);
+    rm_rf(loc);
+    tmp_done(&t);
+}
+
+static void test_prune_clusters(void) {
+    tmpdir t;
+    tmp_make(&t);
+    remem *db = open_store(t.db);
+    if (!db) return;
+    char loc[200], args[800];
+    snprintf(loc, sizeof loc, "%s/arch", t.dir);
+    /* Three near-duplicates in alpha, the same text in beta (never merged
+     * across projects), and one unrelated episode in alpha. */
+    add_ep(db, "alpha", "c1", "python", "parse the csv file into rows", "csv.reader(f)",
+           "2026-03-01T00:00:00Z");
+    add_ep(db, "alpha", "c2", "python", "parse the csv file into rows", "csv.reader(fh)",
+           "2026-03-01T00:01:00Z");
+    add_ep(db, "alpha", "c3", "python", "parse the csv file into rows!", "csv.reader(f)",
+           "2026-03-01T00:02:00Z");
+    add_ep(db, "beta", "c4", "python", "parse the csv file into rows", "csv.reader(f2)",
+           "2026-03-01T00:03:00Z");
+    add_ep(db, "alpha", "u1", "python", "send an email with smtp", "smtplib.SMTP(host)",
+           "2026-03-01T00:04:00Z");
+    snprintf(args, sizeof args,
+             "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"similarity_threshold\":0.8,"
+             "\"strategy\":\"heuristic\",\"retention_days\":0,\"max_episodes_per_project\":0}",
+             loc);
+    json_t *rep = ok_call(db, "prune", args);
+    CHECK_INT(json_integer_value(json_object_get(rep, "clustersCreated")), 1);
+    char a[1024];
+    sorted_join(json_object_get(rep, "episodesRemoved"), a, sizeof a);
+    CHECK_STR(a, "alpha_c1_1772323200000,alpha_c2_1772323260000,alpha_c3_1772323320000");
+    const char *sid = json_string_value(json_array_get(json_object_get(rep, "summaries"), 0));
+    remem_record *rec = NULL;
+    CHECK_INT(remem_get(db, "eps", sid ? sid : "", &rec), REMEM_OK);
+    if (rec) {
+        const remem_memory *m = remem_record_memory(rec);
+        CHECK_STR(m->kind, "summary");
+        CHECK_HAS(m->links, "alpha_c1_1772323200000");
+        CHECK_HAS(m->links, "alpha_c3_1772323320000");
+        CHECK_HAS(m->metadata, "\"projectID\":\"alpha\"");
+        CHECK_HAS(m->text, "parse the csv file into rows");
+    }
+    remem_record_free(rec);
+    json_decref(rep);
+    /* Recall of alpha returns the summary (with its links) and u1. */
+    rep =
+        ok_call(db, "episode.recall",
+                "{\"ns\":\"eps\",\"query\":\"parse the csv file into rows\",\"project\":\"alpha\","
+                "\"min_similarity\":-1}");
+    json_t *e0 = json_array_get(json_object_get(rep, "episodes"), 0);
+    CHECK(json_is_string(json_object_get(e0, "summary")));
+    CHECK_INT(json_array_size(json_object_get(e0, "links")), 3);
+    CHECK_INT(json_array_size(json_object_get(rep, "episodes")), 2);
+    json_decref(rep);
+    remem_close(db);
+    rm_rf(loc);
+    tmp_done(&t);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_episode_add);
@@ -426,5 +593,7 @@ int main(int argc, char **argv) {
     RUN(test_feedback_weight);
     RUN(test_archive_round_trip);
     RUN(test_archive_recovery);
+    RUN(test_prune_count_age);
+    RUN(test_prune_clusters);
     return TEST_EXIT();
 }

@@ -30,7 +30,8 @@ typedef struct engine_op {
 #define ENGINE_OP_TABLES(X) \
     X(core_ops) \
     X(episode_ops) \
-    X(archive_ops)
+    X(archive_ops) \
+    X(maintenance_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)

@@ -199,8 +199,8 @@ static json_t *episode_json(const remem_hit *h, double score) {
         json_object_set_new(o, "output", json_string(m->text + (pb + 2 <= tl ? pb + 2 : tl)));
     } else {
         json_object_set_new(o, "summary", json_string(m->text));
-        json_object_set(o, "links", json_object_get(meta, "members"));
-        if (m->links) json_object_set_new(o, "links", json_loads(m->links, 0, NULL));
+        json_t *links = m->links ? json_loads(m->links, 0, NULL) : NULL;
+        json_object_set_new(o, "links", links ? links : json_array());
     }
     json_object_del(meta, "promptBytes");
     json_object_set_new(o, "metadata", meta);
