@@ -563,6 +563,17 @@ static int op_maintain(remem *db, json_t *args, json_t **result) {
     return REMEM_OK;
 }
 
+/* "maintain.schedule": how often `remem serve` runs maintain
+ * (pruneIntervalHours of the policy of "*"), so that the server (a face,
+ * which sees no configuration) asks the engine instead of reading it. */
+static int op_maintain_schedule(remem *db, json_t *args, json_t **result) {
+    (void)args;
+    maint_policy pol;
+    maint_policy_get(db, "*", &pol);
+    *result = json_pack("{s:f}", "pruneIntervalHours", pol.prune_interval_hours);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
 #define S_NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
 #define S_POLICY                                                                                   \
     "\"dry_run\":{\"type\":\"boolean\",\"description\":\"report what would go, change nothing\"}," \
@@ -592,5 +603,9 @@ const engine_op maintenance_ops[] = {
       "{\"type\":\"object\",\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,"
       "\"description\":\"only this namespace\"}," S_POLICY "}}"},
      op_maintain},
+    {{"maintain.schedule", "admin",
+      "How often `remem serve` runs maintain: pruneIntervalHours of the configuration.",
+      "{\"type\":\"object\",\"properties\":{}}"},
+     op_maintain_schedule},
 };
 const size_t maintenance_ops_n = sizeof maintenance_ops / sizeof maintenance_ops[0];
