@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "maintenance/archive_file.h"
 #include "maintenance/maintenance.h"
 
@@ -77,10 +79,17 @@ static json_t *record_json(store *st, const store_row *r) {
     set_s(o, "metadata", m->metadata);
     set_s(o, "links", m->links);
     if (r->vec && m->dim > 0) {
+        /* float32 little-endian in base64: exact, and printing 384
+         * floats as decimal text was most of an archive's cost. */
         set_s(o, "model", m->model);
-        json_t *v = json_array();
-        for (int i = 0; i < m->dim; i++) json_array_append_new(v, json_real(r->vec[i]));
-        json_object_set_new(o, "vector", v);
+        json_object_set_new(o, "dim", json_integer(m->dim));
+        size_t nb = (size_t)m->dim * sizeof(float);
+        unsigned char *b64 = malloc(4 * ((nb + 2) / 3) + 1);
+        if (b64) {
+            EVP_EncodeBlock(b64, (const unsigned char *)r->vec, (int)nb);
+            json_object_set_new(o, "vector_f32le", json_string((char *)b64));
+        }
+        free(b64);
     }
     json_t *h = json_array();
     store_history(st, m->ns, m->id, hist_row, h);
@@ -115,15 +124,21 @@ static int record_memory(json_t *o, remem_memory *m, float **vec) {
     m->duplicate_count = jint(o, "duplicate_count");
     m->metadata = jstr(o, "metadata");
     m->links = jstr(o, "links");
-    json_t *v = json_object_get(o, "vector");
-    if (json_is_array(v) && json_array_size(v) > 0) {
-        size_t n = json_array_size(v);
-        float *f = malloc(n * sizeof *f);
-        if (!f) return -1;
-        for (size_t i = 0; i < n; i++) f[i] = (float)json_number_value(json_array_get(v, i));
-        *vec = f;
-        m->vector = f;
-        m->dim = (int)n;
+    const char *b64 = jstr(o, "vector_f32le");
+    int dim = (int)jint(o, "dim");
+    if (b64) {
+        size_t len = strlen(b64), nb = (size_t)dim * sizeof(float);
+        unsigned char *raw = malloc(len / 4 * 3 + 3);
+        if (!raw) return -1;
+        int got = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)len);
+        /* EVP_DecodeBlock counts the padding's zero bytes too. */
+        if (dim <= 0 || got < (int)nb || (size_t)got > nb + 2) {
+            free(raw);
+            return -1;
+        }
+        *vec = (float *)raw;
+        m->vector = *vec;
+        m->dim = dim;
         m->model = jstr(o, "model");
         if (!m->model) return -1;
     }
