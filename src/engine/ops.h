@@ -31,7 +31,8 @@ typedef struct engine_op {
     X(core_ops) \
     X(episode_ops) \
     X(archive_ops) \
-    X(maintenance_ops)
+    X(maintenance_ops) \
+    X(pending_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)

@@ -32,8 +32,8 @@ static int add_one(remem *db, txn *x, const remem_memory *in, const float *vec, 
      * export imported again keeps its replaced facts out of recall. */
     m.duplicate_count = 0;
     m.vector = vec;
-    m.dim = db->emb->dim;
-    m.model = db->emb->model_id;
+    m.dim = vec ? db->emb->dim : 0;
+    m.model = vec ? db->emb->model_id : NULL; /* no vector: pending (pending.c) */
     /* eng_validate ran: what is stored is within the documented ranges. */
     assert(m.ns && m.text && m.kind && m.tier);
     assert(m.importance >= 0 && m.importance <= 1);
@@ -186,6 +186,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
         goto out;
     }
     size_t ne = 0;
+    int pending = 0;
     for (size_t i = 0; i < n; i++) {
         if (ms[i].vector) {
             memcpy(vecs + i * dim, ms[i].vector, (size_t)dim * sizeof *vecs);
@@ -201,11 +202,8 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        char err[512] = "";
-        rc = db->emb->embed(db->emb, texts, ne, tmp, err, sizeof err);
-        if (rc)
-            eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
-        else if (tmp != vecs)
+        rc = eng_embed_for_add(db, texts, ne, tmp, &pending);
+        if (!rc && !pending && tmp != vecs)
             for (size_t j = 0; j < ne; j++)
                 memcpy(vecs + slot[j] * dim, tmp + j * dim, (size_t)dim * sizeof *vecs);
         if (tmp != vecs) free(tmp);
@@ -218,11 +216,15 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     }
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = add_one(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL, id_cap,
-                     NULL);
+        /* While the embedder is down, the rows it should have embedded go
+         * in without a vector (pending); given vectors are kept. */
+        const float *v = pending && !ms[i].vector ? NULL : vecs + i * dim;
+        rc = add_one(db, &x, &ms[i], v, now, ids ? ids + i * id_cap : NULL, id_cap, NULL);
         if (rc && failed_index) *failed_index = (long)i;
     }
     rc = eng_txn_end(db, &x, rc);
+    if (!rc && pending) db->pending_hint = 1;
+    if (!rc && !pending && ne > 0 && db->pending_hint) eng_embed_pending(db, NULL, 256, NULL, NULL);
 out:
     free(ms);
     free(vecs);
@@ -239,19 +241,15 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     const remem_memory *m = &mm;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = eng_validate(db, m))) return rc;
-    int dim = db->emb->dim;
-    float *vec = malloc((size_t)dim * sizeof *vec);
+    int dim = db->emb->dim, pending = 0;
+    float *vec = malloc((size_t)(dim > 0 ? dim : 1) * sizeof *vec);
     if (!vec) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (m->vector) {
         memcpy(vec, m->vector, (size_t)dim * sizeof *vec);
         eng_normalize_vec(vec, dim);
-    } else {
-        char err[512] = "";
-        rc = db->emb->embed(db->emb, &m->text, 1, vec, err, sizeof err);
-        if (rc) {
-            free(vec);
-            return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
-        }
+    } else if ((rc = eng_embed_for_add(db, &m->text, 1, vec, &pending))) {
+        free(vec);
+        return rc;
     }
     int64_t now = util_now_ms();
     if ((rc = store_begin(db->st))) {
@@ -259,8 +257,12 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         return eng_store_fail(db, rc);
     }
     txn x = {0};
-    rc = add_one(db, &x, m, vec, now, id_out, id_cap, outcome);
+    rc = add_one(db, &x, m, pending ? NULL : vec, now, id_out, id_cap, outcome);
     rc = eng_txn_end(db, &x, rc);
     free(vec);
+    if (!rc && pending) db->pending_hint = 1;
+    /* The embedder answers again: this write takes some of the queue. */
+    if (!rc && !pending && !m->vector && db->pending_hint)
+        eng_embed_pending(db, NULL, 256, NULL, NULL);
     return rc;
 }
