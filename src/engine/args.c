@@ -1,0 +1,205 @@
+/*
+ * args.c: the one argument checker behind remem_call (ops.c) and the small
+ * readers operations use on arguments it has checked. It implements the
+ * part of JSON Schema the operations' schemas use, and refuses unknown keys
+ * unless a schema says otherwise: a typo in an argument ("--reward" spelt
+ * "rewad") must be an error, not a silently ignored default. A file of its
+ * own so that the operations (which call these) and ops.c (which lists the
+ * operations) never call each other in a circle.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ops.h"
+
+/* ---- argument readers ---- */
+
+const char *op_str(json_t *args, const char *key, const char *def) {
+    json_t *v = json_object_get(args, key);
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+double op_num(json_t *args, const char *key, double def) {
+    json_t *v = json_object_get(args, key);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+int64_t op_int(json_t *args, const char *key, int64_t def) {
+    json_t *v = json_object_get(args, key);
+    if (json_is_integer(v)) return (int64_t)json_integer_value(v);
+    if (json_is_real(v)) return (int64_t)json_real_value(v);
+    return def;
+}
+
+int op_bool(json_t *args, const char *key, int def) {
+    json_t *v = json_object_get(args, key);
+    return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+/* ---- the checker ---- */
+
+static const char *json_kind(json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+static int type_ok(const char *t, json_t *v) {
+    if (!strcmp(t, "string")) return json_is_string(v);
+    if (!strcmp(t, "number")) return json_is_number(v);
+    if (!strcmp(t, "integer"))
+        return json_is_integer(v) ||
+               (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+                fabs(json_real_value(v)) < 9.007199254740992e15);
+    if (!strcmp(t, "boolean")) return json_is_boolean(v);
+    if (!strcmp(t, "object")) return json_is_object(v);
+    if (!strcmp(t, "array")) return json_is_array(v);
+    if (!strcmp(t, "null")) return json_is_null(v);
+    return 0;
+}
+
+/* Does v fit "type" (a string or a list of strings)? */
+static int types_ok(json_t *type, json_t *v, char *want, size_t cap) {
+    if (!type) return 1;
+    if (json_is_string(type)) {
+        snprintf(want, cap, "%s", json_string_value(type));
+        return type_ok(json_string_value(type), v);
+    }
+    size_t i;
+    json_t *t;
+    want[0] = '\0';
+    json_array_foreach(type, i, t) {
+        if (!json_is_string(t)) continue;
+        size_t l = strlen(want);
+        snprintf(want + l, cap - l, "%s%s", l ? " or " : "", json_string_value(t));
+        if (type_ok(json_string_value(t), v)) return 1;
+    }
+    return 0;
+}
+
+static int fail_at(char *err, size_t cap, const char *path, const char *fmt, const char *a,
+                   const char *b) {
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    if (path[0])
+        snprintf(err, cap, "%s: %s", path, msg);
+    else
+        snprintf(err, cap, "%s", msg);
+    return -1;
+}
+
+static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) {
+    char want[128];
+    if (!json_is_object(s)) return 0;
+    if (!types_ok(json_object_get(s, "type"), v, want, sizeof want))
+        return fail_at(err, cap, path, "expected %s, got %s",
+                       !strcmp(want, "integer") || !strcmp(want, "object") || !strcmp(want, "array")
+                           ? (!strcmp(want, "integer")  ? "an integer"
+                              : !strcmp(want, "object") ? "an object"
+                                                        : "an array")
+                           : want,
+                       json_kind(v));
+    json_t *en = json_object_get(s, "enum");
+    if (json_is_array(en)) {
+        size_t i;
+        json_t *e;
+        int found = 0;
+        json_array_foreach(en, i, e) if (json_equal(e, v)) found = 1;
+        if (!found) {
+            char *list = json_dumps(en, JSON_COMPACT);
+            char *got = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            fail_at(err, cap, path, "%s is not one of %s", got ? got : "?", list ? list : "?");
+            free(list);
+            free(got);
+            return -1;
+        }
+    }
+    if (json_is_number(v)) {
+        double x = json_number_value(v);
+        json_t *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
+        char a[64], b[64];
+        snprintf(a, sizeof a, "%g", x);
+        if (json_is_number(mn) && x < json_number_value(mn)) {
+            snprintf(b, sizeof b, "%g", json_number_value(mn));
+            return fail_at(err, cap, path, "%s is below the minimum %s", a, b);
+        }
+        if (json_is_number(mx) && x > json_number_value(mx)) {
+            snprintf(b, sizeof b, "%g", json_number_value(mx));
+            return fail_at(err, cap, path, "%s is above the maximum %s", a, b);
+        }
+    }
+    if (json_is_string(v)) {
+        size_t len = json_string_length(v);
+        json_t *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
+        char a[32];
+        if (json_is_integer(mn) && len < (size_t)json_integer_value(mn)) {
+            snprintf(a, sizeof a, "%lld", (long long)json_integer_value(mn));
+            return fail_at(err, cap, path, "must be at least %s characters long%s", a, "");
+        }
+        if (json_is_integer(mx) && len > (size_t)json_integer_value(mx)) {
+            snprintf(a, sizeof a, "%lld", (long long)json_integer_value(mx));
+            return fail_at(err, cap, path, "must be at most %s bytes long%s", a, "");
+        }
+    }
+    if (json_is_array(v)) {
+        json_t *items = json_object_get(s, "items");
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            if (check(items, e, sub, err, cap)) return -1;
+        }
+    }
+    if (json_is_object(v)) {
+        json_t *props = json_object_get(s, "properties");
+        json_t *req = json_object_get(s, "required");
+        json_t *extra = json_object_get(s, "additionalProperties");
+        size_t i;
+        json_t *r;
+        json_array_foreach(req, i, r) {
+            if (json_is_string(r) && !json_object_get(v, json_string_value(r))) {
+                char sub[256];
+                snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", json_string_value(r));
+                return fail_at(err, cap, sub, "is required%s%s", "", "");
+            }
+        }
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", k);
+            json_t *ps = json_object_get(props, k);
+            if (ps) {
+                if (check(ps, e, sub, err, cap)) return -1;
+            } else if (json_is_object(extra)) {
+                if (check(extra, e, sub, err, cap)) return -1;
+            } else if (!json_is_true(extra) && (props || json_is_false(extra))) {
+                return fail_at(err, cap, sub, "unknown argument%s%s", "", "");
+            }
+        }
+    }
+    return 0;
+}
+
+int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap) {
+    json_error_t je;
+    json_t *s = json_loads(schema, 0, &je);
+    if (!s) {
+        snprintf(err, errcap, "the operation's schema does not parse: %s", je.text);
+        return -1;
+    }
+    int rc = check(s, args, "", err, errcap);
+    json_decref(s);
+    return rc;
+}
+
