@@ -9,7 +9,7 @@
 #include "support/engine_fixture.h"
 
 #define DIM 32
-#define N 1000
+#define N   1000
 
 static remem *open_http(embed_server *s) {
     remem_options o;

@@ -23,7 +23,7 @@
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 300000
-#define PENDING_BATCH 64
+#define PENDING_BATCH  64
 
 static int remote(const remem *db) { return strcmp(db->emb->name, "http") == 0; }
 
@@ -110,18 +110,21 @@ static int embed_batch(remem *db, const int64_t *rowids, size_t n, int64_t *done
         for (size_t i = 0; !rc && i < n; i++) {
             store_row now;
             if ((rc = store_get_rowid(db->st, rowids[i], 1, &now))) {
-                if (rc == REMEM_ENOTFOUND) rc = REMEM_OK; /* gone meanwhile */
-                else eng_store_fail(db, rc);
+                if (rc == REMEM_ENOTFOUND)
+                    rc = REMEM_OK; /* gone meanwhile */
+                else
+                    eng_store_fail(db, rc);
                 continue;
             }
             int still = !now.m.vector && !now.vec && now.m.text && !strcmp(now.m.text, texts[i]);
-            if (still && !(rc = eng_check_model(db, now.m.ns)) && !(rc = eng_set_model(db, now.m.ns))) {
+            if (still && !(rc = eng_check_model(db, now.m.ns)) &&
+                !(rc = eng_set_model(db, now.m.ns))) {
                 if ((rc = store_set_vector(db->st, rowids[i], db->emb->model_id,
                                            vecs + i * (size_t)db->emb->dim, db->emb->dim)))
                     eng_store_fail(db, rc);
                 /* A history row, so other processes' caches catch up. */
-                else if ((rc = store_history_add(db->st, now.m.ns, now.m.id, util_now_ms(),
-                                                 "embed", "pending.embed", NULL, NULL)))
+                else if ((rc = store_history_add(db->st, now.m.ns, now.m.id, util_now_ms(), "embed",
+                                                 "pending.embed", NULL, NULL)))
                     eng_store_fail(db, rc);
                 else if (!(rc = eng_txn_row(db, &x, now.m.ns, rowids[i])))
                     (*done)++;
@@ -171,8 +174,9 @@ const engine_op pending_ops[] = {
     {{"pending.embed", "write",
       "Embed the memories stored without a vector while the embedder was down (the retry "
       "queue); each is embedded once.",
-      "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{"
-      "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"},"
+      "{\"type\":\"object\",\"properties\":{"
+      "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace (none: "
+      "every namespace, with an admin key)\"},"
       "\"max\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"at most this many (0: "
       "all)\"}}}"},
      op_pending_embed},
