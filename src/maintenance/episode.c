@@ -207,7 +207,7 @@ static json_t *episode_json(const remem_hit *h, double score) {
     json_object_set_new(o, "similarity", json_real(h->similarity));
     json_object_set_new(o, "score", json_real(score));
     json_object_set_new(o, "duplicateCount", json_integer(m->duplicate_count));
-    if (isnan(h->similarity)) json_object_set_new(o, "vector", json_false());
+    if (!m->model) json_object_set_new(o, "vector", json_false()); /* pending embedding */
     return o;
 }
 
