@@ -32,7 +32,8 @@ typedef struct engine_op {
     X(episode_ops) \
     X(archive_ops) \
     X(maintenance_ops) \
-    X(pending_ops)
+    X(pending_ops) \
+    X(check_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
