@@ -15,7 +15,7 @@
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
-PKGS    := sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libxxhash libcrypto
+PKGS    := sqlite3 jansson libcurl libmicrohttpd openblas libutf8proc libzstd libxxhash libcrypto yaml-0.1
 OPT     ?= -O2
 # assert() stays on in every build this Makefile makes (default, test,
 # asan): the asserted invariants sit outside the per-candidate loops and

@@ -18,7 +18,8 @@
 typedef struct cli_env {
     const char *db_path; /* --db, default ./remem.db ($REMEM_DB) */
     int json;            /* --json */
-    remem_options opt;   /* --embedder, --embed-url, --model-dir, --durable */
+    remem_options opt;   /* --embedder, --embed-url, --model-dir, --durable,
+                            --config, --no-memory */
     int quiet;           /* --quiet */
     int existing;        /* the command needs an existing store (cli_open fails
                             naming the path instead of creating one) */

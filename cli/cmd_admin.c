@@ -135,6 +135,9 @@ int cmd_clear(const cli_env *env, int argc, char **argv) {
     int rc = remem_clear(db, ns, &n);
     if (rc)
         rc = cli_fail_db(db, rc, "clear");
+    else if (remem_memory_off(db, ns))
+        puts(env->json ? "{\"deleted\":0,\"outcome\":\"dropped\",\"memory\":\"off\"}"
+                       : "memory is off: nothing was deleted");
     else if (env->json)
         printf("{\"deleted\":%lld}\n", (long long)n);
     else

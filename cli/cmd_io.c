@@ -193,7 +193,14 @@ int cmd_import(const cli_env *env, int argc, char **argv) {
         rc = pass(db, f, name, ns, batch_size, 1, &lines, &pg, &added);
         progress_done(&pg);
     }
-    if (!rc) {
+    if (!rc && remem_memory_off(db, ns)) {
+        /* Memory off: every line was checked, and dropped. */
+        if (env->json)
+            printf("{\"imported\":0,\"dropped\":%lld,\"memory\":\"off\"}\n", (long long)added);
+        else if (!env->quiet)
+            printf("memory is off: %lld memories read and dropped, nothing was written\n",
+                   (long long)added);
+    } else if (!rc) {
         /* Lines that matched an existing text were folded into it, lines
          * naming an existing id replaced it: say so rather than "imported
          * N" for rows that are not new. */

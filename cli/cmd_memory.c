@@ -55,6 +55,19 @@ static void print_write(char *js) {
     remem_free(js);
 }
 
+/* Memory off (--no-memory, or the namespace's policy): the write was
+ * accepted and dropped, and the answer says so. */
+#define DROPPED_TEXT "memory is off: nothing was written"
+static int dropped(const cli_env *env, remem *db, const char *op, const char *ns, const char *where,
+                   const char *id) {
+    if (!remem_memory_off(db, ns)) return 0;
+    if (env->json)
+        print_write(remem_write_result_json(op, where ? where : ns, id, REMEM_DROPPED, NULL));
+    else
+        puts(DROPPED_TEXT);
+    return 1;
+}
+
 /* The namespace of id when the command names none (the CLI may look: the
  * user owns the store). ns itself when given; NULL when no memory has id
  * (the write then fails with the engine's message). */
@@ -140,6 +153,8 @@ int cmd_add(const cli_env *env, int argc, char **argv) {
         rc = cli_fail_db(db, rc, "add");
     } else if (env->json) {
         print_write(remem_write_result_json("add", m.ns, id, outcome, NULL));
+    } else if (outcome == REMEM_DROPPED) {
+        puts(DROPPED_TEXT);
     } else {
         printf("%s%s\n", id,
                outcome == REMEM_DUPLICATE  ? " (duplicate: counted on the existing memory)"
@@ -238,6 +253,8 @@ int cmd_update(const cli_env *env, int argc, char **argv) {
     int rc = remem_update(db, ns, id, &p);
     if (rc)
         rc = cli_fail_db(db, rc, "update");
+    else if (dropped(env, db, "update", ns, where, id))
+        ;
     else if (env->json)
         print_write(remem_write_result_json("update", where, id, 0, NULL));
     else {
@@ -277,6 +294,8 @@ int cmd_invalidate(const cli_env *env, int argc, char **argv) {
     int rc = remem_invalidate(db, ns, id, by, reason);
     if (rc)
         rc = cli_fail_db(db, rc, "invalidate");
+    else if (dropped(env, db, "invalidate", ns, where, id))
+        ;
     else if (env->json)
         print_write(remem_write_result_json("invalidate", where, id, 0, by));
     else
@@ -312,6 +331,8 @@ int cmd_forget(const cli_env *env, int argc, char **argv) {
     int rc = remem_forget(db, ns, id, purge);
     if (rc)
         rc = cli_fail_db(db, rc, "forget");
+    else if (dropped(env, db, "forget", ns, where, id))
+        ;
     else if (env->json)
         print_write(remem_write_result_json("forget", where, id, purge, NULL));
     else

@@ -82,6 +82,11 @@ static char *query_text(const char *base, int flags, json_t *o) {
 }
 
 static void print_text(const remem_result *r) {
+    if (r->memory_off == 1) {
+        puts("memory is off: recall returns nothing");
+        return;
+    }
+    if (r->memory_off == 2) puts("memory is off for some namespaces: they were left out");
     printf("%zu of %zu candidates, profile %s, %.2f ms\n", r->n, r->candidates, r->profile,
            r->took_ms);
     for (size_t i = 0; i < r->n; i++) {

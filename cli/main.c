@@ -73,6 +73,9 @@ static void usage(FILE *f) {
                "  --embed-model M    model name for the http embedder\n"
                "  --model-dir DIR    MiniLM model folder\n"
                "  --durable          synchronous=FULL: survive power loss, not only crashes\n"
+               "  --config FILE      the configuration (default $REMEM_CONFIG, or remem.yaml\n"
+               "                     beside the store); docs/config.md\n"
+               "  --no-memory        memory off: recall finds nothing, writes are dropped\n"
                "  --quiet            no progress or notes on stderr\n"
                "  --version          the version of remem (with --json: an object)\n"
                "\n`remem <command> --help` describes each command.\n");
@@ -105,6 +108,10 @@ int main(int argc, char **argv) {
             env.opt.embed_model = v;
         else if ((v = cli_opt(argc, argv, &i, "--model-dir")))
             env.opt.model_dir = v;
+        else if ((v = cli_opt(argc, argv, &i, "--config")))
+            env.opt.config_path = v;
+        else if (!strcmp(argv[i], "--no-memory"))
+            env.opt.no_memory = 1;
         else
             rest[nrest++] = argv[i];
     }

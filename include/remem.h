@@ -199,6 +199,17 @@ typedef struct remem_options {
     int durability;            /* enum remem_durability */
     int busy_timeout_ms;       /* 0: 10000 */
     int read_only;             /* open without writing anything */
+    /* The configuration file (docs/config.md): policies per namespace
+     * pattern, the LLM endpoint. NULL: $REMEM_CONFIG, else remem.yaml in the
+     * store file's folder when there is one, else none (the defaults). A
+     * file named here or in $REMEM_CONFIG must exist and parse: remem_open
+     * fails with REMEM_EINVAL and the file, line and key otherwise. */
+    const char *config_path;
+    /* Memory off (seed 004's --no-memory), for comparing an agent's runs
+     * with and without memory: recall returns no hits, writes are accepted
+     * and dropped (nothing stored), and the answers say "memory": "off".
+     * A config policy (memory_off) can switch it on per namespace. */
+    int no_memory;
 } remem_options;
 
 /* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */
@@ -213,7 +224,9 @@ REMEM_API void remem_options_init_(remem_options *opt, size_t size);
  * Creates the file and its schema (or migrates an older schema) unless
  * read_only; loads the MiniLM weights when that embedder is chosen.
  * Returns: REMEM_OK; REMEM_EINVAL (no uri, opt not initialised, an unknown
- * embedder, the http embedder without a URL); REMEM_EUNSUPPORTED
+ * embedder, the http embedder without a URL, a configuration file
+ * (config_path, $REMEM_CONFIG, remem.yaml beside the store) that is missing
+ * or wrong: the message names the file, the line and the key); REMEM_EUNSUPPORTED
  * (postgres:// URIs, not built in yet); REMEM_ECORRUPT (not a remem store,
  * a schema newer than this library, a broken model folder); REMEM_EIO (the
  * file or model cannot be read or created); REMEM_EEMBED (the embedder
@@ -276,10 +289,13 @@ REMEM_API void remem_record_free(remem_record *r);
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 enum remem_add_outcome {
-    REMEM_ADDED = 1,    /* a new row */
-    REMEM_UPSERTED = 2, /* an existing caller id was replaced */
-    REMEM_DUPLICATE = 3 /* same normalised text in the namespace: the
-                           existing row's duplicate_count was bumped */
+    REMEM_ADDED = 1,     /* a new row */
+    REMEM_UPSERTED = 2,  /* an existing caller id was replaced */
+    REMEM_DUPLICATE = 3, /* same normalised text in the namespace: the
+                            existing row's duplicate_count was bumped */
+    REMEM_DROPPED = 4    /* memory is off for the namespace (remem_options
+                            no_memory, or its policy's memory_off): accepted,
+                            nothing written, no id */
 };
 
 /*
@@ -439,6 +455,10 @@ typedef struct remem_result {
     int64_t now;         /* the time used */
     size_t candidates;   /* candidates scored */
     double took_ms;
+    /* 1: memory is off for every namespace of the query (no hits, by
+     * choice); 2: off for some of them, which were left out. 0: on.
+     * (Appended: a caller built before it never reads it.) */
+    int memory_off;
 } remem_result;
 
 /* Run a query. *out: free with remem_result_free (NULL on failure); every
@@ -633,7 +653,8 @@ REMEM_API int64_t remem_now(void);
  * match everywhere. */
 REMEM_API char *remem_memory_to_json(const remem_memory *m);
 REMEM_API char *remem_hit_to_json(const remem_hit *h);
-/* A whole result: {"profile","now","candidates","took_ms","hits":[...]}. */
+/* A whole result: {"profile","now","candidates","took_ms","hits":[...]},
+ * plus "memory": "off" (or "partly off") when memory_off says so. */
 REMEM_API char *remem_result_to_json(const remem_result *r);
 /* The answer to a write, in the one shape every face prints (CLI --json,
  * HTTP, MCP structuredContent; docs/server.md "Write answers"):
@@ -646,11 +667,20 @@ REMEM_API char *remem_result_to_json(const remem_result *r);
  *   op "invalidate": {"id","ns","outcome":"invalidated","superseded_by"}
  *                    (superseded_by may be NULL: null);
  *   op "forget":     {"id","ns","outcome":"archived"|"purged","purged"}
- *                    (outcome non-zero: purged).
+ *                    (outcome non-zero: purged);
+ *   any op with outcome REMEM_DROPPED: {"id","ns","outcome":"dropped",
+ *                    "memory":"off"} (memory is off: nothing was written).
  * None holds stored content. malloc'd (remem_free); NULL on an unknown op or
  * out of memory. */
 REMEM_API char *remem_write_result_json(const char *op, const char *ns, const char *id, int outcome,
                               const char *superseded_by);
+/* 1 when memory is off for ns on this handle (remem_options.no_memory, or
+ * the config policy of ns says memory_off), else 0 (also for db NULL).
+ * Then remem_add and remem_add_batch store nothing (outcome REMEM_DROPPED),
+ * remem_update, remem_invalidate, remem_forget and remem_clear change
+ * nothing and return REMEM_OK, and remem_recall returns no hits from ns:
+ * the faces check it to answer "dropped". Never fails. */
+REMEM_API int remem_memory_off(remem *db, const char *ns);
 /* Free memory returned by remem (JSON strings). */
 REMEM_API void remem_free(void *p);
 

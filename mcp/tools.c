@@ -166,15 +166,17 @@ json_t *mcp_tool_remember(tool_call *c) {
     /* Without read on ns, the answer must not tell whether the text was
      * already stored (nor its id): "accepted", and only the caller's id. */
     int blind = !may(c, m.ns, MCP_READ);
-    const char *headline = blind                        ? "Accepted for"
+    const char *headline = outcome == REMEM_DROPPED     ? "Memory is off: nothing was written for"
+                           : blind                      ? "Accepted for"
                            : outcome == REMEM_UPSERTED  ? "Replaced the memory with this id:"
                            : outcome == REMEM_DUPLICATE ? "Already remembered (same text; its "
                                                           "duplicate count went up):"
                                                         : "Remembered as";
     const char *shown = blind ? m.id : id;
     snprintf(text, sizeof text, "%s %s/%s", headline, m.ns, shown ? shown : "(a new id)");
-    out = mcp_tool_ok(text, mcp_engine_json(remem_write_result_json("add", m.ns, shown,
-                                                                    blind ? 0 : outcome, NULL)));
+    out = mcp_tool_ok(
+        text, mcp_engine_json(remem_write_result_json(
+                  "add", m.ns, shown, blind && outcome != REMEM_DROPPED ? 0 : outcome, NULL)));
 done:
     free(metadata);
     free(links);
@@ -298,7 +300,9 @@ json_t *mcp_tool_recall(tool_call *c) {
         goto done;
     }
     const char *said = q->text ? q->text : "(a vector)";
-    if (res->n == 0)
+    if (res->memory_off == 1)
+        mcp_tb_printf(&b, "Memory is off: recall returns nothing.\n");
+    else if (res->n == 0)
         mcp_tb_printf(&b,
                       "No memory matched \"%s\" (profile %s, %zu candidates "
                       "scored).\n",
@@ -380,9 +384,11 @@ json_t *mcp_tool_update(tool_call *c) {
         call_fail_db(c, rc, "update");
         goto done;
     }
-    snprintf(headline, sizeof headline, "Updated %s/%s.", ns, id);
-    out =
-        mcp_tool_ok(headline, mcp_engine_json(remem_write_result_json("update", ns, id, 0, NULL)));
+    int off = remem_memory_off(c->db, ns);
+    snprintf(headline, sizeof headline,
+             off ? "Memory is off: %s/%s was not changed." : "Updated %s/%s.", ns, id);
+    out = mcp_tool_ok(headline, mcp_engine_json(remem_write_result_json(
+                                    "update", ns, id, off ? REMEM_DROPPED : 0, NULL)));
 done:
     free(metadata);
     free(links);
@@ -406,6 +412,11 @@ json_t *mcp_tool_invalidate(tool_call *c) {
              "Invalidated %s/%s: it no longer comes back from recall but "
              "stays in the store%s%s.",
              ns, id, by ? ", superseded by " : "", by ? by : "");
+    if (remem_memory_off(c->db, ns)) {
+        snprintf(text, sizeof text, "Memory is off: %s/%s was not changed.", ns, id);
+        return mcp_tool_ok(text, mcp_engine_json(remem_write_result_json("invalidate", ns, id,
+                                                                         REMEM_DROPPED, by)));
+    }
     return mcp_tool_ok(text, mcp_engine_json(remem_write_result_json("invalidate", ns, id, 0, by)));
 }
 
@@ -427,6 +438,10 @@ json_t *mcp_tool_forget(tool_call *c) {
                    : "Archived %s/%s: out of recall, restorable with update "
                      "(tier \"short\" or \"long\").",
              ns, id);
+    if (remem_memory_off(c->db, ns)) {
+        snprintf(text, sizeof text, "Memory is off: %s/%s was not changed.", ns, id);
+        purge = REMEM_DROPPED;
+    }
     return mcp_tool_ok(text,
                        mcp_engine_json(remem_write_result_json("forget", ns, id, purge, NULL)));
 }

@@ -6,7 +6,7 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config clang libclang-rt-14-dev
       libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev
-      libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev
+      libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev libyaml-dev
       python3 curl nodejs npm)
 pkgs+=(${REMEM_DEPS_EXTRA:-})
 missing=()

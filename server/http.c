@@ -564,6 +564,11 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
         else
             fprintf(out, "remem serve: no --keys file: listening on loopback "
                          "only, every local caller may do everything\n");
+        if (srv->cfg.opt.config_path)
+            fprintf(out, "remem serve: configuration from %s\n", srv->cfg.opt.config_path);
+        if (srv->cfg.opt.no_memory)
+            fprintf(out, "remem serve: memory is off (--no-memory): recall finds nothing, "
+                         "writes are dropped\n");
         if (!la->loopback && srv->keys_on)
             fprintf(out, "remem serve: reachable from other hosts; keys "
                          "required on every route but /healthz and "

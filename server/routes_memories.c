@@ -69,7 +69,7 @@ void h_add(request *rq, reply *rp, remem *db) {
     if (key_allows(rq->key, rq->ns, SERVE_READ))
         reply_write(rp, outcome == REMEM_ADDED ? 201 : 200, "add", rq->ns, id, outcome, NULL);
     else /* write alone: neither the status nor the id may tell a duplicate */
-        reply_write(rp, 202, "add", rq->ns, m.id, 0, NULL);
+        reply_write(rp, 202, "add", rq->ns, m.id, outcome == REMEM_DROPPED ? outcome : 0, NULL);
 done:
     remem_free_line(holder);
 }
@@ -124,6 +124,14 @@ void h_batch(request *rq, reply *rp, remem *db) {
         const char *msg = remem_errmsg(db);
         reply_error_at(rp, http_status_for(rc), remem_status_name(rc), failed, "%s",
                        msg && *msg ? msg : remem_strerror(rc));
+        goto done;
+    }
+    if (remem_memory_off(db, rq->ns)) { /* accepted and dropped: no ids */
+        json_t *none = json_array();
+        for (size_t i = 0; i < n; i++) json_array_append_new(none, json_null());
+        reply_json(rp, 200,
+                   json_pack("{s:o,s:i,s:s,s:s}", "ids", none, "count", 0, "outcome", "dropped",
+                             "memory", "off"));
         goto done;
     }
     /* Without read, an id the caller did not give could be a duplicate's:
@@ -234,7 +242,8 @@ void h_patch(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_write(rp, 200, "update", rq->ns, rq->id, 0, NULL);
+        reply_write(rp, 200, "update", rq->ns, rq->id,
+                    remem_memory_off(db, rq->ns) ? REMEM_DROPPED : 0, NULL);
 done:
     free(metadata);
     free(links);
@@ -252,7 +261,8 @@ void h_delete(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_write(rp, 200, "forget", rq->ns, rq->id, purge, NULL);
+        reply_write(rp, 200, "forget", rq->ns, rq->id,
+                    remem_memory_off(db, rq->ns) ? REMEM_DROPPED : purge, NULL);
 }
 
 void h_invalidate(request *rq, reply *rp, remem *db) {
@@ -272,7 +282,8 @@ void h_invalidate(request *rq, reply *rp, remem *db) {
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
     else
-        reply_write(rp, 200, "invalidate", rq->ns, rq->id, 0, json_string_value(sup));
+        reply_write(rp, 200, "invalidate", rq->ns, rq->id,
+                    remem_memory_off(db, rq->ns) ? REMEM_DROPPED : 0, json_string_value(sup));
 done:
     json_decref(o);
 }
@@ -283,6 +294,10 @@ void h_clear(request *rq, reply *rp, remem *db) {
     int rc = remem_clear(db, rq->ns, &deleted);
     if (rc != REMEM_OK)
         reply_remem_error(rp, db, rc);
+    else if (remem_memory_off(db, rq->ns))
+        reply_json(rp, 200,
+                   json_pack("{s:s,s:i,s:s,s:s}", "ns", rq->ns, "deleted", 0, "outcome", "dropped",
+                             "memory", "off"));
     else
         reply_json(rp, 200, json_pack("{s:s,s:I}", "ns", rq->ns, "deleted", (json_int_t)deleted));
 }

@@ -82,6 +82,8 @@ class _Options(Structure):
         ("durability", c_int),
         ("busy_timeout_ms", c_int),
         ("read_only", c_int),
+        ("config_path", c_char_p),
+        ("no_memory", c_int),
     ]
 
 
@@ -177,6 +179,7 @@ class _Result(Structure):
         ("now", c_int64),
         ("candidates", c_size_t),
         ("took_ms", c_double),
+        ("memory_off", c_int),
     ]
 
 
@@ -188,7 +191,7 @@ _STRUCTS = {
 
 _SET_TEXT, _SET_KIND, _SET_TIER, _SET_IMPORTANCE = 1, 2, 4, 8
 _SET_METADATA, _SET_EXPIRES, _SET_LINKS = 16, 32, 64
-_OUTCOMES = {1: "added", 2: "upserted", 3: "duplicate"}
+_OUTCOMES = {1: "added", 2: "upserted", 3: "duplicate", 4: "dropped"}
 _ID_CAP = 128
 
 
@@ -543,6 +546,7 @@ class RecallResult:
     now: int
     candidates: int
     took_ms: float
+    memory: str = "on"  # "off" (memory off: no hits by choice) or "partly off"
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
@@ -572,10 +576,14 @@ class Remem:
                  embed_api_key: Optional[str] = None, embed_timeout_ms: int = 0,
                  embed_retries: int = 0, embed_batch: int = 0,
                  model_dir: Optional[str] = None, durable: bool = False,
-                 busy_timeout_ms: int = 0, read_only: bool = False):
+                 busy_timeout_ms: int = 0, read_only: bool = False,
+                 config: Optional[str] = None, no_memory: bool = False):
         """Open (creating if needed) the store at path (a file or
         ":memory:"). embedder: "hash", "http", "minilm" or None for auto.
-        durable=True survives power loss too (synchronous=FULL)."""
+        durable=True survives power loss too (synchronous=FULL). config:
+        the configuration file (docs/config.md; None: $REMEM_CONFIG or
+        remem.yaml beside the store). no_memory=True: memory off (recall
+        finds nothing, writes are dropped), seed 004's --no-memory."""
         self._lock = threading.Lock()
         self._h = None
         opt = _Options()
@@ -591,6 +599,8 @@ class Remem:
         opt.durability = 1 if durable else 0
         opt.busy_timeout_ms = busy_timeout_ms
         opt.read_only = 1 if read_only else 0
+        opt.config_path = _b(config, "config")
+        opt.no_memory = 1 if no_memory else 0
         h = _H()
         rc = _open(_b(os.fspath(path), "path"), byref(opt), byref(h))
         if rc != 0:
@@ -893,7 +903,8 @@ class Remem:
             r = res.contents
             return RecallResult(hits=[Hit._from_c(r.hits[i]) for i in range(r.n)],
                                 profile=_str(r.profile), now=r.now,
-                                candidates=r.candidates, took_ms=r.took_ms)
+                                candidates=r.candidates, took_ms=r.took_ms,
+                                memory={1: "off", 2: "partly off"}.get(r.memory_off, "on"))
         finally:
             _result_free(res)
 

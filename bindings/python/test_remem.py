@@ -102,6 +102,31 @@ class OpenCloseTest(unittest.TestCase):
             self.assertTrue(cm.exception.name.startswith("REMEM_E"))
             self.assertIn("x.db", str(cm.exception))
 
+    def test_config_and_memory_off(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.db")
+            with remem.open(path, embedder="hash") as db:
+                db.add("agent:a", "the carrier group sailed at dawn")
+            cfg = os.path.join(d, "memory.yaml")
+            with open(cfg, "w") as f:
+                f.write("retrieval:\n  top_k: 5\n  relevance_weight: 0.4\n")
+            with remem.open(path, embedder="hash", config=cfg) as db:
+                r = db.recall("carrier", ns="agent:a")
+                self.assertEqual((r.profile, r.memory, len(r)), ("stream", "on", 1))
+                shown = db.call("config.show", ns="agent:a")
+                self.assertEqual(shown["policy"]["top_k"], 5)
+            with remem.open(path, embedder="hash", no_memory=True) as db:
+                r = db.recall("carrier", ns="agent:a")
+                self.assertEqual((len(r), r.memory), (0, "off"))
+                self.assertEqual(db.add("agent:a", "dropped", with_outcome=True), ("", "dropped"))
+            with remem.open(path, embedder="hash") as db:
+                self.assertEqual(len(db.recall("dropped", ns="agent:a")), 1)  # only the first
+            with open(cfg, "w") as f:
+                f.write("retrieval:\n  top_k: five\n")
+            with self.assertRaises(remem.RememError) as cm:
+                remem.open(path, embedder="hash", config=cfg)
+            self.assertIn("line 2: retrieval.top_k: expected an integer", str(cm.exception))
+
     def test_unknown_embedder_is_an_error(self):
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(remem.RememError) as cm:

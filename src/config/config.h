@@ -18,9 +18,9 @@
 
 /* The LLM endpoint (issue 9). Every string may be NULL (not set). */
 typedef struct cfg_llm {
-    char *url;     /* base URL of an OpenAI-compatible API (".../v1") */
-    char *model;   /* model name sent with each request */
-    char *api_key; /* bearer token */
+    char *url;      /* base URL of an OpenAI-compatible API (".../v1") */
+    char *model;    /* model name sent with each request */
+    char *api_key;  /* bearer token (or from the variable api_key_env names) */
     int timeout_ms; /* 0: default (30000) */
     int retries;    /* -1: default (2) */
 } cfg_llm;
@@ -31,39 +31,49 @@ typedef struct cfg_llm {
  * not set keeps the value underneath. */
 typedef struct cfg_policy {
     /* ---- retrieval ---- */
-    char *profile;         /* NULL: "default" */
-    char *overrides_json;  /* JSON object of query overrides (the keys of a
+    char *profile;        /* NULL: "default" */
+    char *overrides_json; /* JSON object of query overrides (the keys of a
                               recall query's "overrides": weights, half_life_days,
                               ...), NULL: none. Seed 004's retrieval.* and
                               decay.half_life_days land here. */
-    int top_k;             /* 0: the profile's */
+    int top_k;            /* 0: the profile's */
 
     /* ---- lifecycle (issue 9, seeds 001 and 004) ---- */
-    int memory_off;              /* seed 004 --no-memory */
-    int auto_rate;               /* rate every add with the LLM */
-    int stm_size;                /* short-term capacity; 0: unbounded */
-    double threshold;            /* migration: importance above it goes to
+    int memory_off;                   /* seed 004 --no-memory */
+    int auto_rate;                    /* rate every add with the LLM */
+    int stm_size;                     /* short-term capacity; 0: unbounded */
+    double threshold;                 /* migration: importance above it goes to
                                     long-term; default 0.35? see docs */
-    int long_requires_stm;       /* refuse adds straight to tier "long" */
-    int reflection_enabled;      /* default 1 */
-    int reflection_auto;         /* reflect automatically when a trigger fires */
+    int long_requires_stm;            /* refuse adds straight to tier "long" */
+    int reflection_enabled;           /* default 1 */
+    int reflection_auto;              /* reflect automatically when a trigger fires */
     double reflection_importance_sum; /* paper's trigger on the 1-10 scale
                                          (sum of importance*10); 0: off */
-    int reflection_every;        /* every N observations (seed 004: 10); 0: off */
-    double reflection_importance; /* importance of a stored reflection (0.95) */
+    int reflection_every;             /* every N observations (seed 004: 10); 0: off */
+    double reflection_importance;     /* importance of a stored reflection (0.95) */
 
     /* ---- experience (issue 10, seed 000) ---- */
-    char **hydrate_files;  /* pre-seeded decision files for first use */
+    char **hydrate_files; /* pre-seeded decision files for first use */
     size_t n_hydrate_files;
 
     /* ---- maintenance (issue 11, seed 003 keys as written there) ---- */
-    int max_episodes_per_project;    /* maxEpisodesPerProject; 0: no limit */
-    double similarity_threshold;     /* similarityThreshold (clusters) */
-    char *summarization_strategy;    /* summarizationStrategy none|heuristic|llm */
-    double prune_interval_hours;     /* pruneIntervalHours; 0: never */
-    double retention_days;           /* retentionDays; 0: keep forever */
-    char *archive_location;          /* archiveLocation; NULL: beside the store */
-    double feedback_weight_factor;   /* feedbackWeightFactor (1.5) */
+    int max_episodes_per_project;  /* maxEpisodesPerProject; 0: no limit */
+    double similarity_threshold;   /* similarityThreshold (clusters) */
+    char *summarization_strategy;  /* summarizationStrategy none|heuristic|llm */
+    double prune_interval_hours;   /* pruneIntervalHours; 0: never */
+    double retention_days;         /* retentionDays; 0: keep forever */
+    char *archive_location;        /* archiveLocation; NULL: beside the store */
+    double feedback_weight_factor; /* feedbackWeightFactor (1.5) */
+    char *embedding_model;         /* embeddingModel: the http embedder's
+                                        model when no option or
+                                        REMEM_EMBED_MODEL names one (read from
+                                        the "*" policy only: one embedder per
+                                        handle) */
+
+    /* ---- where it came from (for `remem config show`) ---- */
+    char **patterns; /* the patterns applied, least specific first
+                          ("(top level)" for the document's own keys) */
+    size_t n_patterns;
 } cfg_policy;
 
 typedef struct cfg cfg;
@@ -83,5 +93,16 @@ const cfg_llm *cfg_llm_get(const cfg *c);
 const char *cfg_path(const cfg *c);
 /* The policy as a JSON object text (malloc'd), for `remem config show`. */
 char *cfg_policy_json(const cfg_policy *p);
+/* Does the namespace pattern pat match ns? '*' matches any run of
+ * characters (also none); every other character matches itself. */
+int cfg_pattern_match(const char *pat, const char *ns);
+/* The LLM section with the environment applied (REMEM_LLM_URL,
+ * REMEM_LLM_MODEL, REMEM_LLM_API_KEY win over the file), into *out, whose
+ * strings point into c or the environment. c may be NULL. */
+void cfg_llm_effective(const cfg *c, cfg_llm *out);
+/* Call fn for every block of the file that names a profile, with the line
+ * of its "profile:" key (the engine checks the names, which the part does
+ * not know). Stops and returns -1 when fn returns non-zero. */
+int cfg_each_profile(const cfg *c, int (*fn)(void *ctx, const char *profile, int line), void *ctx);
 
 #endif

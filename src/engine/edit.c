@@ -62,6 +62,7 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
     if (!id || !*id) return eng_fail(db, REMEM_EINVAL, "no id given");
     if ((rc = eng_check_utf8(db, "namespace", ns)) || (rc = eng_check_utf8(db, "id", id)))
         return rc;
+    if (eng_memory_off(db, ns)) return REMEM_OK; /* accepted, dropped */
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
     txn x = {0};
@@ -187,7 +188,7 @@ int remem_update(remem *db, const char *ns, const char *id, const remem_patch *i
     if ((rc = eng_check_utf8(db, "id", id)) || (rc = eng_check_utf8(db, "actor", p->actor)))
         return rc;
     float *vec = NULL;
-    if (p->fields & REMEM_SET_TEXT) {
+    if ((p->fields & REMEM_SET_TEXT) && !eng_memory_off(db, ns)) {
         vec = malloc((size_t)db->emb->dim * sizeof *vec);
         if (!vec) return eng_fail(db, REMEM_ENOMEM, "out of memory");
         char err[512] = "";

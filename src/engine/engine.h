@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include "remem.h"
+#include "config/config.h"
 #include "embed/embed.h"
 #include "index/flat.h"
 #include "lexical/lexical.h"
@@ -65,6 +66,9 @@ struct remem {
      * embed. */
     int64_t embed_down_until, embed_backoff_ms;
     int pending_hint;
+    /* The configuration file's policies (policy.c); never NULL on an open
+     * handle (the defaults when there is no file). */
+    cfg *conf;
     char err[1024];
 };
 
@@ -137,6 +141,26 @@ int eng_check_memory(remem *db, const remem_memory *m);
  * REMEM_EINVAL with "FIELD: PROBLEM" in err. NaN and k, candidates <= 0
  * mean "the profile's" and pass. */
 int eng_query_check(const remem_query *q, char *err, size_t cap);
+
+/* ---- policies (policy.c; the file is read by src/config/) ---- */
+
+/* Load the handle's configuration (remem_options.config_path,
+ * $REMEM_CONFIG, remem.yaml beside the store): REMEM_OK or REMEM_EINVAL
+ * with the file, line and key in the message. Called by remem_open. */
+int eng_config_load(remem *db);
+/* The handle's configuration (never NULL on an open handle). */
+cfg *eng_config(remem *db);
+/* The effective policy of ns (never NULL; valid until remem_close). */
+const cfg_policy *eng_policy(remem *db, const char *ns);
+/* 1 when memory is off for ns (the no_memory option, or the policy). An
+ * operation that writes checks it and answers "dropped" without writing;
+ * one that reads returns nothing. ns NULL: the option alone. */
+int eng_memory_off(remem *db, const char *ns);
+/* Fill the fields q leaves to the profile from the policy of its first
+ * namespace (profile, k = top_k, and, when q uses the policy's profile,
+ * the policy's overrides). *holder (json_decref after the recall) owns
+ * strings q may now point into. */
+int eng_query_policy(remem *db, remem_query *q, json_t **holder);
 
 /* The kind's default importance (seed 004: decisions 0.9, reflections 0.95). */
 double eng_kind_importance(const char *kind);

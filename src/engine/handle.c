@@ -206,6 +206,8 @@ static int make_embedder(remem *db) {
     embed_config cfg = {0};
     cfg.url = env_or(o->embed_url, "REMEM_EMBED_URL");
     cfg.model = env_or(o->embed_model, "REMEM_EMBED_MODEL");
+    /* Seed 003's embeddingModel, from the file's "*" policy. */
+    if (!cfg.model) cfg.model = eng_policy(db, "")->embedding_model;
     cfg.api_key = env_or(o->embed_api_key, "REMEM_EMBED_API_KEY");
     cfg.timeout_ms = o->embed_timeout_ms;
     cfg.retries = o->embed_retries;
@@ -260,11 +262,15 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
     if (!uri || !*uri) return eng_fail(db, REMEM_EINVAL, "no store path given");
     db->uri = strdup(uri);
     if (!db->uri) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    /* The file first: a wrong config stops the open before the store is
+     * created or touched. */
+    int rc = eng_config_load(db);
+    if (rc) return rc;
     store_config cfg = {.durability = db->opt.durability,
                         .busy_timeout_ms = db->opt.busy_timeout_ms,
                         .read_only = db->opt.read_only};
     char err[512] = "";
-    int rc = store_open(uri, &cfg, &db->st, err, sizeof err);
+    rc = store_open(uri, &cfg, &db->st, err, sizeof err);
     /* A URI with a scheme may hold a password: only a path is repeated. */
     if (rc == REMEM_EUNSUPPORTED) return eng_fail(db, rc, "%s", err);
     if (rc)
@@ -281,6 +287,7 @@ void remem_close(remem *db) {
     text_stemmer_free(db->stem);
     embed_destroy(db->emb);
     store_close(db->st);
+    cfg_free(db->conf);
     free(db->uri);
     free(db);
 }

@@ -194,6 +194,10 @@ int remem_clear(remem *db, const char *ns, int64_t *deleted) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     if ((rc = eng_check_str(db, "namespace", ns, 256))) return rc;
+    if (eng_memory_off(db, ns)) { /* accepted, dropped */
+        if (deleted) *deleted = 0;
+        return REMEM_OK;
+    }
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
     int64_t n = 0;

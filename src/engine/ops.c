@@ -86,8 +86,21 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         json_decref(a);
         return eng_fail(db, REMEM_EINVAL, "%s: %s", name, err);
     }
+    /* Memory off (seed 004's --no-memory; policy.c): an operation that
+     * writes is checked, accepted and dropped; one that reads runs (its
+     * recalls find nothing) and its answer says memory is off. Operations
+     * without "ns" follow the handle's option alone. */
+    const char *ns = json_string_value(json_object_get(a, "ns"));
+    int off = eng_memory_off(db, ns);
     json_t *res = NULL;
-    int rc = op->fn(db, a, &res);
+    int rc;
+    if (off && !strcmp(op->info.right, "write")) {
+        res = json_pack("{s:s, s:s?, s:s, s:s}", "op", name, "ns", ns, "outcome", "dropped", "text",
+                        "memory is off: nothing was written");
+        rc = res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    } else {
+        rc = op->fn(db, a, &res);
+    }
     json_decref(a);
     if (rc) {
         json_decref(res);
@@ -95,6 +108,15 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         return rc;
     }
     if (!res) res = json_object();
+    /* "memory": "off", unless the answer already uses "memory" for its
+     * own content (memory.get's record): then "memory_off": true. */
+    if (off) {
+        json_t *m = json_object_get(res, "memory");
+        if (!m || (json_is_string(m) && !strcmp(json_string_value(m), "off")))
+            json_object_set_new(res, "memory", json_string("off"));
+        else
+            json_object_set_new(res, "memory_off", json_true());
+    }
     *out = json_dumps(res, JSON_COMPACT);
     json_decref(res);
     if (!*out) return eng_fail(db, REMEM_ENOMEM, "out of memory");

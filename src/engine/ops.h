@@ -33,7 +33,8 @@ typedef struct engine_op {
     X(archive_ops) \
     X(maintenance_ops) \
     X(pending_ops) \
-    X(check_ops)
+    X(check_ops) \
+    X(config_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)

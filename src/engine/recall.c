@@ -383,6 +383,24 @@ static double elapsed_ms(const struct timespec *t0) {
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* The answer when memory is off for every namespace of the query: no hits,
+ * by choice (seed 004's --no-memory), and the result says so. */
+static int memory_off_result(remem *db, const remem_query *q, const struct timespec *t0,
+                             remem_result **out) {
+    const char *name = q->profile ? q->profile : eng_policy(db, q->namespaces[0])->profile;
+    if (!name) name = "default";
+    result_impl *res = calloc(1, sizeof *res + str_bytes(name));
+    if (!res) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    res->pub.hits = (remem_hit *)(res + 1);
+    res->next = (char *)(res + 1);
+    res->pub.profile = keep(res, name);
+    res->pub.now = q->now ? q->now : util_now_ms();
+    res->pub.memory_off = 1;
+    res->pub.took_ms = elapsed_ms(t0);
+    *out = &res->pub;
+    return REMEM_OK;
+}
+
 static int check_query(remem *db, const remem_query *q) {
     if (!q) return eng_fail(db, REMEM_EINVAL, "no query given");
     if (!q->namespaces || q->n_namespaces == 0)
@@ -548,6 +566,26 @@ int remem_recall(remem *db, const remem_query *in, remem_result **out) {
     const remem_query *q = &qq;
     rc = check_query(db, q);
     if (rc) return rc;
+    /* Memory off: its namespaces are left out (all of them: no hits). */
+    size_t n_off = 0;
+    for (size_t i = 0; i < qq.n_namespaces; i++) n_off += eng_memory_off(db, qq.namespaces[i]) != 0;
+    if (n_off == qq.n_namespaces) return memory_off_result(db, q, &t0, out);
+    const char **on_ns = NULL;
+    if (n_off) {
+        if (!(on_ns = malloc(qq.n_namespaces * sizeof *on_ns)))
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        size_t j = 0;
+        for (size_t i = 0; i < qq.n_namespaces; i++)
+            if (!eng_memory_off(db, qq.namespaces[i])) on_ns[j++] = qq.namespaces[i];
+        qq.namespaces = on_ns;
+        qq.n_namespaces = j;
+    }
+    /* What the query leaves open, its namespace's policy fills in. */
+    json_t *pol_hold = NULL;
+    if ((rc = eng_query_policy(db, &qq, &pol_hold))) {
+        free(on_ns);
+        return rc;
+    }
     query_ctx x;
     memset(&x, 0, sizeof x);
     x.db = db;
@@ -643,6 +681,7 @@ int remem_recall(remem *db, const remem_query *in, remem_result **out) {
     res->pub.profile = keep(res, x.p.name);
     res->pub.now = x.now;
     res->pub.candidates = n;
+    res->pub.memory_off = n_off ? 2 : 0;
     if (!q->no_touch) touch(db, rk, k, x.now);
     res->pub.took_ms = elapsed_ms(&t0);
     *out = &res->pub;
@@ -659,6 +698,8 @@ out:
     scratch_free(x.qv, x.qv_local);
     filter_free(x.f);
     filter_free(x.pf);
+    json_decref(pol_hold);
+    free(on_ns);
     return rc;
 }
 

@@ -464,7 +464,10 @@ char *remem_result_to_json(const remem_result *r) {
         if (i) sb_append(&o, ",", 1);
         if (!o.oom) put_hit(&o, &h);
     }
-    sb_append(&o, "]}", 2);
+    sb_append(&o, "]", 1);
+    if (r->memory_off)
+        put_str_field(&o, &first, "memory", r->memory_off == 1 ? "off" : "partly off");
+    sb_append(&o, "}", 1);
     return sb_take(&o);
 }
 
@@ -472,7 +475,12 @@ char *remem_write_result_json(const char *op, const char *ns, const char *id, in
                               const char *superseded_by) {
     const char *what;
     if (!op) return NULL;
-    if (!strcmp(op, "add"))
+    if (outcome == REMEM_DROPPED && strcmp(op, "add") && strcmp(op, "update") &&
+        strcmp(op, "invalidate") && strcmp(op, "forget"))
+        return NULL;
+    if (outcome == REMEM_DROPPED)
+        what = "dropped";
+    else if (!strcmp(op, "add"))
         what = outcome == REMEM_ADDED       ? "added"
                : outcome == REMEM_UPSERTED  ? "upserted"
                : outcome == REMEM_DUPLICATE ? "duplicate"
@@ -489,11 +497,14 @@ char *remem_write_result_json(const char *op, const char *ns, const char *id, in
     out_init(&o, 128);
     int first = 1;
     sb_append(&o, "{", 1);
-    if (id) put_str_field(&o, &first, "id", id);
+    if (id && (*id || outcome != REMEM_DROPPED)) put_str_field(&o, &first, "id", id);
     put_str_field(&o, &first, "ns", ns ? ns : "");
     put_str_field(&o, &first, "outcome", what);
-    if (!strcmp(op, "invalidate")) put_str_field(&o, &first, "superseded_by", superseded_by);
-    if (!strcmp(op, "forget")) {
+    if (outcome == REMEM_DROPPED) {
+        put_str_field(&o, &first, "memory", "off");
+    } else if (!strcmp(op, "invalidate")) {
+        put_str_field(&o, &first, "superseded_by", superseded_by);
+    } else if (!strcmp(op, "forget")) {
         put_key(&o, &first, "purged");
         if (outcome)
             PUT_LIT(&o, "true");

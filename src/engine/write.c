@@ -164,6 +164,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     const char **texts = NULL;
     size_t *slot = NULL;
     if ((rc = take_batch(db, in, n, &ms, failed_index))) return rc;
+    size_t off = 0;
     for (size_t i = 0; i < n; i++) {
         if ((rc = eng_validate(db, &ms[i]))) {
             if (failed_index) *failed_index = (long)i;
@@ -174,7 +175,14 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
             }
             goto out;
         }
+        off += eng_memory_off(db, ms[i].ns) != 0;
     }
+    /* Memory off: the memories of those namespaces were checked like
+     * the others, and are dropped (an empty id each). */
+    if (ids && id_cap)
+        for (size_t i = 0; i < n; i++)
+            if (eng_memory_off(db, ms[i].ns)) ids[i * id_cap] = 0;
+    if (off == n) goto out;
     /* Embed everything before the transaction: a slow or failing embedder
      * never holds the write lock and never leaves half a batch. */
     int dim = db->emb->dim;
@@ -188,6 +196,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     size_t ne = 0;
     int pending = 0;
     for (size_t i = 0; i < n; i++) {
+        if (off && eng_memory_off(db, ms[i].ns)) continue;
         if (ms[i].vector) {
             memcpy(vecs + i * dim, ms[i].vector, (size_t)dim * sizeof *vecs);
             eng_normalize_vec(vecs + i * dim, dim);
@@ -216,6 +225,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     }
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
+        if (off && eng_memory_off(db, ms[i].ns)) continue;
         /* While the embedder is down, the rows it should have embedded go
          * in without a vector (pending); given vectors are kept. */
         const float *v = pending && !ms[i].vector ? NULL : vecs + i * dim;
@@ -241,6 +251,12 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     const remem_memory *m = &mm;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if ((rc = eng_validate(db, m))) return rc;
+    if (eng_memory_off(db, m->ns)) {
+        /* Accepted and dropped (seed 004's --no-memory): no id, no row. */
+        if (id_out && id_cap) id_out[0] = 0;
+        if (outcome) *outcome = REMEM_DROPPED;
+        return REMEM_OK;
+    }
     int dim = db->emb->dim, pending = 0;
     float *vec = malloc((size_t)(dim > 0 ? dim : 1) * sizeof *vec);
     if (!vec) return eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -1,11 +1,10 @@
 /*
- * policy.c: seed 003's configuration keys for one namespace. The values
- * come from the configuration file's policy (src/config, cfg_policy's
- * maintenance block) once the engine holds one; until then, and for every
- * key a file leaves unset, they are the seed's own example values
- * (maxEpisodesPerProject 1000, similarityThreshold 0.7, strategy
- * heuristic, every 24 hours, 90 days, feedbackWeightFactor 1.5). Every
- * operation also takes each key as an argument, which wins.
+ * policy.c: seed 003's configuration keys for one namespace, from the
+ * configuration file's policy (eng_policy, src/engine/policy.c; the keys
+ * and their defaults are in docs/config.md). Without a file nothing is
+ * pruned or archived behind the user's back: no count limit, no age
+ * limit, no schedule. Every operation also takes each key as an
+ * argument, which wins for that run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,14 +12,19 @@
 #include "maintenance/maintenance.h"
 
 void maint_policy_get(remem *db, const char *ns, maint_policy *out) {
-    (void)ns;
     memset(out, 0, sizeof *out);
-    out->max_episodes_per_project = 1000;
-    out->similarity_threshold = 0.7;
-    snprintf(out->strategy, sizeof out->strategy, "heuristic");
-    out->prune_interval_hours = 24;
-    out->retention_days = 90;
-    out->feedback_weight_factor = 1.5;
+    const cfg_policy *p = eng_policy(db, ns);
+    out->max_episodes_per_project = p->max_episodes_per_project;
+    out->similarity_threshold = p->similarity_threshold;
+    snprintf(out->strategy, sizeof out->strategy, "%s",
+             p->summarization_strategy ? p->summarization_strategy : "llm");
+    out->prune_interval_hours = p->prune_interval_hours;
+    out->retention_days = p->retention_days;
+    out->feedback_weight_factor = p->feedback_weight_factor;
+    if (p->archive_location && p->archive_location[0]) {
+        snprintf(out->archive_location, sizeof out->archive_location, "%s", p->archive_location);
+        return;
+    }
     const char *path = db && db->st ? store_path(db->st) : "";
     if (!path[0] || !strcmp(path, ":memory:"))
         snprintf(out->archive_location, sizeof out->archive_location, "remem-archive");

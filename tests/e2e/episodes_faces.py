@@ -96,7 +96,11 @@ check(same, "restored episodes identical field by field (vectors included)")
 
 # The server's maintenance thread: an episode of 2019 is past retentionDays (90).
 add("gamma", "old", "python", "an ancient episode", "print('old')", "2019-01-01T00:00:00Z")
-srv = Server(db=db, args=["--maintain-every", "0.0003"])  # about a second
+# Seed 003's keys in the configuration file beside the store: the
+# schedule (about a second) and the retention come from there.
+with open(os.path.join(tmp, "remem.yaml"), "w") as f:
+    f.write("memoryAgent:\n  retentionDays: 90\n  pruneIntervalHours: 0.0003\n")
+srv = Server(db=db)
 gone = False
 for _ in range(40):
     time.sleep(0.25)
@@ -106,7 +110,7 @@ for _ in range(40):
     if st == 200 and not body["episodes"]:
         gone = True
         break
-check(gone, "serve --maintain-every archived the expired episode; recall answered meanwhile")
+check(gone, "serve (pruneIntervalHours) archived the expired episode; recall answered meanwhile")
 srv.stop()
 lst = cli_json("archive", "list", "--ns", "e", "--ids")
 check(lst and "gamma_old_1546300800000" in lst["ids"], "it is in the default archive (store + .archive)")
