@@ -468,7 +468,6 @@ static void test_prune_count_age(void) {
     add_ep(db, "beta", "b3", "go", "csv with a custom separator", "r.Comma = ';'",
            "2026-03-01T00:00:00Z");
     lines before;
-    export_sorted(db, "eps", &before);
     char live_before[2048], live_after[2048];
     recall_ids(db, live_before, sizeof live_before);
     export_sorted(db, "eps", &before); /* after the recall's touch */

@@ -45,7 +45,7 @@ int eng_embed_for_add(remem *db, const char *const *texts, size_t n, float *out,
         went_down(db);
         *pending = 1;
         snprintf(db->emb_note, sizeof db->emb_note,
-                 "the embedder failed (%s): memories are stored without a vector and embedded "
+                 "the embedder failed (%.300s): memories are stored without a vector and embedded "
                  "when it answers again",
                  err[0] ? err : "no answer");
         return REMEM_OK;

@@ -291,7 +291,6 @@ int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t
     if (rc) return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     if (!n) return REMEM_OK;
-    if ((rc = maint_archive_recover(db, dir))) return rc;
     char day[1200], final[1400], part[1500], pending[1500], err[512];
     file_names(dir, now, day, sizeof day, final, sizeof final);
     snprintf(part, sizeof part, "%s.part", final);
@@ -586,6 +585,10 @@ static int op_archive(remem *db, json_t *args, json_t **result) {
     }
     char dir[1024];
     archive_dir(db, args, dir, sizeof dir);
+    if ((rc = maint_archive_recover(db, dir))) {
+        json_decref(s.want);
+        return rc;
+    }
     rc = store_scan(db->st, ns, 0, select_row, &s);
     if (rc) rc = rc == REMEM_ENOMEM ? eng_fail(db, rc, "out of memory") : eng_store_fail(db, rc);
     json_t *done = json_array();

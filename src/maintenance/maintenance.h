@@ -55,9 +55,10 @@ int maint_summarise_centroid(void *ctx, const char *const *texts, const float *c
  * written and fsync'd first (as NAME.pending), then the rows are deleted
  * in one transaction with a history row "archive" each, then the file
  * takes its final name. A crash anywhere leaves every memory in exactly
- * one place once maint_archive_recover has run (it runs first in every
- * archive operation). ids (may be NULL) receives the archived ids (a JSON
- * array, appended). */
+ * one place once maint_archive_recover has run: every operation that
+ * archives calls it once before its first batch (not per batch: it walks
+ * the whole archive folder). ids (may be NULL) receives the archived ids
+ * (a JSON array, appended). */
 int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t *rowids, size_t n,
                        int64_t now, const char *actor, json_t *ids);
 /* Finish or undo what a crash left under dir: a .pending file whose rows
