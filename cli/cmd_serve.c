@@ -17,7 +17,7 @@ static void serve_usage(FILE *f) {
     fprintf(f,
             "usage: remem serve [--db PATH] [--listen ADDR:PORT] [--keys FILE]\n"
             "                   [--threads N] [--max-body BYTES] [--timeout SECONDS]\n"
-            "                   [--max-connections N]\n"
+            "                   [--max-connections N] [--maintain-every HOURS]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -33,6 +33,10 @@ static void serve_usage(FILE *f) {
             "  --max-body BYTES    larger request bodies get 413 (default %u)\n"
             "  --timeout SECONDS   idle connections are closed (default %d)\n"
             "  --max-connections N concurrent connections (default %d)\n"
+            "  --maintain-every HOURS  run `remem maintain` (prune, retention,\n"
+            "                      archive) this often in a background thread\n"
+            "                      (default: pruneIntervalHours of the config;\n"
+            "                      0: never)\n"
             "  --hash-key SECRET   print the keys-file entry for SECRET (- reads\n"
             "                      it from stdin) and exit\n"
             "  --new-key           make a random secret, append its entry to\n"
@@ -138,6 +142,11 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             if ((n = positive(v)) < 0 || n > 86400)
                 return cli_fail("--timeout: expected seconds, got %s", v), 2;
             cfg.timeout_s = (int)n;
+        } else if ((v = cli_opt(argc, argv, &i, "--maintain-every"))) {
+            char *end;
+            cfg.maintain_every_hours = strtod(v, &end);
+            if (!*v || *end || cfg.maintain_every_hours < 0)
+                return cli_fail("--maintain-every: expected hours (a number >= 0), got %s", v), 2;
         } else if ((v = cli_opt(argc, argv, &i, "--max-connections"))) {
             if ((n = positive(v)) < 0 || n > 100000)
                 return cli_fail("--max-connections: expected a count, got %s", v), 2;

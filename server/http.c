@@ -61,6 +61,7 @@ void serve_config_init(serve_config *cfg) {
     cfg->max_body = SERVE_DEFAULT_MAX_BODY;
     cfg->timeout_s = SERVE_DEFAULT_TIMEOUT_S;
     cfg->max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
+    cfg->maintain_every_hours = -1;
 }
 
 static int64_t now_ns(void) {
@@ -738,6 +739,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
     remem *db = pool_get(&srv->pool, NULL, err, sizeof err);
     print_banner(srv, out, &la, db);
     pool_put(&srv->pool, db, NULL);
+    if (serve_maint_start(&srv->cfg, srv->cfg.quiet ? NULL : out, err, sizeof err)) goto fail;
 
     int sig = 0;
     while (sigwait(&signals, &sig) != 0) {}
@@ -745,11 +747,13 @@ int serve_run(const serve_config *cfg, FILE *out) {
         fprintf(out, "remem serve: %s: finishing %d requests in flight\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", atomic_load(&srv->in_flight));
     fflush(out);
+    serve_maint_stop();
     drain_and_stop(srv, &signals);
     rc = 0;
     if (!srv->cfg.quiet) fprintf(out, "remem serve: stopped\n");
     fflush(out);
 fail:
+    serve_maint_stop();
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
     if (pool_ready) pool_close(&srv->pool);

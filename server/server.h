@@ -27,6 +27,9 @@ typedef struct serve_config {
     int timeout_s;         /* idle connection timeout */
     int max_connections;   /* concurrent connections accepted */
     int quiet;             /* no banner */
+    double maintain_every_hours; /* run "maintain" this often; < 0 (the
+                                    default): pruneIntervalHours of the
+                                    configuration; 0: never */
 } serve_config;
 
 void serve_config_init(serve_config *cfg);

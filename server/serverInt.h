@@ -333,4 +333,9 @@ char *metrics_render(const server *srv, json_t *namespaces);
 /* ------------------------------------------------------------------ */
 const char *openapi_document(size_t *len);
 
+/* The maintenance thread (maintain.c): started after the banner when an
+ * interval is set, stopped first on shutdown. 0, or -1 with err. */
+int serve_maint_start(const serve_config *cfg, FILE *log, char *err, size_t cap);
+void serve_maint_stop(void);
+
 #endif

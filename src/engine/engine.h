@@ -60,6 +60,13 @@ struct remem {
     /* Snowball's state for the lexical lane's terms (cache_terms): one per
      * handle, as a handle serves one thread at a time. */
     text_stemmer *stem;
+    /* Writes that survive an embedder outage (pending.c): while now <
+     * embed_down_until adds skip the embedder and commit without a vector;
+     * each failure doubles embed_backoff_ms (1 s to 5 min); pending_hint
+     * says this handle wrote rows without a vector that a later write may
+     * embed. */
+    int64_t embed_down_until, embed_backoff_ms;
+    int pending_hint;
     /* The configuration file's policies (policy.c); never NULL on an open
      * handle (the defaults when there is no file). */
     cfg *conf;
@@ -262,5 +269,23 @@ int eng_check_model(remem *db, const char *ns);
 int eng_set_model(remem *db, const char *ns);
 /* End a transaction that changed a whole namespace (clear, reindex). */
 int eng_end_ns_change(remem *db, const char *ns, const char *op, const char *after, int rc);
+
+/* ---- pending embeddings (pending.c) ---- */
+
+/* Embed texts for an add. REMEM_OK with the vectors in out; or, when the
+ * embedder is a remote one ("http") that is failing (or failed within its
+ * backoff), REMEM_OK with *pending = 1 and out untouched: the caller
+ * commits the rows without vectors. Other failures are returned as they
+ * are (the message set). */
+int eng_embed_for_add(remem *db, const char *const *texts, size_t n, float *out, int *pending);
+/* Embed a query text into out (dim floats). When a remote embedder is
+ * down (failing now, or within its backoff) out is all zeros and the
+ * call succeeds: recall then ranks by its lexical lane alone. */
+int eng_embed_query(remem *db, const char *text, float *out);
+/* Embed up to max rows of ns (NULL: every namespace) that have no vector
+ * yet, in batches, each row only if it still has none inside the write
+ * transaction (so nothing is embedded twice). *done (may be NULL) gets the
+ * rows embedded, *left (may be NULL) those still pending. */
+int eng_embed_pending(remem *db, const char *ns, int64_t max, int64_t *done, int64_t *left);
 
 #endif

@@ -136,6 +136,11 @@ int remem_stats(remem *db, const char *ns, char **json) {
     }
     json_object_set_new(o, "by_kind", groups[STORE_BY_KIND]);
     json_object_set_new(o, "by_tier", groups[STORE_BY_TIER]);
+    /* Rows without a model are those stored while the embedder was down
+     * (src/engine/pending.c): the retry queue's length. */
+    json_t *nomodel = json_object_get(groups[STORE_BY_MODEL], "");
+    json_object_set_new(o, "pending_embeddings",
+                        json_integer(nomodel ? json_integer_value(nomodel) : 0));
     json_object_set_new(o, "by_model", groups[STORE_BY_MODEL]);
     groups[0] = groups[1] = groups[2] = NULL;
     if (!ns) {

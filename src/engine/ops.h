@@ -33,7 +33,12 @@ typedef struct engine_op {
     X(experience_ops) \
     X(config_ops) \
     X(llm_ops) \
-    X(lesson_ops)
+    X(lesson_ops) \
+    X(episode_ops) \
+    X(archive_ops) \
+    X(maintenance_ops) \
+    X(pending_ops) \
+    X(check_ops)
 
 #define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)

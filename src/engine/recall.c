@@ -462,9 +462,9 @@ static int prepare(query_ctx *x) {
         double inv = s > 0 ? 1.0 / sqrt(s) : 0;
         for (int i = 0; i < dim; i++) x->qv[i] = (float)(q->vector[i] * inv);
     } else {
-        err[0] = '\0';
-        rc = db->emb->embed(db->emb, &q->text, 1, x->qv, err, sizeof err);
-        if (rc) return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
+        /* While a remote embedder is down the query vector is zero: the
+         * lexical lane still answers (pending.c). */
+        if ((rc = eng_embed_query(db, q->text, x->qv))) return rc;
     }
     return REMEM_OK;
 }

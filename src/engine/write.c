@@ -33,8 +33,8 @@ int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, 
      * export imported again keeps its replaced facts out of recall. */
     m.duplicate_count = 0;
     m.vector = vec;
-    m.dim = db->emb->dim;
-    m.model = db->emb->model_id;
+    m.dim = vec ? db->emb->dim : 0;
+    m.model = vec ? db->emb->model_id : NULL; /* no vector: pending (pending.c) */
     /* eng_validate ran: what is stored is within the documented ranges. */
     assert(m.ns && m.text && m.kind && m.tier);
     assert(m.importance >= 0 && m.importance <= 1);
@@ -195,6 +195,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
         goto out;
     }
     size_t ne = 0;
+    int pending = 0;
     for (size_t i = 0; i < n; i++) {
         if (off && eng_memory_off(db, ms[i].ns)) continue;
         if (ms[i].vector) {
@@ -211,11 +212,8 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        char err[512] = "";
-        rc = db->emb->embed(db->emb, texts, ne, tmp, err, sizeof err);
-        if (rc)
-            eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
-        else if (tmp != vecs)
+        rc = eng_embed_for_add(db, texts, ne, tmp, &pending);
+        if (!rc && !pending && tmp != vecs)
             for (size_t j = 0; j < ne; j++)
                 memcpy(vecs + slot[j] * dim, tmp + j * dim, (size_t)dim * sizeof *vecs);
         if (tmp != vecs) free(tmp);
@@ -229,11 +227,15 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     txn x = {0};
     for (size_t i = 0; i < n && !rc; i++) {
         if (off && eng_memory_off(db, ms[i].ns)) continue;
-        rc = eng_add_in_txn(db, &x, &ms[i], vecs + i * dim, now, ids ? ids + i * id_cap : NULL,
-                            id_cap, NULL);
+        /* While the embedder is down, the rows it should have embedded go
+         * in without a vector (pending); given vectors are kept. */
+        const float *v = pending && !ms[i].vector ? NULL : vecs + i * dim;
+        rc = eng_add_in_txn(db, &x, &ms[i], v, now, ids ? ids + i * id_cap : NULL, id_cap, NULL);
         if (rc && failed_index) *failed_index = (long)i;
     }
     rc = eng_txn_end(db, &x, rc);
+    if (!rc && pending) db->pending_hint = 1;
+    if (!rc && !pending && ne > 0 && db->pending_hint) eng_embed_pending(db, NULL, 256, NULL, NULL);
     /* The policies' after-add step, once per namespace of the batch. */
     for (size_t i = 0; i < n && !rc; i++) {
         size_t j = 0;
@@ -268,8 +270,8 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     char *rated_meta = NULL, idl[64] = "";
     int later = 0, out = 0;
     if ((rc = eng_rate_on_add(db, &mm, &rated_meta, &later))) return rc;
-    int dim = db->emb->dim;
-    float *vec = malloc((size_t)dim * sizeof *vec);
+    int dim = db->emb->dim, pending = 0;
+    float *vec = malloc((size_t)(dim > 0 ? dim : 1) * sizeof *vec);
     if (!vec) {
         free(rated_meta);
         return eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -277,14 +279,10 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     if (m->vector) {
         memcpy(vec, m->vector, (size_t)dim * sizeof *vec);
         eng_normalize_vec(vec, dim);
-    } else {
-        char err[512] = "";
-        rc = db->emb->embed(db->emb, &m->text, 1, vec, err, sizeof err);
-        if (rc) {
-            free(vec);
-            free(rated_meta);
-            return eng_fail(db, rc, "%s", err[0] ? err : remem_strerror(rc));
-        }
+    } else if ((rc = eng_embed_for_add(db, &m->text, 1, vec, &pending))) {
+        free(vec);
+        free(rated_meta);
+        return rc;
     }
     int64_t now = util_now_ms();
     if ((rc = store_begin(db->st))) {
@@ -293,13 +291,16 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
         return eng_store_fail(db, rc);
     }
     txn x = {0};
-    rc = eng_add_in_txn(db, &x, m, vec, now, idl, sizeof idl, &out);
+    rc = eng_add_in_txn(db, &x, m, pending ? NULL : vec, now, idl, sizeof idl, &out);
     rc = eng_txn_end(db, &x, rc);
     free(vec);
     free(rated_meta);
     if (rc) return rc;
     if (id_out && id_cap) snprintf(id_out, id_cap, "%s", idl);
     if (outcome) *outcome = out;
+    if (pending) db->pending_hint = 1;
+    /* The embedder answers again: this write takes some of the queue. */
+    if (!pending && !m->vector && db->pending_hint) eng_embed_pending(db, NULL, 256, NULL, NULL);
     if (later && out != REMEM_DUPLICATE) db->rate_later(db->rate_later_ctx, m->ns, idl);
     eng_hooks_after_add(db, m->ns);
     return rc;

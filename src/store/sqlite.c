@@ -725,6 +725,25 @@ static int sqlite_scrub_deleted(store *base) {
     return REMEM_OK;
 }
 
+static int sqlite_integrity(store *base, store_problem_fn fn, void *ctx) {
+    sqlite_store *s = sq(base);
+    sqlite3_stmt *st;
+    int rc = prepare(s, "PRAGMA integrity_check", &st, "checking the store's integrity");
+    if (rc) return rc;
+    int step;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *msg = (const char *)sqlite3_column_text(st, 0);
+        if (msg && strcmp(msg, "ok")) rc = fn(ctx, msg);
+    }
+    if (!rc && step != SQLITE_DONE) {
+        /* A store damaged badly enough that the check itself fails is a
+         * problem to report, not an error of the call. */
+        rc = fn(ctx, sqlite3_errmsg(s->db));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* ---- scans ---- */
 
 static int sqlite_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
@@ -851,6 +870,7 @@ static const store_ops sqlite_ops = {
     .history = sqlite_history,
     .history_scrub = sqlite_history_scrub,
     .scrub_deleted = sqlite_scrub_deleted,
+    .integrity = sqlite_integrity,
 };
 
 static const char *const sqlite_schemes[] = {"file", NULL};

@@ -83,6 +83,7 @@ typedef int (*store_ns_fn)(void *ctx, const store_ns *n);
 typedef int (*store_count_fn)(void *ctx, enum store_group g, const char *key, int64_t n);
 typedef int (*store_history_fn)(void *ctx, const store_history_row *h);
 typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
+typedef int (*store_problem_fn)(void *ctx, const char *problem);
 
 /* Settings every backend takes; unused ones are ignored. */
 typedef struct store_config {
@@ -164,6 +165,10 @@ struct store_ops {
      * the store's files (journal, free pages).
      * Runs its own transaction. */
     int (*scrub_deleted)(store *s);
+    /* The backend's own consistency check of its files (SQLite's
+     * integrity_check): fn(ctx, problem) for each problem found, none
+     * when the store is sound. Reads only. */
+    int (*integrity)(store *s, store_problem_fn fn, void *ctx);
 };
 
 /* The part of every backend's handle the engine sees; a backend's own
@@ -268,5 +273,8 @@ static inline int store_history_scrub(store *s, const char *ns, const char *id) 
     return s->ops->history_scrub(s, ns, id);
 }
 static inline int store_scrub_deleted(store *s) { return s->ops->scrub_deleted(s); }
+static inline int store_integrity(store *s, store_problem_fn fn, void *ctx) {
+    return s->ops->integrity(s, fn, ctx);
+}
 
 #endif

@@ -1,0 +1,70 @@
+/*
+ * maintenance.h: what the files of src/maintenance/ share (seed 003's
+ * MemoryAgent as engine operations over ordinary memories): the policy
+ * they act on, the episode record's layout in a memory, and the archive
+ * (date-partitioned zstd JSONL files outside the store, with restore).
+ *
+ * Episodes are memories of kind "episode": the text is the prompt, a blank
+ * line and the output (so the vector and the lexical lane see both), and
+ * the metadata holds seed 003's EpisodeMetadata keys at the top level (so
+ * the ordinary filters reach them: {"projectID":{"$eq":"acme"}}) plus
+ * "promptBytes", where the prompt ends in the text.
+ */
+#ifndef REMEM_MAINTENANCE_H
+#define REMEM_MAINTENANCE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "engine/ops.h"
+
+/* The kind of an episode, and the metadata key marking a cluster's summary. */
+#define EPISODE_KIND        "episode"
+#define EPISODE_SUMMARY_KEY "episodeSummary"
+
+/* Seed 003's configuration keys, resolved for one namespace (policy.c). */
+typedef struct maint_policy {
+    int max_episodes_per_project; /* 0: no limit */
+    double similarity_threshold;  /* clusters and recall's default minSimilarity */
+    char strategy[16];            /* "none" | "heuristic" | "llm" */
+    double prune_interval_hours;  /* 0: never (serve) */
+    double retention_days;        /* 0: keep forever */
+    char archive_location[1024];  /* resolved: never empty */
+    double feedback_weight_factor;
+} maint_policy;
+
+/* The policy of ns: the configuration's, with the defaults of seed 003's
+ * example where it sets nothing. The archive location defaults to the
+ * store's path + ".archive" (":memory:" stores: ./remem-archive). */
+void maint_policy_get(remem *db, const char *ns, maint_policy *out);
+
+/* ---- the archive (archive.c) ---- */
+
+/* A pluggable summariser for a cluster of texts (prune.c): writes a
+ * malloc'd summary into *out and the method's name into method (cap
+ * bytes). The default is maint_summarise_centroid. Returns REMEM_OK or an
+ * error status. */
+typedef int (*maint_summarise_fn)(void *ctx, const char *const *texts, const float *const *vecs,
+                                  size_t n, int dim, char **out, char *method, size_t cap);
+int maint_summarise_centroid(void *ctx, const char *const *texts, const float *const *vecs,
+                             size_t n, int dim, char **out, char *method, size_t cap);
+
+/* Move the rows of ns with these rowids out of the live store into one new
+ * archive file under dir (dir/YYYY/MM/DD/, the day of `now`): the file is
+ * written and fsync'd first (as NAME.pending), then the rows are deleted
+ * in one transaction with a history row "archive" each, then the file
+ * takes its final name. A crash anywhere leaves every memory in exactly
+ * one place once maint_archive_recover has run: every operation that
+ * archives calls it once before its first batch (not per batch: it walks
+ * the whole archive folder). ids (may be NULL) receives the archived ids
+ * (a JSON array, appended). */
+int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t *rowids, size_t n,
+                       int64_t now, const char *actor, json_t *ids);
+/* Finish or undo what a crash left under dir: a .pending file whose rows
+ * are still live is removed (its transaction never committed), one whose
+ * rows are gone takes its final name; a file marked for settling (a
+ * restore's) is rewritten without the records that are live again. */
+int maint_archive_recover(remem *db, const char *dir);
+
+#endif

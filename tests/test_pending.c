@@ -1,0 +1,159 @@
+/*
+ * test_pending.c: writes that survive an embedder outage (issue 11,
+ * acceptance check 2; src/engine/pending.c). The http embedder's stand-in
+ * server fails every request during 1,000 adds: all 1,000 are committed,
+ * found lexically at once, shown as pending in stats, and found by vector
+ * once the server answers again and the queue is drained; each text is
+ * embedded exactly once.
+ */
+#include "support/engine_fixture.h"
+
+#define DIM 32
+#define N   1000
+
+static remem *open_http(embed_server *s) {
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "http";
+    o.embed_url = embed_server_url(s);
+    o.embed_model = "stand-in";
+    o.embed_retries = -1; /* none: the outage shows at once */
+    o.embed_timeout_ms = 2000;
+    remem *db = NULL;
+    if (remem_open(":memory:", &o, &db)) {
+        fprintf(stderr, "  open: %s\n", remem_errmsg(db));
+        remem_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+static int64_t stat_int(remem *db, const char *key) {
+    char *js = NULL;
+    if (remem_stats(db, "out", &js)) return -1;
+    json_t *o = json_loads(js, 0, NULL);
+    int64_t v = json_integer_value(json_object_get(o, key));
+    json_decref(o);
+    remem_free(js);
+    return v;
+}
+
+/* Does a recall of text (lexical and vector lanes) put id first, and did
+ * its vector lane see it? */
+static void find(remem *db, const char *text, const char *id, int *found, int *by_vector) {
+    remem_query q;
+    remem_query_init(&q);
+    const char *ns[1] = {"out"};
+    q.text = text;
+    q.namespaces = ns;
+    q.n_namespaces = 1;
+    q.k = 3;
+    q.no_touch = 1;
+    remem_result *r = NULL;
+    *found = *by_vector = 0;
+    if (remem_recall(db, &q, &r)) return;
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->hits[i].mem.id, id)) {
+            *found = 1;
+            *by_vector = r->hits[i].mem.model != NULL && r->hits[i].similarity > 0.99;
+        }
+    remem_result_free(r);
+}
+
+static void test_outage(void) {
+    embed_server *s = embed_server_start(DIM);
+    if (!s) return;
+    remem *db = open_http(s);
+    if (!db) {
+        embed_server_stop(s);
+        return;
+    }
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "out";
+    m.id = "before";
+    m.text = "written while the embedder answered";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    int texts0 = embed_server_texts(s);
+    embed_server_fail_next(s, 1000000, 503);
+    char id[32], text[96];
+    int ok = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "m%04d", i);
+        snprintf(text, sizeof text, "observation number %d zq%dx about the outage", i, i);
+        m.id = id;
+        m.text = text;
+        ok += remem_add(db, &m, NULL, 0, NULL) == REMEM_OK;
+    }
+    CHECK_INT(ok, N);
+    CHECK_INT(stat_int(db, "memories"), N + 1);
+    CHECK_INT(stat_int(db, "pending_embeddings"), N);
+    /* Lexically at once; not by vector. */
+    int found, byvec;
+    find(db, "zq517x", "m0517", &found, &byvec);
+    CHECK(found && !byvec);
+    /* The backoff spared the server: far fewer requests than adds. */
+    CHECK(embed_server_requests(s) < 50);
+    /* Draining while it is still down embeds nothing and loses nothing. */
+    char *out = NULL;
+    CHECK(remem_call(db, "pending.embed", "{\"ns\":\"out\"}", 12, &out) != REMEM_OK);
+    remem_free(out);
+    CHECK_INT(stat_int(db, "pending_embeddings"), N);
+    /* The server returns. */
+    embed_server_fail_next(s, 0, 200);
+    int before = embed_server_texts(s);
+    CHECK_INT(remem_call(db, "pending.embed", "{\"ns\":\"out\"}", 12, &out), REMEM_OK);
+    CHECK_HAS(out, "\"embedded\":1000");
+    remem_free(out);
+    CHECK_INT(embed_server_texts(s) - before, N); /* each once */
+    CHECK_INT(stat_int(db, "pending_embeddings"), 0);
+    CHECK_INT(remem_call(db, "pending.embed", "{\"ns\":\"out\"}", 12, &out), REMEM_OK);
+    CHECK_HAS(out, "\"embedded\":0");
+    remem_free(out);
+    CHECK_INT(embed_server_texts(s) - before, N); /* nothing twice */
+    /* Now by vector: the query text is the memory's own. */
+    find(db, "observation number 517 zq517x about the outage", "m0517", &found, &byvec);
+    CHECK(found && byvec);
+    (void)texts0;
+    remem_close(db);
+    embed_server_stop(s);
+}
+
+/* The next successful write takes the queue along. */
+static void test_next_write_drains(void) {
+    embed_server *s = embed_server_start(DIM);
+    if (!s) return;
+    remem *db = open_http(s);
+    if (!db) {
+        embed_server_stop(s);
+        return;
+    }
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "out";
+    m.text = "first";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    embed_server_fail_next(s, 1000000, 500);
+    m.text = "written during the outage";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    CHECK_INT(stat_int(db, "pending_embeddings"), 1);
+    embed_server_fail_next(s, 0, 200);
+    sleep(1); /* past the first backoff (1 s) */
+    usleep(200000);
+    m.text = "after the outage";
+    CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    CHECK_INT(stat_int(db, "pending_embeddings"), 0);
+    char ops[128];
+    remem_record *r = NULL;
+    (void)r;
+    (void)ops;
+    remem_close(db);
+    embed_server_stop(s);
+}
+
+int main(int argc, char **argv) {
+    TEST_INIT(argc, argv);
+    RUN(test_outage);
+    RUN(test_next_write_drains);
+    return TEST_EXIT();
+}
