@@ -43,6 +43,14 @@ static inline int lc_bool(json_t *args, const char *key, int def) {
     return json_is_boolean(v) ? json_is_true(v) : def;
 }
 
+/* A summary of n texts (summarize.c), for seed 003's pruning clusters as
+ * for summarise-and-forget: the LLM's when want_llm and one is
+ * configured, else (or when the model fails: why says how) the extractive
+ * summary, the most central sentences without repetition. method receives
+ * "llm" or "extractive"; *out is malloc'd. */
+int lc_summarise_texts(remem *db, const char *const *texts, size_t n, int want_llm, char **out,
+                       char *method, size_t cap, char *why, size_t whycap);
+
 /* ---- policy and LLM (env.c) ---- */
 
 /* The effective policy of ns (never NULL; valid until the next call). */
