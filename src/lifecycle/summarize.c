@@ -73,10 +73,10 @@ int lc_summarise_texts(remem *db, const char *const *texts, size_t n, int want_l
 }
 
 int lc_op_summarize(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
-    size_t count = (size_t)lc_int(args, "count", 10);
-    size_t sentences = (size_t)lc_int(args, "sentences", 3);
-    const char *method = lc_str(args, "method", "auto");
+    const char *ns = op_str(args, "ns", NULL);
+    size_t count = (size_t)op_int(args, "count", 10);
+    size_t sentences = (size_t)op_int(args, "sentences", 3);
+    const char *method = op_str(args, "method", "auto");
     lc_list l;
     int rc = lc_snapshot(db, ns, keep_long, NULL, 0, &l);
     if (rc) return rc;
