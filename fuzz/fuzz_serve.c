@@ -31,6 +31,7 @@
 #include "../server/routes_admin.c"
 #include "../server/routes_memories.c"
 #include "../server/routes_namespaces.c"
+#include "../server/routes_ops.c"
 #include "../server/routes_recall.c"
 
 /* Stand-ins for the rest of the server (unused by the parsers). */
