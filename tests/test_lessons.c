@@ -83,6 +83,8 @@ static const struct {
      "[<ts>] worker <hex> crashed after <n>s"},
     {"IndexError: cell (12, 7) is out of bounds for a 10x10 board",
      "indexerror: cell (<n>, <n>) is out of bounds for a <n> board"},
+    /* a size in a text about HTTP is a size, not a status (found by fuzz_lessons) */
+    {"HTTP 502 after resizing to 5X1 tiles", "http 502 after resizing to <n> tiles"},
     {"  many   spaces\tand\nnewlines  ", "many spaces and newlines"},
     {"", ""},
 };

@@ -160,7 +160,10 @@ static int speaks_http(const char *s) {
 }
 
 static int http_status(const char *s, size_t n, const char *start) {
-    if (n != 3 || (s[0] != '4' && s[0] != '5')) return 0;
+    /* three digits: "5X1" is a size (5 by 1), not a status */
+    if (n != 3 || (s[0] != '4' && s[0] != '5') || !isdigit((unsigned char)s[1]) ||
+        !isdigit((unsigned char)s[2]))
+        return 0;
     if (s > start && (s[-1] == '.' || s[-1] == ':')) return 0; /* 1.404, :500 (a port) */
     return s[3] != '.' || !isdigit((unsigned char)s[4]);
 }
