@@ -72,6 +72,7 @@ typedef struct net_request {
     const char *content_type; /* of body (NULL: application/json) */
     const char *accept;       /* NULL: no Accept header */
     const char *bearer;       /* an API key; NULL or "": none */
+    const char *const *headers; /* more "Name: value" lines, NULL-ended; NULL: none */
     long timeout_ms;          /* per try, connecting included; 0: 30 s; <0: none */
     long connect_timeout_ms;  /* 0: timeout_ms, or 30 s without one */
     long stall_ms;            /* give up after this long without a byte; 0: never */
