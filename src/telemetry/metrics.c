@@ -95,9 +95,9 @@ static const char *kind_name(tm_metric_kind k) {
     return k == TM_COUNTER ? "counter" : k == TM_GAUGE ? "gauge" : "histogram";
 }
 
-char *tm_snapshot_json(void) {
-    tm_counts c;
-    tm_get_counts(&c);
+/* Every metric as a JSON array (tm_snapshot_json in telemetry.c adds the
+ * exporter's counts). */
+json_t *tm_metrics_json(void) {
     json_t *ms = json_array();
     pthread_mutex_lock(&g_mlock);
     for (size_t i = 0; ms && i < g_nm; i++) {
@@ -121,17 +121,7 @@ char *tm_snapshot_json(void) {
         json_array_append_new(ms, o);
     }
     pthread_mutex_unlock(&g_mlock);
-    json_t *all = json_pack(
-        "{s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "enabled", tm_enabled(), "spans",
-        "started", (json_int_t)c.spans_started, "exported", (json_int_t)c.spans_exported,
-        "dropped", (json_int_t)(c.spans_dropped_queue_full + c.spans_dropped_export),
-        "dropped_queue_full", (json_int_t)c.spans_dropped_queue_full, "dropped_export_failed",
-        (json_int_t)c.spans_dropped_export, "exports_failed", (json_int_t)c.exports_failed,
-        "queued", (json_int_t)c.queue_len, "queue_capacity", (json_int_t)c.queue_cap, "metrics",
-        ms);
-    char *out = all ? json_dumps(all, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
-    json_decref(all);
-    return out;
+    return ms;
 }
 
 static json_t *u64s(uint64_t v) {
@@ -172,8 +162,8 @@ char *tm_encode_metrics(const char *service, uint64_t start_ns, uint64_t now_ns)
             key = "histogram";
             data = json_pack("{s:[o],s:i}", "dataPoints", dp, "aggregationTemporality", 2);
         }
-        json_t *o = json_pack("{s:s,s:s,s:s,s:o}", "name", m->name, "unit", m->unit,
-                              "description", m->desc, key, data);
+        json_t *o = json_pack("{s:s,s:s,s:s,s:o}", "name", m->name, "unit", m->unit, "description",
+                              m->desc, key, data);
         if (o) json_array_append_new(arr, o);
     }
     pthread_mutex_unlock(&g_mlock);

@@ -10,6 +10,7 @@
  * counts the spans: retrying would only hold memory for a collector that
  * may not come back, and the queue's bound is the promise.
  */
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -302,6 +303,25 @@ void tm_get_counts(tm_counts *c) {
         c->queue_cap = g_q.cap;
         pthread_mutex_unlock(&g_lock);
     }
+}
+
+json_t *tm_metrics_json(void);
+
+char *tm_snapshot_json(void) {
+    tm_counts c;
+    tm_get_counts(&c);
+    json_t *ms = tm_metrics_json();
+    json_t *all =
+        json_pack("{s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "enabled", tm_enabled(), "spans",
+                  "started", (json_int_t)c.spans_started, "exported", (json_int_t)c.spans_exported,
+                  "dropped", (json_int_t)(c.spans_dropped_queue_full + c.spans_dropped_export),
+                  "dropped_queue_full", (json_int_t)c.spans_dropped_queue_full,
+                  "dropped_export_failed", (json_int_t)c.spans_dropped_export, "exports_failed",
+                  (json_int_t)c.exports_failed, "queued", (json_int_t)c.queue_len, "queue_capacity",
+                  (json_int_t)c.queue_cap, "metrics", ms);
+    char *out = all ? json_dumps(all, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    json_decref(all);
+    return out;
 }
 
 /* ---- spans ---- */
