@@ -196,3 +196,10 @@ void eng_tm_call_end(remem *db, tm_span *s, const char *op, json_t *args, json_t
     eng_tm_status(db, s, rc);
     tm_span_end(s);
 }
+
+int remem_telemetry_stats(char **json) {
+    *json = tm_snapshot_json();
+    return *json ? REMEM_OK : REMEM_ENOMEM;
+}
+
+void remem_telemetry_flush(void) { tm_flush(); }
