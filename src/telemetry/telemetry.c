@@ -223,10 +223,12 @@ static void export_metrics(net_client *c) {
         atomic_fetch_add(&g_metric_exports, 1);
 }
 
+static int g_stop, g_stopped;
+static net_client *g_client;
+
 static void *exporter(void *arg) {
     (void)arg;
-    char err[256];
-    net_client *c = net_client_new(err, sizeof err);
+    net_client *c = g_client;
     tm_span **batch = calloc(g_cfg.batch_size, sizeof *batch);
     pthread_mutex_lock(&g_lock);
     for (;;) {
@@ -235,8 +237,9 @@ static void *exporter(void *arg) {
         long long ns = until.tv_nsec + (g_cfg.delay_ms % 1000) * 1000000LL;
         until.tv_sec += g_cfg.delay_ms / 1000 + ns / 1000000000LL;
         until.tv_nsec = ns % 1000000000LL;
-        while (g_q.len < g_cfg.batch_size && g_flush_asked == g_flush_done)
+        while (!g_stop && g_q.len < g_cfg.batch_size && g_flush_asked == g_flush_done)
             if (pthread_cond_timedwait(&g_wake, &g_lock, &until)) break;
+        if (g_stop) break;
         uint64_t asked = g_flush_asked;
         size_t n;
         while (batch && (n = tm_queue_pop(&g_q, batch, g_cfg.batch_size))) {
@@ -250,15 +253,38 @@ static void *exporter(void *arg) {
         g_flush_done = asked;
         pthread_cond_broadcast(&g_done);
     }
+    g_stopped = 1;
+    pthread_cond_broadcast(&g_done);
+    pthread_mutex_unlock(&g_lock);
+    free(batch);
     return NULL;
 }
 
-static void at_exit(void) { tm_flush(); }
+/* At exit: send what is queued, then stop the thread before the libraries
+ * it uses (libcurl, OpenSSL) run their own exit handlers, which were
+ * registered before this one and so run after it. */
+static void at_exit(void) {
+    tm_flush();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    pthread_mutex_lock(&g_lock);
+    g_stop = 1;
+    pthread_cond_signal(&g_wake);
+    while (!g_stopped)
+        if (pthread_cond_timedwait(&g_done, &g_lock, &until)) break;
+    pthread_mutex_unlock(&g_lock);
+}
 
 static void start(void) {
     char why[300];
     if (tm_config_read(&g_cfg, why, sizeof why) || !g_cfg.enabled) return;
     if (tm_queue_init(&g_q, g_cfg.queue_size)) return;
+    /* The client (and so libcurl's and OpenSSL's global set-up) is made
+     * here, on the caller's thread, never racing the process's other
+     * users of those libraries from the exporter thread. */
+    char err[256];
+    if (!(g_client = net_client_new(err, sizeof err))) return;
     g_start_ns = tm_now_ns();
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -277,7 +303,7 @@ int tm_enabled(void) {
 }
 
 void tm_flush(void) {
-    if (!tm_enabled()) return;
+    if (!tm_enabled() || g_stopped) return;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += g_cfg.timeout_ms / 1000 + 2;
