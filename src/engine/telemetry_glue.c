@@ -176,7 +176,10 @@ void eng_tm_call_end(remem *db, tm_span *s, const char *op, json_t *args, json_t
     if (!rc) {
         if (!strcmp(op, "episode.add")) store_episode(db, s, args, res);
         if (!strcmp(op, "prune") || !strcmp(op, "maintain")) {
-            tm_count("remem.maintenance.runs", "{run}", "Maintenance runs (prune, maintain).", 1);
+            /* maintain's per-namespace prunes are part of its one run */
+            if (!json_is_true(json_object_get(args, "_maintain")))
+                tm_count("remem.maintenance.runs", "{run}", "Maintenance runs (prune, maintain).",
+                         1);
             if (!json_is_true(json_object_get(res, "dryRun"))) refresh_gauges(db, 1);
         }
         if (!strcmp(op, "pending.embed")) refresh_gauges(db, 1);

@@ -32,6 +32,7 @@
 
 #include "maintenance/archive_file.h"
 #include "maintenance/maintenance.h"
+#include "engine/telemetry_glue.h"
 #include "telemetry/telemetry.h"
 
 #define PRUNE_WINDOW 2048
@@ -576,7 +577,10 @@ static int op_maintain(remem *db, json_t *args, json_t **result) {
         json_object_set_new(a, "ids_limit", json_integer(100));
         json_object_set_new(a, "_maintain", json_true()); /* internal: not in the schema */
         json_t *rep = NULL;
+        /* each namespace's run is a memory.prune span, as a prune is */
+        tm_span *span = eng_tm_call_begin("prune");
         rc = op_prune(db, a, &rep);
+        eng_tm_call_end(db, span, "prune", a, rc ? NULL : rep, rc);
         json_decref(a);
         if (rc) break;
         total += json_integer_value(json_object_get(rep, "removedCount"));

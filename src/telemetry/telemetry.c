@@ -276,15 +276,15 @@ static void at_exit(void) {
     pthread_mutex_unlock(&g_lock);
 }
 
+static char g_problem[300]; /* why telemetry stayed off despite an endpoint */
+
 static void start(void) {
-    char why[300];
-    if (tm_config_read(&g_cfg, why, sizeof why) || !g_cfg.enabled) return;
+    if (tm_config_read(&g_cfg, g_problem, sizeof g_problem) || !g_cfg.enabled) return;
     if (tm_queue_init(&g_q, g_cfg.queue_size)) return;
     /* The client (and so libcurl's and OpenSSL's global set-up) is made
      * here, on the caller's thread, never racing the process's other
      * users of those libraries from the exporter thread. */
-    char err[256];
-    if (!(g_client = net_client_new(err, sizeof err))) return;
+    if (!(g_client = net_client_new(g_problem, sizeof g_problem))) return;
     g_start_ns = tm_now_ns();
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -345,6 +345,7 @@ char *tm_snapshot_json(void) {
                   "dropped_export_failed", (json_int_t)c.spans_dropped_export, "exports_failed",
                   (json_int_t)c.exports_failed, "queued", (json_int_t)c.queue_len, "queue_capacity",
                   (json_int_t)c.queue_cap, "metrics", ms);
+    if (all && g_problem[0]) json_object_set_new(all, "problem", json_string(g_problem));
     char *out = all ? json_dumps(all, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(all);
     return out;
