@@ -57,14 +57,35 @@ static void signal_url(char *out, size_t cap, const char *specific, const char *
     snprintf(out, cap, "%.*s/v1/%s", (int)n, base, what);
 }
 
-/* OTEL_EXPORTER_OTLP_HEADERS: "k1=v1,k2=v2" (values may be %-encoded). */
+static int hexval(char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* A header name's characters (RFC 9110's tchar). */
+static int tchar(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* OTEL_EXPORTER_OTLP_HEADERS: "k1=v1,k2=v2" (values may be %-encoded).
+ * Spaces around keys are dropped; a key that is not a header name is
+ * refused; control characters in a value (decoded or not) are dropped, so
+ * that no value can add a header line of its own. */
 static int parse_headers(tm_config *c, const char *v, char *why, size_t cap) {
     size_t n = 0;
     while (v && *v) {
         const char *end = strchr(v, ',');
         size_t len = end ? (size_t)(end - v) : strlen(v);
         const char *eq = memchr(v, '=', len);
-        if (!eq || eq == v) {
+        const char *k0 = v, *k1 = eq;
+        while (eq && k0 < k1 && *k0 == ' ') k0++;
+        while (eq && k1 > k0 && k1[-1] == ' ') k1--;
+        int ok = eq && k1 > k0;
+        for (const char *p = k0; ok && p < k1; p++) ok = tchar(*p);
+        if (!ok) {
             snprintf(why, cap, "OTEL_EXPORTER_OTLP_HEADERS: \"%.*s\" is not key=value", (int)len,
                      v);
             return -1;
@@ -74,22 +95,23 @@ static int parse_headers(tm_config *c, const char *v, char *why, size_t cap) {
             return -1;
         }
         char *line = malloc(len + 3);
-        if (!line) return -1;
+        if (!line) {
+            snprintf(why, cap, "out of memory");
+            return -1;
+        }
         size_t k = 0;
-        for (const char *p = v; p < eq; p++)
-            if (*p != ' ') line[k++] = *p;
+        memcpy(line, k0, (size_t)(k1 - k0));
+        k = (size_t)(k1 - k0);
         line[k++] = ':';
         line[k++] = ' ';
         for (const char *p = eq + 1; p < v + len; p++) {
-            unsigned x;
-            if (*p == '%' && p + 2 < v + len && sscanf(p + 1, "%2x", &x) == 1) {
-                line[k++] = (char)x;
+            int ch = (unsigned char)*p;
+            if (ch == '%' && p + 2 < v + len && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+                ch = hexval(p[1]) * 16 + hexval(p[2]);
                 p += 2;
-            } else if (*p == '\r' || *p == '\n') {
-                continue; /* no header injection */
-            } else {
-                line[k++] = *p;
             }
+            if (ch < 0x20 || ch == 0x7f) continue; /* no header injection */
+            line[k++] = (char)ch;
         }
         line[k] = '\0';
         c->headers[n++] = line;
