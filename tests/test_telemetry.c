@@ -217,6 +217,13 @@ static void test_config(void) {
     CHECK(tm_config_read(&c, why, sizeof why) == -1);
     CHECK(strstr(why, "OTEL_BSP_SCHEDULE_DELAY") != NULL);
     unsetenv("OTEL_BSP_SCHEDULE_DELAY");
+    setenv("OTEL_EXPORTER_OTLP_HEADERS", "a=x%0d%0aInjected: yes%", 1);
+    CHECK(tm_config_read(&c, why, sizeof why) == 0);
+    CHECK_STR(c.headers[0], "a: xInjected: yes%"); /* one line, whatever it decodes to */
+    CHECK(c.headers[1] == NULL);
+    tm_config_free(&c);
+    setenv("OTEL_EXPORTER_OTLP_HEADERS", "bad key:=v", 1);
+    CHECK(tm_config_read(&c, why, sizeof why) == -1);
     setenv("OTEL_EXPORTER_OTLP_HEADERS", "novalue", 1);
     CHECK(tm_config_read(&c, why, sizeof why) == -1);
     CHECK(strstr(why, "OTEL_EXPORTER_OTLP_HEADERS") != NULL);
