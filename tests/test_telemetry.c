@@ -78,7 +78,8 @@ static void test_encode_spans(void) {
     tm_span_int(p, "episodesRemovedCount", 9007199254740993ll); /* > 2^53: a string keeps it */
     tm_span_dbl(p, "durationMs", 12.5);
     tm_span_bool(p, "dryRun", 1);
-    tm_span_str(p, "absent", NULL); /* nothing added */
+    tm_span_str(p, "absent", NULL);            /* nothing added */
+    tm_span_str(c, "bytes", "ok\xff\xc3\xa9"); /* not UTF-8: mended, not fatal */
     p->status = TM_STATUS_OK;
     tm_span_error(c, "summariser failed");
     tm_span *both[2] = {p, c};
@@ -116,6 +117,8 @@ static void test_encode_spans(void) {
                1e-12);
     CHECK(json_is_true(json_object_get(attr_value(s0, "dryRun"), "boolValue")));
     CHECK_INT(json_integer_value(json_object_get(json_object_get(s0, "status"), "code")), 1);
+    CHECK_STR(json_string_value(json_object_get(attr_value(s1, "bytes"), "stringValue")),
+              "ok?\xc3\xa9");
     json_t *st1 = json_object_get(s1, "status");
     CHECK_INT(json_integer_value(json_object_get(st1, "code")), 2);
     CHECK_STR(json_string_value(json_object_get(st1, "message")), "summariser failed");

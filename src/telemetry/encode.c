@@ -69,7 +69,10 @@ char *tm_encode_spans(tm_span *const *spans, size_t n, const char *service) {
         if (sp && s->has_parent) json_object_set_new(sp, "parentSpanId", hex(s->parent_id, 8));
         json_t *st = json_pack("{s:i}", "code", s->status);
         if (st && s->status_msg) json_object_set_new(st, "message", json_string(s->status_msg));
-        if (sp) json_object_set_new(sp, "status", st);
+        if (sp)
+            json_object_set_new(sp, "status", st);
+        else
+            json_decref(st);
         if (!sp || json_array_append_new(arr, sp)) {
             json_decref(arr);
             return NULL;

@@ -22,11 +22,25 @@
 
 #include "net/net.h"
 #include "telemetry/telemetry.h"
+#include "util/utf8.h"
 
 uint64_t tm_now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Makes s valid UTF-8 in place, each byte that starts no valid sequence
+ * becoming '?': OTLP's strings are UTF-8, and a span whose name or
+ * attribute is not would otherwise cost the whole batch its encoding. */
+static void fix_utf8(char *s) {
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        size_t off = util_utf8_check(s + i, n - i);
+        if (off == n - i) break;
+        s[i + off] = '?';
+        i += off + 1;
+    }
 }
 
 /* ---- configuration ---- */
@@ -125,6 +139,7 @@ int tm_config_read(tm_config *c, char *why, size_t cap) {
     why[0] = '\0';
     const char *svc = getenv("OTEL_SERVICE_NAME");
     snprintf(c->service, sizeof c->service, "%s", svc && *svc ? svc : "remem");
+    fix_utf8(c->service);
     long delay, qsize, batch, timeout;
     if (env_long("OTEL_BSP_SCHEDULE_DELAY", 5000, 1, &delay, why, cap) ||
         env_long("OTEL_BSP_MAX_QUEUE_SIZE", 2048, 1, &qsize, why, cap) ||
@@ -402,6 +417,7 @@ tm_span *tm_span_start(const char *name, int kind) {
     tm_span *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     snprintf(s->name, sizeof s->name, "%s", name);
+    fix_utf8(s->name); /* a cut in the middle of a character included */
     s->kind = kind ? kind : TM_KIND_INTERNAL;
     if (t_cur) {
         memcpy(s->trace_id, t_cur->trace_id, 16);
@@ -422,6 +438,7 @@ static tm_attr *attr(tm_span *s, const char *key, tm_type t) {
     if (!s || !key || s->n_attrs >= TM_MAX_ATTRS) return NULL;
     tm_attr *a = &s->attrs[s->n_attrs];
     if (!(a->key = strdup(key))) return NULL;
+    fix_utf8(a->key);
     a->type = t;
     s->n_attrs++;
     return a;
@@ -431,6 +448,7 @@ void tm_span_str(tm_span *s, const char *key, const char *v) {
     if (!s || !v) return;
     tm_attr *a = attr(s, key, TM_STR);
     if (a && !(a->v.s = strdup(v))) a->type = TM_BOOL, a->v.i = 0;
+    if (a && a->type == TM_STR) fix_utf8(a->v.s);
 }
 void tm_span_int(tm_span *s, const char *key, int64_t v) {
     tm_attr *a = attr(s, key, TM_INT);
@@ -449,6 +467,7 @@ void tm_span_error(tm_span *s, const char *msg) {
     s->status = TM_STATUS_ERROR;
     free(s->status_msg);
     s->status_msg = msg ? strdup(msg) : NULL;
+    if (s->status_msg) fix_utf8(s->status_msg);
 }
 
 void tm_span_free(tm_span *s) {
