@@ -62,10 +62,14 @@ format:
 print-lib-src:
 	@echo $(LIB_SRC)
 
+# The pkg-config packages the library links (fuzz/run.sh builds with them).
+print-pkgs:
+	@echo $(PKGS)
+
 print-version:
 	@echo $(VERSION)
 
-.PHONY: format print-lib-src print-version all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
+.PHONY: format print-lib-src print-pkgs print-version all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
 all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
 

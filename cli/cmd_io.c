@@ -279,11 +279,27 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
 
 int cmd_reindex(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
-        puts("usage: remem [--embedder E] reindex [--ns NS]\n\n"
+        puts("usage: remem [--embedder E] reindex [--ns NS] [--pending]\n\n"
              "Re-embeds every memory of NS (default: every namespace) with the chosen\n"
              "embedder, one transaction per namespace: the way to move a namespace to\n"
-             "another model.");
+             "another model.\n\n"
+             "--pending embeds only the memories stored without a vector while the\n"
+             "embedder was down (the retry queue; the same as `remem pending embed`),\n"
+             "each once.");
         return 0;
+    }
+    /* --pending: the retry queue of writes made during an embedder outage. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--pending") != 0) continue;
+        const remem_op_info *op = remem_op_find("pending.embed");
+        char **rest = calloc((size_t)argc, sizeof *rest);
+        if (!op || !rest) return free(rest), cli_fail("out of memory");
+        int n = 0;
+        for (int j = 1; j < argc; j++)
+            if (j != i) rest[n++] = argv[j];
+        int rc = cli_run_op(env, op, n, rest);
+        free(rest);
+        return rc;
     }
     const char *ns = NULL;
     int bad = cli_only_ns("reindex", argc, argv, &ns);

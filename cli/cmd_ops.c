@@ -17,7 +17,9 @@
  * library checks the arguments against the same schema for every face, so
  * the CLI only has to build the object; its errors are the library's.
  * With --json the answer is printed as it is; otherwise its "text" when
- * it has one, else the answer indented.
+ * it has one, else the answer indented. The exit status is 0, or 1 when
+ * the operation failed or its answer says "ok": false (a check that found
+ * problems).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -319,9 +321,12 @@ int cli_run_op(const cli_env *env, const remem_op_info *op, int argc, char **arg
         fputs(human, stdout);
         if (!*human || human[strlen(human) - 1] != '\n') fputc('\n', stdout);
     }
+    /* An answer that reports a problem it found ("ok": false, as `remem
+     * check` does) exits 1 after printing it, so scripts and cron see it. */
+    int found_problems = json_is_false(json_object_get(res, "ok"));
     json_decref(res);
     remem_free(out);
-    return 0;
+    return found_problems ? 1 : 0;
 }
 
 /* The operations, for `remem --help`; skip(name) says which are hidden

@@ -11,7 +11,8 @@ secs=${1:-10}
 only=${2:-}
 here=$(cd "$(dirname "$0")/.." && pwd); cd "$here"
 out=build-fuzz; mkdir -p "$out"
-pkgs="sqlite3 libpq jansson libcurl libmicrohttpd openblas libutf8proc libzstd libxxhash libcrypto yaml-0.1"
+# the library's own package list, from the Makefile (one list, never two)
+pkgs="$(make -s --no-print-directory print-pkgs)"
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc $(pkg-config --cflags $pkgs)"
 # libstemmer (Snowball) has no pkg-config file.
 libs="$(pkg-config --libs $pkgs) -lstemmer -lm -lpthread"

@@ -5,14 +5,7 @@
  * with SQLite), and a file with overwritten pages.
  */
 #include "support/engine_fixture.h"
-
-static json_t *call(remem *db, const char *op, const char *args, int *rc) {
-    char *out = NULL;
-    *rc = remem_call(db, op, args, strlen(args), &out);
-    json_t *o = out ? json_loads(out, 0, NULL) : NULL;
-    remem_free(out);
-    return o;
-}
+#include "support/op_call.h"
 
 static void damage(const char *path) {
     sqlite3 *s = NULL;

@@ -8,27 +8,10 @@
 #include <dirent.h>
 
 #include "support/engine_fixture.h"
+#include "support/op_call.h"
 
 /* Call operation op with the JSON args; the answer (NULL on failure, with
  * *rc set). */
-static json_t *call(remem *db, const char *op, const char *args, int *rc) {
-    char *out = NULL;
-    int r = remem_call(db, op, args, strlen(args), &out);
-    if (rc) *rc = r;
-    if (r) return NULL;
-    json_t *o = json_loads(out, 0, NULL);
-    remem_free(out);
-    return o;
-}
-
-static json_t *ok_call(remem *db, const char *op, const char *args) {
-    int rc = 0;
-    json_t *o = call(db, op, args, &rc);
-    if (rc) fprintf(stderr, "  %s %s: %s\n", op, args, remem_errmsg(db));
-    CHECK_INT(rc, REMEM_OK);
-    return o;
-}
-
 static void add_ep(remem *db, const char *project, const char *task, const char *lang,
                    const char *prompt, const char *output, const char *ts) {
     char args[2048];
@@ -38,13 +21,13 @@ static void add_ep(remem *db, const char *project, const char *task, const char 
              "\"tokensIn\":12,\"tokensOut\":34,\"generationOutcome\":\"accepted\","
              "\"filesChanged\":[\"a.c\"]}}",
              prompt, output, task, project, lang, ts);
-    json_decref(ok_call(db, "episode.add", args));
+    json_decref(call_ok(db, "episode.add", args));
 }
 
 static void test_episode_add(void) {
     remem *db = open_store(":memory:");
     if (!db) return;
-    json_t *r = ok_call(db, "episode.add",
+    json_t *r = call_ok(db, "episode.add",
                         "{\"ns\":\"eps\",\"prompt\":\"sort a list\",\"output\":\"sorted(xs)\","
                         "\"meta\":{\"taskID\":\"t1\",\"projectID\":\"acme\",\"timestamp\":"
                         "\"2026-01-02T03:04:05Z\",\"language\":\"python\"}}");
@@ -63,7 +46,7 @@ static void test_episode_add(void) {
     }
     remem_record_free(rec);
     /* The same pair again, later, with other metadata: folded. */
-    r = ok_call(
+    r = call_ok(
         db, "episode.add",
         "{\"ns\":\"eps\",\"prompt\":\"sort a list\",\"output\":\"sorted(xs)\","
         "\"meta\":{\"taskID\":\"t9\",\"projectID\":\"acme\",\"timestamp\":"
@@ -128,7 +111,7 @@ static void test_episode_recall(void) {
     remem *db = open_store(":memory:");
     if (!db) return;
     seed_projects(db);
-    json_t *r = ok_call(db, "episode.recall",
+    json_t *r = call_ok(db, "episode.recall",
                         "{\"ns\":\"eps\",\"query\":\"parse a csv file\",\"project\":\"alpha\","
                         "\"min_similarity\":0.0,\"max\":10}");
     CHECK_INT(json_array_size(json_object_get(r, "episodes")), 2);
@@ -143,7 +126,7 @@ static void test_episode_recall(void) {
     CHECK(json_number_value(json_object_get(e0, "similarity")) >=
           json_number_value(json_object_get(e1, "similarity")));
     json_decref(r);
-    r = ok_call(db, "episode.recall",
+    r = call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"parse a csv file\",\"project\":\"beta\","
                 "\"language\":\"go\",\"min_similarity\":0.0}");
     CHECK_INT(json_array_size(json_object_get(r, "episodes")), 1);
@@ -156,14 +139,14 @@ static void test_episode_recall(void) {
     CHECK(!call(db, "episode.recall", "{\"ns\":\"eps\",\"query\":\"csv\"}", &rc));
     CHECK_INT(rc, REMEM_EINVAL);
     CHECK_HAS(remem_errmsg(db), "cross-project");
-    r = ok_call(db, "episode.recall",
+    r = call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"parse a csv file\",\"cross_project\":true,"
                 "\"min_similarity\":0.0,\"max\":10}");
     CHECK_INT(count_project(r, "alpha"), 2);
     CHECK_INT(count_project(r, "beta"), 2);
     json_decref(r);
     /* A threshold nothing reaches: no episodes, and said so. */
-    r = ok_call(db, "episode.recall",
+    r = call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"completely unrelated words about gardening\","
                 "\"project\":\"alpha\",\"min_similarity\":0.99}");
     CHECK_INT(json_array_size(json_object_get(r, "episodes")), 0);
@@ -179,10 +162,10 @@ static void test_feedback_weight(void) {
     /* The weaker match carries positive feedback: with a large factor it
      * ranks first; with factor 1 the order is by similarity. */
     json_decref(
-        ok_call(db, "episode.add",
+        call_ok(db, "episode.add",
                 "{\"ns\":\"eps\",\"prompt\":\"open the database connection pool\",\"output\":"
                 "\"pool.open()\",\"meta\":{\"taskID\":\"x\",\"projectID\":\"p\"}}"));
-    json_decref(ok_call(
+    json_decref(call_ok(
         db, "episode.add",
         "{\"ns\":\"eps\",\"prompt\":\"open the database connection\",\"output\":"
         "\"db.connect()\",\"meta\":{\"taskID\":\"y\",\"projectID\":\"p\",\"feedback\":1}}"));
@@ -190,13 +173,13 @@ static void test_feedback_weight(void) {
                     "\"p\",\"min_similarity\":-1,\"feedback_weight_factor\":%s}";
     char a[512];
     snprintf(a, sizeof a, q, "1");
-    json_t *r = ok_call(db, "episode.recall", a);
+    json_t *r = call_ok(db, "episode.recall", a);
     CHECK_HAS(
         json_string_value(json_object_get(json_array_get(json_object_get(r, "episodes"), 0), "id")),
         "p_x_");
     json_decref(r);
     snprintf(a, sizeof a, q, "50");
-    r = ok_call(db, "episode.recall", a);
+    r = call_ok(db, "episode.recall", a);
     CHECK_HAS(
         json_string_value(json_object_get(json_array_get(json_object_get(r, "episodes"), 0), "id")),
         "p_y_");
@@ -264,7 +247,7 @@ static void test_archive_round_trip(void) {
     CHECK_INT(remem_invalidate(db, "eps", "beta_b1_1767225720000", "note", "test"), REMEM_OK);
     /* Touch some, so access counts are not all zero. */
     json_decref(
-        ok_call(db, "episode.recall",
+        call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"csv\",\"cross_project\":true,\"min_similarity\":-1}"));
     lines before, after;
     export_sorted(db, "eps", &before);
@@ -274,14 +257,14 @@ static void test_archive_round_trip(void) {
         "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":[\"note\",\"alpha_a1_1767225600000\","
         "\"beta_b1_1767225720000\"]}",
         loc);
-    json_t *r = ok_call(db, "archive", args);
+    json_t *r = call_ok(db, "archive", args);
     CHECK_INT(json_array_size(json_object_get(r, "archived")), 3);
     json_decref(r);
     remem_record *rec = NULL;
     CHECK_INT(remem_get(db, "eps", "note", &rec), REMEM_ENOTFOUND);
     /* One file, under YYYY/MM/DD, checksum intact. */
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":true}", loc);
-    r = ok_call(db, "archive.list", args);
+    r = call_ok(db, "archive.list", args);
     json_t *files = json_object_get(r, "files");
     CHECK_INT(json_array_size(files), 1);
     const char *path = json_string_value(json_object_get(json_array_get(files, 0), "path"));
@@ -293,21 +276,21 @@ static void test_archive_round_trip(void) {
     /* Restore one by id, then the rest by time: exactly as before. */
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"id\":\"note\"}",
              loc);
-    r = ok_call(db, "restore", args);
+    r = call_ok(db, "restore", args);
     CHECK_INT(json_integer_value(json_object_get(r, "restored")), 1);
     json_decref(r);
     snprintf(
         args, sizeof args,
         "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"since\":\"2000-01-01\",\"until\":\"now\"}",
         loc);
-    r = ok_call(db, "restore", args);
+    r = call_ok(db, "restore", args);
     CHECK_INT(json_integer_value(json_object_get(r, "restored")), 2);
     json_decref(r);
     export_sorted(db, "eps", &after);
     CHECK_INT(after.n, before.n);
     for (size_t i = 0; i < before.n && i < after.n; i++) CHECK_STR(after.buf[i], before.buf[i]);
     /* Restore again: nothing to do, nothing doubled. */
-    r = ok_call(db, "restore", args);
+    r = call_ok(db, "restore", args);
     CHECK_INT(json_integer_value(json_object_get(r, "restored")), 0);
     json_decref(r);
     lines again;
@@ -316,15 +299,15 @@ static void test_archive_round_trip(void) {
     lines_free(&again);
     /* The archive is empty now (restored records leave it). */
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":true}", loc);
-    r = ok_call(db, "archive.list", args);
+    r = call_ok(db, "archive.list", args);
     CHECK_INT(json_array_size(json_object_get(r, "ids")), 0);
     json_decref(r);
     /* Archived memories are out of recall. */
     snprintf(args, sizeof args,
              "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":[\"alpha_a1_1767225600000\"]}",
              loc);
-    json_decref(ok_call(db, "archive", args));
-    r = ok_call(db, "episode.recall",
+    json_decref(call_ok(db, "archive", args));
+    r = call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"parse a csv "
                 "file\",\"project\":\"alpha\",\"min_similarity\":-1}");
     CHECK_INT(json_array_size(json_object_get(r, "episodes")), 1);
@@ -364,7 +347,7 @@ static void test_archive_recovery(void) {
     snprintf(args, sizeof args,
              "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":[\"alpha_a1_1767225600000\"]}",
              loc);
-    json_decref(ok_call(db, "archive", args));
+    json_decref(call_ok(db, "archive", args));
     CHECK_INT(find_file(loc, ".jsonl.zst", f, sizeof f), 0);
     /* A crash between the rename to .pending and the commit: the rows are
      * live and a .pending file names them. Recovery removes the file. */
@@ -373,13 +356,13 @@ static void test_archive_recovery(void) {
     char copy[1300];
     snprintf(copy, sizeof copy, "cp '%s' '%s.copy'", f, f);
     CHECK_INT(system(copy), 0);
-    json_decref(ok_call(db, "restore", args)); /* live again; the file is gone */
+    json_decref(call_ok(db, "restore", args)); /* live again; the file is gone */
     snprintf(g, sizeof g, "%s.copy", f);
     char pend[800];
     snprintf(pend, sizeof pend, "%s.pending", f);
     CHECK_INT(rename(g, pend), 0);
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":true}", loc);
-    json_t *r = ok_call(db, "archive.list", args);
+    json_t *r = call_ok(db, "archive.list", args);
     CHECK_INT(json_array_size(json_object_get(r, "ids")), 0);
     json_decref(r);
     CHECK(access(pend, F_OK) != 0);
@@ -391,12 +374,12 @@ static void test_archive_recovery(void) {
     snprintf(args, sizeof args,
              "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":[\"alpha_a2_1767225660000\"]}",
              loc);
-    json_decref(ok_call(db, "archive", args));
+    json_decref(call_ok(db, "archive", args));
     CHECK_INT(find_file(loc, ".jsonl.zst", f, sizeof f), 0);
     snprintf(pend, sizeof pend, "%s.pending", f);
     CHECK_INT(rename(f, pend), 0);
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"ids\":true}", loc);
-    r = ok_call(db, "archive.list", args);
+    r = call_ok(db, "archive.list", args);
     CHECK_INT(json_array_size(json_object_get(r, "ids")), 1);
     json_decref(r);
     CHECK(access(f, F_OK) == 0);
@@ -407,7 +390,7 @@ static void test_archive_recovery(void) {
         fputc('X', fp);
         fclose(fp);
     }
-    r = ok_call(db, "archive.list", args);
+    r = call_ok(db, "archive.list", args);
     CHECK(json_is_false(json_object_get(json_array_get(json_object_get(r, "files"), 0), "ok")));
     json_decref(r);
     int rc = 0;
@@ -422,7 +405,7 @@ static void test_archive_recovery(void) {
 /* The ids episode.recall returns over every project, sorted, joined. */
 static void recall_ids(remem *db, char *out, size_t cap) {
     json_t *r =
-        ok_call(db, "episode.recall",
+        call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"csv file rows records\",\"cross_project\":true,"
                 "\"min_similarity\":-1,\"max\":250}");
     char *ids[64];
@@ -477,9 +460,9 @@ static void test_prune_count_age(void) {
                       "\"now\":\"2026-03-10T00:00:00Z\"";
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"dry_run\":true,%s}",
              loc, pol);
-    json_t *dry = ok_call(db, "prune", args);
+    json_t *dry = call_ok(db, "prune", args);
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",%s}", loc, pol);
-    json_t *rep = ok_call(db, "prune", args);
+    json_t *rep = call_ok(db, "prune", args);
     CHECK(json_is_string(json_object_get(rep, "timestamp")));
     CHECK(json_is_number(json_object_get(rep, "durationMs")));
     CHECK_INT(json_integer_value(json_object_get(rep, "clustersCreated")), 0);
@@ -506,7 +489,7 @@ static void test_prune_count_age(void) {
     json_decref(rep);
     /* Restore everything: identical to before, field by field. */
     snprintf(args, sizeof args, "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"all\":true}", loc);
-    rep = ok_call(db, "restore", args);
+    rep = call_ok(db, "restore", args);
     CHECK_INT(json_integer_value(json_object_get(rep, "restored")), 5);
     json_decref(rep);
     lines after;
@@ -552,7 +535,7 @@ static void test_prune_clusters(void) {
              "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"similarity_threshold\":0.8,"
              "\"strategy\":\"heuristic\",\"retention_days\":0,\"max_episodes_per_project\":0}",
              loc);
-    json_t *rep = ok_call(db, "prune", args);
+    json_t *rep = call_ok(db, "prune", args);
     CHECK_INT(json_integer_value(json_object_get(rep, "clustersCreated")), 1);
     char a[1024];
     sorted_join(json_object_get(rep, "episodesRemoved"), a, sizeof a);
@@ -572,7 +555,7 @@ static void test_prune_clusters(void) {
     json_decref(rep);
     /* Recall of alpha returns the summary (with its links) and u1. */
     rep =
-        ok_call(db, "episode.recall",
+        call_ok(db, "episode.recall",
                 "{\"ns\":\"eps\",\"query\":\"parse the csv file into rows\",\"project\":\"alpha\","
                 "\"min_similarity\":-1}");
     json_t *e0 = json_array_get(json_object_get(rep, "episodes"), 0);

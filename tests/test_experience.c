@@ -17,28 +17,11 @@
 #include "remem.h"
 #include "support/engine_fixture.h"
 #include "test.h"
+#include "support/op_call.h"
 
 /* ---- helpers ---- */
 
 /* Call op with args (JSON text); the answer parsed, or NULL with *rc set. */
-static json_t *call(remem *db, const char *op, const char *args, int *rc) {
-    char *out = NULL;
-    int r = remem_call(db, op, args, strlen(args), &out);
-    if (rc) *rc = r;
-    if (r) return NULL;
-    json_t *v = json_loads(out, 0, NULL);
-    remem_free(out);
-    return v;
-}
-
-static json_t *call_ok(remem *db, const char *op, const char *args) {
-    int rc = 0;
-    json_t *v = call(db, op, args, &rc);
-    if (rc) fprintf(stderr, "  %s %s: %s\n", op, args, remem_errmsg(db));
-    CHECK_INT(rc, REMEM_OK);
-    return v;
-}
-
 static const char *sget(json_t *o, const char *k) {
     return json_string_value(json_object_get(o, k));
 }

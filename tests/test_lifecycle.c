@@ -15,16 +15,9 @@
 #include "lifecycle/extractive.h"
 #include "prompt/prompt.h"
 #include "support/engine_fixture.h"
+#include "support/op_call.h"
 
 /* remem_call with a JSON text; the answer parsed (NULL on failure, *rc). */
-static json_t *call(remem *db, const char *op, const char *args, int *rc) {
-    char *out = NULL;
-    *rc = remem_call(db, op, args, strlen(args), &out);
-    json_t *j = out ? json_loads(out, 0, NULL) : NULL;
-    remem_free(out);
-    return j;
-}
-
 static int64_t count_tier(remem *db, const char *ns, const char *tier) {
     char *s = NULL;
     if (remem_stats(db, ns, &s)) return -1;

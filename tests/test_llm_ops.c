@@ -20,6 +20,7 @@
  * Skipped when python3 is missing.
  */
 #include "test.h"
+#include "support/op_call.h"
 
 #include <stdlib.h>
 
@@ -61,14 +62,6 @@ static char *snapshot(remem *db) {
     sb_init(&b);
     CHECK_INT(remem_export(db, NULL, 1, collect, &b, NULL), 0);
     return sb_take(&b);
-}
-
-static json_t *call(remem *db, const char *op, const char *args, int *rc) {
-    char *out = NULL;
-    *rc = remem_call(db, op, args, strlen(args), &out);
-    json_t *j = out ? json_loads(out, 0, NULL) : NULL;
-    remem_free(out);
-    return j;
 }
 
 static char *add(remem *db, const char *ns, const char *text, const char *kind) {

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include "engine/engine.h"
+#include "engine/ops.h"
 #include "util/util.h"
 
 /* ---- situation queries (situation.c): pure functions ---- */
@@ -107,26 +108,6 @@ int exp_hydrate_paths(remem *db, const char *ns, const char *const *paths, size_
 int exp_first_use(remem *db, const char *ns);
 
 /* ---- the operations (rows of experience_ops, ops.c) ---- */
-
-/* Readers for arguments already checked against the schema: the value, or
- * def when absent. Ours rather than ops.h's op_str & co., which live in
- * src/engine/ops.c beside the table that lists experience_ops: calling
- * them would make the two files call each other in a circle
- * (scripts/check_cycles.py). */
-static inline const char *arg_str(json_t *args, const char *key, const char *def) {
-    json_t *v = json_object_get(args, key);
-    return json_is_string(v) ? json_string_value(v) : def;
-}
-static inline double arg_num(json_t *args, const char *key, double def) {
-    json_t *v = json_object_get(args, key);
-    return json_is_number(v) ? json_number_value(v) : def;
-}
-static inline int64_t arg_int(json_t *args, const char *key, int64_t def) {
-    json_t *v = json_object_get(args, key);
-    if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-    if (json_is_real(v)) return (int64_t)json_real_value(v);
-    return def;
-}
 
 int exp_op_decision_add(remem *db, json_t *args, json_t **result);
 int exp_op_decision_similar(remem *db, json_t *args, json_t **result);

@@ -104,11 +104,11 @@ int exp_op_fewshot(remem *db, json_t *args, json_t **result) {
     char *text = NULL;
     json_t *ds = NULL;
     int rc =
-        exp_fewshot_text(db, arg_str(args, "ns", NULL), arg_str(args, "title", ""),
-                         json_object_get(args, "metrics"), (int)arg_int(args, "n", 3), &text, &ds);
+        exp_fewshot_text(db, op_str(args, "ns", NULL), op_str(args, "title", ""),
+                         json_object_get(args, "metrics"), (int)op_int(args, "n", 3), &text, &ds);
     if (rc) return rc;
     *result =
-        json_pack("{s:s, s:s, s:o}", "ns", arg_str(args, "ns", ""), "text", text, "decisions", ds);
+        json_pack("{s:s, s:s, s:o}", "ns", op_str(args, "ns", ""), "text", text, "decisions", ds);
     free(text);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }

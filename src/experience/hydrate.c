@@ -289,5 +289,5 @@ int exp_hydrate_paths(remem *db, const char *ns, const char *const *paths, size_
 }
 
 int exp_op_hydrate(remem *db, json_t *args, json_t **result) {
-    return exp_hydrate(db, arg_str(args, "ns", NULL), json_object_get(args, "files"), result);
+    return exp_hydrate(db, op_str(args, "ns", NULL), json_object_get(args, "files"), result);
 }

@@ -110,17 +110,17 @@ int exp_decision_text(json_t *rec, strbuf *out) {
 }
 
 int exp_op_decision_add(remem *db, json_t *args, json_t **result) {
-    const char *ns = arg_str(args, "ns", NULL);
+    const char *ns = op_str(args, "ns", NULL);
     json_t *metrics = json_object_get(args, "metrics");
     json_t *meta = json_object();
     if (!meta) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    json_object_set_new(meta, "title", json_string(arg_str(args, "title", "")));
-    json_object_set_new(meta, "action", json_string(arg_str(args, "action", "")));
-    json_object_set_new(meta, "domain", json_string(arg_str(args, "domain", "")));
-    json_object_set_new(meta, "reward", json_real(arg_num(args, "reward", 0)));
-    json_object_set_new(meta, "reasoning", json_string(arg_str(args, "reasoning", "")));
+    json_object_set_new(meta, "title", json_string(op_str(args, "title", "")));
+    json_object_set_new(meta, "action", json_string(op_str(args, "action", "")));
+    json_object_set_new(meta, "domain", json_string(op_str(args, "domain", "")));
+    json_object_set_new(meta, "reward", json_real(op_num(args, "reward", 0)));
+    json_object_set_new(meta, "reasoning", json_string(op_str(args, "reasoning", "")));
     json_object_set_new(meta, "metrics", metrics ? json_deep_copy(metrics) : json_object());
-    const char *ep = arg_str(args, "episode", NULL);
+    const char *ep = op_str(args, "episode", NULL);
     if (ep && *ep) json_object_set_new(meta, "episode_id", json_string(ep));
     strbuf text;
     sb_init(&text);
@@ -189,10 +189,10 @@ int exp_similar_decisions(remem *db, const char *ns, const char *title, json_t *
 }
 
 int exp_op_decision_similar(remem *db, json_t *args, json_t **result) {
-    int n = (int)arg_int(args, "n", 3);
+    int n = (int)op_int(args, "n", 3);
     json_t *res = NULL;
     char *query = NULL;
-    int rc = exp_similar_decisions(db, arg_str(args, "ns", NULL), arg_str(args, "title", ""),
+    int rc = exp_similar_decisions(db, op_str(args, "ns", NULL), op_str(args, "title", ""),
                                    json_object_get(args, "metrics"), n, &res, &query);
     if (rc) return rc;
     strbuf t;
@@ -204,7 +204,7 @@ int exp_op_decision_similar(remem *db, json_t *args, json_t **result) {
                   json_real_value(json_object_get(d, "similarity_score")), meta_str(d, "action"),
                   meta_str(d, "domain"), meta_num(d, "reward", 0), meta_str(d, "title"));
     }
-    *result = json_pack("{s:s, s:s, s:i, s:o, s:s}", "ns", arg_str(args, "ns", ""), "query", query,
+    *result = json_pack("{s:s, s:s, s:i, s:o, s:s}", "ns", op_str(args, "ns", ""), "query", query,
                         "candidates", 2 * n, "results", res, "text", t.data ? t.data : "");
     free(query);
     sb_free(&t);
@@ -214,18 +214,18 @@ int exp_op_decision_similar(remem *db, json_t *args, json_t **result) {
 /* ---- trajectories ---- */
 
 int exp_op_trajectory_add(remem *db, json_t *args, json_t **result) {
-    const char *ns = arg_str(args, "ns", NULL);
+    const char *ns = op_str(args, "ns", NULL);
     json_t *summary = json_object_get(args, "summary");
     json_t *hits = json_object_get(summary, "milestones_hit");
     strbuf text;
     sb_init(&text);
-    sb_printf(&text, "Task: %s Route: %s Reward: %.2f Hits: %zu", arg_str(args, "task", ""),
-              arg_str(args, "route", ""), arg_num(args, "reward", 0),
+    sb_printf(&text, "Task: %s Route: %s Reward: %.2f Hits: %zu", op_str(args, "task", ""),
+              op_str(args, "route", ""), op_num(args, "reward", 0),
               json_is_array(hits) ? json_array_size(hits) : 0);
     json_t *meta = json_object();
-    json_object_set_new(meta, "task_id", json_string(arg_str(args, "task", "")));
-    json_object_set_new(meta, "route", json_string(arg_str(args, "route", "")));
-    json_object_set_new(meta, "reward", json_real(arg_num(args, "reward", 0)));
+    json_object_set_new(meta, "task_id", json_string(op_str(args, "task", "")));
+    json_object_set_new(meta, "route", json_string(op_str(args, "route", "")));
+    json_object_set_new(meta, "reward", json_real(op_num(args, "reward", 0)));
     json_object_set_new(meta, "summary", summary ? json_deep_copy(summary) : json_object());
     char id[64];
     new_id("traj_", id, sizeof id);
@@ -244,16 +244,16 @@ int exp_op_trajectory_add(remem *db, json_t *args, json_t **result) {
 }
 
 int exp_op_trajectory_similar(remem *db, json_t *args, json_t **result) {
-    int n = (int)arg_int(args, "n", 3);
+    int n = (int)op_int(args, "n", 3);
     strbuf q;
     sb_init(&q);
-    exp_world_query(arg_str(args, "domain", ""), json_object_get(args, "world"), &q);
+    exp_world_query(op_str(args, "domain", ""), json_object_get(args, "world"), &q);
     if (q.oom) {
         sb_free(&q);
         return eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
     remem_result *r = NULL;
-    int rc = exp_nearest(db, arg_str(args, "ns", NULL), "trajectory", q.data, n, &r);
+    int rc = exp_nearest(db, op_str(args, "ns", NULL), "trajectory", q.data, n, &r);
     if (rc) {
         sb_free(&q);
         return rc;
@@ -279,7 +279,7 @@ int exp_op_trajectory_similar(remem *db, json_t *args, json_t **result) {
         json_decref(meta);
     }
     remem_result_free(r);
-    *result = json_pack("{s:s, s:s, s:o, s:s}", "ns", arg_str(args, "ns", ""), "query", q.data,
+    *result = json_pack("{s:s, s:s, s:o, s:s}", "ns", op_str(args, "ns", ""), "query", q.data,
                         "results", arr, "text", t.data ? t.data : "");
     sb_free(&q);
     sb_free(&t);
@@ -295,10 +295,10 @@ static void join_list(strbuf *b, json_t *arr) {
 }
 
 int exp_op_feedback_add(remem *db, json_t *args, json_t **result) {
-    const char *ns = arg_str(args, "ns", NULL), *ep = arg_str(args, "episode", "");
+    const char *ns = op_str(args, "ns", NULL), *ep = op_str(args, "episode", "");
     json_t *imp = json_object_get(args, "improved"), *wor = json_object_get(args, "worsened");
-    const char *notes = arg_str(args, "notes", "");
-    int64_t rating = arg_int(args, "rating", 0);
+    const char *notes = op_str(args, "notes", "");
+    int64_t rating = op_int(args, "rating", 0);
     strbuf text;
     sb_init(&text);
     sb_printf(&text, "Episode: %s Rated %lld/10.", ep, (long long)rating);
@@ -320,7 +320,7 @@ int exp_op_feedback_add(remem *db, json_t *args, json_t **result) {
     json_object_set_new(meta, "worsened", wor ? json_deep_copy(wor) : json_array());
     json_object_set_new(meta, "notes", json_string(notes));
     if (json_object_get(args, "hours"))
-        json_object_set_new(meta, "hours", json_real(arg_num(args, "hours", 0)));
+        json_object_set_new(meta, "hours", json_real(op_num(args, "hours", 0)));
     char id[300];
     snprintf(id, sizeof id, "fb_%s", ep);
     json_t *res = json_object();
@@ -339,8 +339,8 @@ int exp_op_feedback_add(remem *db, json_t *args, json_t **result) {
 
 int exp_op_feedback_similar(remem *db, json_t *args, json_t **result) {
     remem_result *r = NULL;
-    int rc = exp_nearest(db, arg_str(args, "ns", NULL), "feedback", arg_str(args, "text", ""),
-                         (int)arg_int(args, "n", 3), &r);
+    int rc = exp_nearest(db, op_str(args, "ns", NULL), "feedback", op_str(args, "text", ""),
+                         (int)op_int(args, "n", 3), &r);
     if (rc) return rc;
     json_t *arr = json_array();
     strbuf t;
@@ -356,7 +356,7 @@ int exp_op_feedback_similar(remem *db, json_t *args, json_t **result) {
         json_array_append_new(arr, o);
     }
     remem_result_free(r);
-    *result = json_pack("{s:s, s:o, s:s}", "ns", arg_str(args, "ns", ""), "results", arr, "text",
+    *result = json_pack("{s:s, s:o, s:s}", "ns", op_str(args, "ns", ""), "results", arr, "text",
                         t.data ? t.data : "");
     sb_free(&t);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -16,29 +16,29 @@
 /* The recall query as JSON: the namespace's policy under the caller's
  * arguments. */
 static json_t *context_query(json_t *args, const cfg_policy *p, char *err, size_t cap) {
-    const char *ns = lc_str(args, "ns", NULL);
-    json_t *q = json_pack("{s:[s], s:s}", "namespaces", ns, "text", lc_str(args, "query", ""));
+    const char *ns = op_str(args, "ns", NULL);
+    json_t *q = json_pack("{s:[s], s:s}", "namespaces", ns, "text", op_str(args, "query", ""));
     if (!q) return NULL;
     if (p->overrides_json) {
         json_t *o = json_loads(p->overrides_json, 0, NULL);
         if (json_is_object(o)) json_object_update(q, o);
         json_decref(o);
     }
-    const char *profile = lc_str(args, "profile", p->profile);
+    const char *profile = op_str(args, "profile", p->profile);
     if (profile) json_object_set_new(q, "profile", json_string(profile));
-    int64_t k = lc_int(args, "k", p->top_k);
+    int64_t k = op_int(args, "k", p->top_k);
     if (k > 0) json_object_set_new(q, "k", json_integer(k));
     json_t *now = json_object_get(args, "now");
     if (now) json_object_set(q, "now", now);
-    json_object_set_new(q, "touch", json_boolean(lc_bool(args, "touch", 1)));
+    json_object_set_new(q, "touch", json_boolean(op_bool(args, "touch", 1)));
     (void)err;
     (void)cap;
     return q;
 }
 
 int lc_op_context(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
-    const char *fname = lc_str(args, "format", "stream");
+    const char *ns = op_str(args, "ns", NULL);
+    const char *fname = op_str(args, "format", "stream");
     const prompt_format *f = prompt_find(fname);
     if (!f) return eng_fail(db, REMEM_EINVAL, "context: unknown format \"%s\"", fname);
     const cfg_policy *p = lc_policy(db, ns);

@@ -21,27 +21,13 @@
 #include "engine/ops.h"
 #include "llm/llm.h"
 
-/* ---- arguments: readers of checked arguments, inline here because
- * ops.c (which has the same ones) lists this folder's table: calling into
- * it would close a file cycle (scripts/check_cycles.py). ---- */
-static inline const char *lc_str(json_t *args, const char *key, const char *def) {
-    json_t *v = json_object_get(args, key);
-    return json_is_string(v) ? json_string_value(v) : def;
-}
-static inline double lc_num(json_t *args, const char *key, double def) {
-    json_t *v = json_object_get(args, key);
-    return json_is_number(v) ? json_number_value(v) : def;
-}
-static inline int64_t lc_int(json_t *args, const char *key, int64_t def) {
-    json_t *v = json_object_get(args, key);
-    if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-    if (json_is_real(v)) return (int64_t)json_real_value(v);
-    return def;
-}
-static inline int lc_bool(json_t *args, const char *key, int def) {
-    json_t *v = json_object_get(args, key);
-    return json_is_boolean(v) ? json_is_true(v) : def;
-}
+/* A summary of n texts (summarize.c), for seed 003's pruning clusters as
+ * for summarise-and-forget: the LLM's when want_llm and one is
+ * configured, else (or when the model fails: why says how) the extractive
+ * summary, the most central sentences without repetition. method receives
+ * "llm" or "extractive"; *out is malloc'd. */
+int lc_summarise_texts(remem *db, const char *const *texts, size_t n, int want_llm, char **out,
+                       char *method, size_t cap, char *why, size_t whycap);
 
 /* ---- policy and LLM (env.c) ---- */
 

@@ -14,8 +14,8 @@
 #include "lifecycle/lifecycle.h"
 
 int lc_op_plan(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
-    const char *goal = lc_str(args, "goal", NULL);
+    const char *ns = op_str(args, "ns", NULL);
+    const char *goal = op_str(args, "goal", NULL);
     const cfg_policy *p = lc_policy(db, ns);
     llm *lm = lc_llm(db);
     int rc = REMEM_OK;
@@ -26,7 +26,7 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     q.text = goal;
     q.namespaces = nss;
     q.n_namespaces = 1;
-    q.k = (int)lc_int(args, "k", 10);
+    q.k = (int)op_int(args, "k", 10);
     q.profile = p->profile;
     q.no_touch = 1;
     remem_result *res = NULL;
@@ -79,7 +79,7 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
     pm.kind = "plan";
     pm.tier = "long";
     pm.text = text;
-    pm.importance = lc_num(args, "importance", -1);
+    pm.importance = op_num(args, "importance", -1);
     pm.metadata = meta;
     pm.links = res->n ? links : NULL;
     char id[1][32];

@@ -405,26 +405,26 @@ static int reflect_run(remem *db, const reflect_args *a, const char *method, con
 }
 
 static void args_defaults(reflect_args *a, json_t *args, const cfg_policy *p) {
-    a->ns = lc_str(args, "ns", NULL);
-    a->recent = (size_t)lc_int(args, "recent", 100);
-    a->questions = (size_t)lc_int(args, "questions", 3);
-    a->insights = (size_t)lc_int(args, "insights", 3);
-    a->evidence_k = (size_t)lc_int(args, "evidence", 10);
+    a->ns = op_str(args, "ns", NULL);
+    a->recent = (size_t)op_int(args, "recent", 100);
+    a->questions = (size_t)op_int(args, "questions", 3);
+    a->insights = (size_t)op_int(args, "insights", 3);
+    a->evidence_k = (size_t)op_int(args, "evidence", 10);
     a->importance =
-        lc_num(args, "importance", p->reflection_importance > 0 ? p->reflection_importance : 0.95);
-    a->similarity = lc_num(args, "similarity", 0.3);
+        op_num(args, "importance", p->reflection_importance > 0 ? p->reflection_importance : 0.95);
+    a->similarity = op_num(args, "similarity", 0.3);
     a->profile = p->profile;
 }
 
 int lc_op_reflect(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
+    const char *ns = op_str(args, "ns", NULL);
     const cfg_policy *p = lc_policy(db, ns);
     reflect_args a;
     args_defaults(&a, args, p);
     lc_since s;
     int rc = lc_reflect_since(db, ns, p, &s);
     if (rc) return rc;
-    if (lc_bool(args, "if_due", 0) && !s.due) {
+    if (op_bool(args, "if_due", 0) && !s.due) {
         char text[256];
         snprintf(text, sizeof text,
                  "%s: no reflection due (%lld memories, importance %g since the last one)", ns,
@@ -433,7 +433,7 @@ int lc_op_reflect(remem *db, json_t *args, json_t **result) {
                             since_json(&s, p), "text", text);
         return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
-    return reflect_run(db, &a, lc_str(args, "method", "auto"), &s, p, result);
+    return reflect_run(db, &a, op_str(args, "method", "auto"), &s, p, result);
 }
 
 void lc_after_add(remem *db, const char *ns) {

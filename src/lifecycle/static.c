@@ -103,7 +103,7 @@ static int keep_loaded_static(const remem_memory *m, void *ctx) {
 }
 
 int lc_op_static_load(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
+    const char *ns = op_str(args, "ns", NULL);
     json_t *file = json_object_get(args, "file");
     leaves L = {0};
     lc_list old = {0};

@@ -51,11 +51,32 @@ static int llm_summary(remem *db, llm_usage *u, const char *const *texts, size_t
     return rc;
 }
 
+int lc_summarise_texts(remem *db, const char *const *texts, size_t n, int want_llm, char **out,
+                       char *method, size_t cap, char *why, size_t whycap) {
+    why[0] = '\0';
+    if (want_llm && lc_llm(db)) {
+        llm_usage u = {0};
+        int rc = llm_summary(db, &u, texts, n, out);
+        if (!rc) {
+            snprintf(method, cap, "llm");
+            return REMEM_OK;
+        }
+        /* The model failed: the cluster still gets a summary, quoted from
+         * its own sentences, and the caller reports why. */
+        snprintf(why, whycap, "%s", remem_errmsg(db));
+        eng_ok(db);
+    } else if (want_llm) {
+        snprintf(why, whycap, "no LLM configured");
+    }
+    snprintf(method, cap, "extractive");
+    return extractive_summary(db, texts, n, 3, out);
+}
+
 int lc_op_summarize(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
-    size_t count = (size_t)lc_int(args, "count", 10);
-    size_t sentences = (size_t)lc_int(args, "sentences", 3);
-    const char *method = lc_str(args, "method", "auto");
+    const char *ns = op_str(args, "ns", NULL);
+    size_t count = (size_t)op_int(args, "count", 10);
+    size_t sentences = (size_t)op_int(args, "sentences", 3);
+    const char *method = op_str(args, "method", "auto");
     lc_list l;
     int rc = lc_snapshot(db, ns, keep_long, NULL, 0, &l);
     if (rc) return rc;

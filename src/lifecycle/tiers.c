@@ -37,11 +37,11 @@ static int oldest_first(const void *a, const void *b) {
 }
 
 int lc_op_migrate(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
+    const char *ns = op_str(args, "ns", NULL);
     const cfg_policy *p = lc_policy(db, ns);
-    int64_t cap = lc_int(args, "stm_size", p->stm_size);
-    double threshold = lc_num(args, "threshold", p->threshold);
-    int dry = lc_bool(args, "dry_run", 0);
+    int64_t cap = op_int(args, "stm_size", p->stm_size);
+    double threshold = op_num(args, "threshold", p->threshold);
+    int dry = op_bool(args, "dry_run", 0);
     lc_list l;
     int rc = lc_snapshot(db, ns, keep_short, NULL, 0, &l);
     if (rc) return rc;
@@ -112,10 +112,10 @@ static char *tier_before_archive(remem *db, const char *ns, const char *id) {
 }
 
 int lc_op_unarchive(remem *db, json_t *args, json_t **result) {
-    const char *ns = lc_str(args, "ns", NULL);
-    const char *to = lc_str(args, "tier", NULL);
+    const char *ns = op_str(args, "ns", NULL);
+    const char *to = op_str(args, "tier", NULL);
     json_t *ids = json_array();
-    if (lc_str(args, "id", NULL)) json_array_append_new(ids, json_string(lc_str(args, "id", NULL)));
+    if (op_str(args, "id", NULL)) json_array_append_new(ids, json_string(op_str(args, "id", NULL)));
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(args, "ids"), i, v) json_array_append(ids, v);

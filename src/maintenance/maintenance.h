@@ -41,14 +41,6 @@ void maint_policy_get(remem *db, const char *ns, maint_policy *out);
 
 /* ---- the archive (archive.c) ---- */
 
-/* A pluggable summariser for a cluster of texts (prune.c): writes a
- * malloc'd summary into *out and the method's name into method (cap
- * bytes). The default is maint_summarise_centroid. Returns REMEM_OK or an
- * error status. */
-typedef int (*maint_summarise_fn)(void *ctx, const char *const *texts, const float *const *vecs,
-                                  size_t n, int dim, char **out, char *method, size_t cap);
-int maint_summarise_centroid(void *ctx, const char *const *texts, const float *const *vecs,
-                             size_t n, int dim, char **out, char *method, size_t cap);
 
 /* Move the rows of ns with these rowids out of the live store into one new
  * archive file under dir (dir/YYYY/MM/DD/, the day of `now`): the file is

@@ -31,47 +31,13 @@
 #include <unistd.h>
 
 #include "maintenance/archive_file.h"
+#include "lifecycle/lifecycle.h"
 #include "maintenance/maintenance.h"
 #include "engine/telemetry_glue.h"
 #include "telemetry/telemetry.h"
 
 #define PRUNE_WINDOW 2048
 #define PRUNE_BATCH  1000
-
-/* The summariser clusters use. The lifecycle's extractive summariser
- * (src/lifecycle/extractive.h) or the LLM's can take its place: one
- * assignment here, same signature. */
-static maint_summarise_fn g_summarise = maint_summarise_centroid;
-
-/* ---- the centroid summary ---- */
-
-int maint_summarise_centroid(void *ctx, const char *const *texts, const float *const *vecs,
-                             size_t n, int dim, char **out, char *method, size_t cap) {
-    (void)ctx;
-    /* The member nearest the cluster's centroid stands for it: a real
-     * sentence of the cluster, never an invented one. */
-    double *c = calloc((size_t)dim, sizeof *c);
-    if (!c) return REMEM_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < dim; d++) c[d] += vecs[i][d];
-    size_t best = 0;
-    double bd = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        double s = 0;
-        for (int d = 0; d < dim; d++) s += c[d] * vecs[i][d];
-        if (s > bd) bd = s, best = i;
-    }
-    free(c);
-    size_t l = strlen(texts[best]);
-    char head[96];
-    int h = snprintf(head, sizeof head, "Summary of %zu similar episodes (representative):\n", n);
-    *out = malloc((size_t)h + l + 1);
-    if (!*out) return REMEM_ENOMEM;
-    memcpy(*out, head, (size_t)h);
-    memcpy(*out + h, texts[best], l + 1);
-    snprintf(method, cap, "extractive-centroid");
-    return REMEM_OK;
-}
 
 /* ---- pass 1: every episode's rowid, time and project ---- */
 
@@ -297,13 +263,22 @@ static int summarise_cluster(prune_run *pr, const cluster *c, const char *projec
         vecs[i] = rows[i].vec;
         json_array_append_new(members, json_string(rows[i].m.id));
     }
-    char *summary = NULL, method[64] = "";
-    if (!rc &&
-        (rc = g_summarise(NULL, texts, vecs, c->n, rows[0].m.dim, &summary, method, sizeof method)))
-        eng_fail(db, rc, "prune: summarising a cluster failed");
-    if (!rc) snprintf(pr->last_method, sizeof pr->last_method, "%s", method);
-    if (!rc && strcmp(pr->pol.strategy, "llm") == 0)
-        snprintf(pr->fallback, sizeof pr->fallback, "%s", method); /* no LLM client here yet */
+    char *summary = NULL, method[64] = "", why[512] = "";
+    /* summarizationStrategy "llm": the model's summary when one is
+     * configured and answers; "heuristic" (or the model absent or
+     * failing): the extractive summary, named in the report. */
+    int want_llm = strcmp(pr->pol.strategy, "llm") == 0;
+    if (!rc && (rc = lc_summarise_texts(db, texts, c->n, want_llm, &summary, method, sizeof method,
+                                        why, sizeof why)))
+        eng_fail(db, rc, "prune: summarising a cluster failed: %s", remem_errmsg(db));
+    if (!rc && want_llm && strcmp(method, "llm") != 0)
+        snprintf(pr->fallback, sizeof pr->fallback, "extractive (%.40s)", why);
+    /* memory.summarize's modelUsedForSummarization: the model, or the
+     * summariser that stood in for it */
+    if (!rc) {
+        const char *model = strcmp(method, "llm") == 0 ? llm_model(eng_llm(db)) : NULL;
+        snprintf(pr->last_method, sizeof pr->last_method, "%s", model ? model : method);
+    }
     if (!rc && !pr->dry_run) {
         json_t *md =
             json_pack("{s:b,s:s,s:O,s:s,s:i}", EPISODE_SUMMARY_KEY, 1, "projectID", project,

@@ -24,12 +24,9 @@ sys.path.insert(0, root + "/bindings/python")
 from serve_util import *
 import remem
 
-tmp = tempfile.mkdtemp(prefix="remem-exp-")
-db = os.path.join(tmp, "s.db")
+tmp, db = scratch_store("remem-exp-")
 BIN = os.environ["REMEM_BIN"]
-def cli(*args):
-    p = subprocess.run([BIN, "--db", db, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+cli = cli_for(db)
 def cli_json(*args):
     rc, out, err = cli(*args, "--json")
     check(rc == 0, "remem %s: %s" % (" ".join(args[:2]), err.strip()))

@@ -22,12 +22,9 @@ sys.path.insert(0, root + "/bindings/python")
 from serve_util import *
 import remem
 
-tmp = tempfile.mkdtemp(prefix="remem-lessons-")
-db = os.path.join(tmp, "s.db")
+tmp, db = scratch_store("remem-lessons-")
 BIN = os.environ["REMEM_BIN"]
-def cli(*args):
-    p = subprocess.run([BIN, "--db", db, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+cli = cli_for(db)
 def cj(*args):
     rc, out, err = cli(*args, "--json")
     if rc != 0:

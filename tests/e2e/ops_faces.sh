@@ -22,12 +22,9 @@ sys.path.insert(0, root + "/bindings/python")
 from serve_util import *
 import remem
 
-tmp = tempfile.mkdtemp(prefix="remem-ops-")
-db = os.path.join(tmp, "s.db")
+tmp, db = scratch_store("remem-ops-")
 BIN = os.environ["REMEM_BIN"]
-def cli(*args):
-    p = subprocess.run([BIN, "--db", db, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+cli = cli_for(db)
 
 rc, out, _ = cli("add", "--ns", "t:a", "--id", "m1", "--text", "the deploy failed on a full disk",
                  "--meta", '{"host":"web-2"}')

@@ -135,6 +135,21 @@ class Server:
             return f.read()
 
 
+def scratch_store(prefix):
+    """A fresh temporary folder and the path of a store in it."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    return tmp, os.path.join(tmp, "s.db")
+
+
+def cli_for(db):
+    """A function that runs the remem command on store db and returns
+    (returncode, stdout, stderr)."""
+    def cli(*args):
+        p = subprocess.run([BIN, "--db", db, *args], capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+    return cli
+
+
 def snapshot(srv, key=None):
     """Everything a client can see of the store, to compare before and after
     a refused request: every memory (export), the namespaces and the stats
