@@ -550,7 +550,7 @@ typedef struct remem_query_json remem_query_json;
  * message. Side effects: none ("now": "now" reads the clock once, here).
  */
 REMEM_API int remem_query_parse(const char *json, size_t len, remem_query_json **out, char *err,
-                      size_t errcap);
+                                size_t errcap);
 /* The query inside p, for remem_recall. Its pointers stay valid until
  * remem_query_json_free(p); do not free them. p must not be NULL. */
 REMEM_API const remem_query *remem_query_json_get(const remem_query_json *p);
@@ -573,7 +573,7 @@ REMEM_API int remem_recall_json(remem *db, const char *json, size_t len, char **
  * REMEM_EPARSE. No side effects.
  */
 REMEM_API int remem_parse_time_field(const char *field, const char *s, int64_t *ms, char *err,
-                           size_t errcap);
+                                     size_t errcap);
 
 /* ------------------------------------------------------------------ */
 /* History, stats, namespaces                                          */
@@ -702,7 +702,7 @@ REMEM_API char *remem_result_to_json(const remem_result *r);
  * None holds stored content. malloc'd (remem_free); NULL on an unknown op or
  * out of memory. */
 REMEM_API char *remem_write_result_json(const char *op, const char *ns, const char *id, int outcome,
-                              const char *superseded_by);
+                                        const char *superseded_by);
 /* 1 when memory is off for ns on this handle (remem_options.no_memory, or
  * the config policy of ns says memory_off), else 0 (also for db NULL).
  * Then remem_add and remem_add_batch store nothing (outcome REMEM_DROPPED),
@@ -790,6 +790,20 @@ REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx
  * tool_validation_retry_attempts and tool_validation_retry_capped_events.
  * Never fails. */
 REMEM_API void remem_validation_counters(uint64_t *attempts, uint64_t *capped);
+/* Telemetry (docs/telemetry.md): the process's OpenTelemetry exporter
+ * counts and the metrics remem keeps, as one JSON object (free with
+ * remem_free): {"enabled": spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT
+ * set), "spans": {"started","exported","dropped","dropped_queue_full",
+ * "dropped_export_failed","exports_failed","queued","queue_capacity"},
+ * "metrics": [{"name","kind":"counter"|"gauge"|"histogram","unit",
+ * "description", "value" (counter, gauge) or "bounds","buckets","count",
+ * "sum" (histogram)}]}. The metrics are kept with or without an endpoint;
+ * the server's /metrics shows them. Returns REMEM_OK or REMEM_ENOMEM. */
+REMEM_API int remem_telemetry_stats(char **json);
+/* Sends the spans queued so far and waits for the exporter (at most the
+ * export timeout, OTEL_EXPORTER_OTLP_TIMEOUT); done at exit too. Nothing
+ * when telemetry is off. */
+REMEM_API void remem_telemetry_flush(void);
 
 /* ------------------------------------------------------------------ */
 /* Local models: all-MiniLM-L6-v2 for the "minilm" embedder            */

@@ -155,6 +155,74 @@ static void render_llm(FILE *f) {
     json_decref(u);
 }
 
+/* A metric name in Prometheus' alphabet: '.' and other signs become '_'. */
+static void put_name(FILE *f, const char *name, const char *suffix) {
+    for (const char *p = name; *p; p++)
+        fputc((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+                  ? *p
+                  : '_',
+              f);
+    fputs(suffix, f);
+}
+
+/* The telemetry exporter's counts and the metrics the engine keeps
+ * (remem_telemetry_stats: seed 003's memory.* and remem's own), each under
+ * its OpenTelemetry name with '.' as '_'; counters end in _total. */
+static void render_telemetry(FILE *f) {
+    char *text = NULL;
+    if (remem_telemetry_stats(&text) != REMEM_OK) return;
+    json_t *t = json_loads(text, 0, NULL), *sp = json_object_get(t, "spans");
+    remem_free(text);
+    static const char *const spans[][3] = {
+        {"remem_telemetry_spans_exported_total", "exported", "Spans the OTLP collector accepted."},
+        {"remem_telemetry_spans_dropped_total", "dropped",
+         "Spans dropped: the queue was full or the collector could not be reached."},
+        {"remem_telemetry_export_failures_total", "exports_failed",
+         "OTLP export requests that failed."},
+    };
+    for (size_t k = 0; k < sizeof spans / sizeof *spans; k++)
+        fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %lld\n", spans[k][0], spans[k][2],
+                spans[k][0], spans[k][0],
+                (long long)json_integer_value(json_object_get(sp, spans[k][1])));
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(t, "metrics"), i, m) {
+        const char *name = json_string_value(json_object_get(m, "name"));
+        const char *kind = json_string_value(json_object_get(m, "kind"));
+        const char *desc = json_string_value(json_object_get(m, "description"));
+        if (!name || !kind) continue;
+        size_t nl = strlen(name);
+        const char *suffix =
+            !strcmp(kind, "counter") && (nl < 6 || strcmp(name + nl - 6, "_total")) ? "_total" : "";
+        fputs("# HELP ", f);
+        put_name(f, name, suffix);
+        fprintf(f, " %s\n# TYPE ", desc ? desc : "");
+        put_name(f, name, suffix);
+        fprintf(f, " %s\n", strcmp(kind, "counter") ? kind : "counter");
+        if (strcmp(kind, "histogram")) {
+            put_name(f, name, suffix);
+            fprintf(f, " %.17g\n", json_number_value(json_object_get(m, "value")));
+            continue;
+        }
+        json_t *bounds = json_object_get(m, "bounds"), *buckets = json_object_get(m, "buckets");
+        long long cumulative = 0;
+        for (size_t b = 0; b < json_array_size(buckets); b++) {
+            cumulative += json_integer_value(json_array_get(buckets, b));
+            put_name(f, name, "_bucket");
+            if (b < json_array_size(bounds))
+                fprintf(f, "{le=\"%g\"} %lld\n", json_number_value(json_array_get(bounds, b)),
+                        cumulative);
+            else
+                fprintf(f, "{le=\"+Inf\"} %lld\n", cumulative);
+        }
+        put_name(f, name, "_sum");
+        fprintf(f, " %.17g\n", json_number_value(json_object_get(m, "sum")));
+        put_name(f, name, "_count");
+        fprintf(f, " %lld\n", (long long)json_integer_value(json_object_get(m, "count")));
+    }
+    json_decref(t);
+}
+
 char *metrics_render(const server *srv, json_t *namespaces) {
     char *text = NULL;
     size_t len = 0;
@@ -186,6 +254,7 @@ char *metrics_render(const server *srv, json_t *namespaces) {
             (unsigned long long)retries, (unsigned long long)capped);
     if (namespaces) render_namespaces(f, namespaces);
     render_llm(f);
+    render_telemetry(f);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/telemetry_glue.h"
 
 typedef struct eng_llm_tally {
     char op[48];
@@ -104,7 +105,30 @@ int eng_llm_chat(remem *db, const char *op, const char *system, const char *user
     if (!db->llm) return eng_fail(db, REMEM_EUNSUPPORTED, "%s needs an LLM: set REMEM_LLM_URL", op);
     llm_usage one = {0};
     char err[1024] = "";
+    /* OpenTelemetry's GenAI conventions: a client span "chat {model}". */
+    const char *model = llm_model(db->llm);
+    tm_span *s = NULL;
+    if (tm_enabled()) {
+        char name[64];
+        snprintf(name, sizeof name, "chat %s", model ? model : "");
+        s = tm_span_start(name, TM_KIND_CLIENT);
+        tm_span_str(s, "gen_ai.operation.name", "chat");
+        tm_span_str(s, "gen_ai.request.model", model);
+        tm_span_str(s, "remem.op", op);
+    }
     int rc = llm_chat(db->llm, system, user, json_mode, answer, &one, err, sizeof err);
+    if (!rc) {
+        tm_span_int(s, "gen_ai.usage.input_tokens", one.prompt_tokens);
+        tm_span_int(s, "gen_ai.usage.output_tokens", one.completion_tokens);
+        tm_count("remem.llm.input_tokens", "{token}", "Prompt tokens the LLM reported.",
+                 (double)one.prompt_tokens);
+        tm_count("remem.llm.output_tokens", "{token}", "Completion tokens the LLM reported.",
+                 (double)one.completion_tokens);
+    } else if (s) {
+        tm_span_str(s, "error.type", remem_strerror(rc));
+        tm_span_error(s, err);
+    }
+    tm_span_end(s);
     if (rc) return eng_fail(db, rc, "%s: %s", op, err);
     eng_llm_count(db, op, &one);
     if (u) {

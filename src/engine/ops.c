@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/ops.h"
+#include "engine/telemetry_glue.h"
 
 /* ---- the table ---- */
 
@@ -94,6 +95,7 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
     int off = eng_memory_off(db, ns);
     json_t *res = NULL;
     int rc;
+    tm_span *span = eng_tm_call_begin(name);
     if (off && !strcmp(op->info.right, "write")) {
         res = json_pack("{s:s, s:s?, s:s, s:s}", "op", name, "ns", ns, "outcome", "dropped", "text",
                         "memory is off: nothing was written");
@@ -101,6 +103,8 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
     } else {
         rc = op->fn(db, a, &res);
     }
+    if (rc && !db->err[0]) eng_fail(db, rc, "%s: %s", name, remem_strerror(rc));
+    eng_tm_call_end(db, span, name, a, rc ? NULL : res, rc);
     json_decref(a);
     if (rc) {
         json_decref(res);

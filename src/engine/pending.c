@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/telemetry_glue.h"
 #include "engine/ops.h"
 
 #define BACKOFF_MIN_MS 1000
@@ -40,7 +41,9 @@ int eng_embed_for_add(remem *db, const char *const *texts, size_t n, float *out,
         return REMEM_OK;
     }
     char err[512] = "";
+    uint64_t t0 = tm_enabled() ? tm_now_ns() : 0;
     int rc = db->emb->embed(db->emb, texts, n, out, err, sizeof err);
+    if (t0) eng_tm_note_embed_ms((double)(tm_now_ns() - t0) / 1e6);
     if (rc == REMEM_EEMBED && remote(db)) {
         went_down(db);
         *pending = 1;

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/telemetry_glue.h"
 #include "filter/filter.h"
 #include "score/score.h"
 #include "util/util.h"
@@ -553,7 +554,7 @@ static void touch(remem *db, ranked *top, size_t n, int64_t now) {
     free(ids);
 }
 
-int remem_recall(remem *db, const remem_query *in, remem_result **out) {
+static int recall_one(remem *db, const remem_query *in, remem_result **out) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     *out = NULL;
@@ -703,6 +704,31 @@ out:
     filter_free(x.pf);
     json_decref(pol_hold);
     free(on_ns);
+    return rc;
+}
+
+/* remem_recall with its span (remem.recall: namespaces, k, profile, hit
+ * count, took) and the recall latency histogram, which is kept whether or
+ * not spans are exported (the server's /metrics shows it). */
+int remem_recall(remem *db, const remem_query *in, remem_result **out) {
+    tm_span *s = tm_span_start("remem.recall", TM_KIND_INTERNAL);
+    int rc = recall_one(db, in, out);
+    if (!rc && *out)
+        tm_observe("remem.recall.duration", "ms", "Time of remem_recall, query to ranked hits.",
+                   (*out)->took_ms);
+    if (!s) return rc;
+    if (in) {
+        tm_span_str(s, "remem.namespace", in->n_namespaces ? in->namespaces[0] : "default");
+        if (in->n_namespaces > 1) tm_span_int(s, "remem.namespaces", (int64_t)in->n_namespaces);
+        tm_span_int(s, "remem.k", in->k);
+    }
+    if (!rc && *out) {
+        tm_span_str(s, "remem.profile", (*out)->profile);
+        tm_span_int(s, "remem.hits", (int64_t)(*out)->n);
+        tm_span_dbl(s, "remem.took_ms", (*out)->took_ms);
+    }
+    eng_tm_status(db, s, rc);
+    tm_span_end(s);
     return rc;
 }
 

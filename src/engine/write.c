@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/telemetry_glue.h"
 #include "engine/hooks.h"
 #include "score/score.h"
 #include "util/util.h"
@@ -250,7 +251,7 @@ out:
     return rc;
 }
 
-int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, int *outcome) {
+static int add_one(remem *db, const remem_memory *in, char *id_out, size_t id_cap, int *outcome) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     remem_memory mm;
@@ -303,5 +304,28 @@ int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, in
     if (!pending && !m->vector && db->pending_hint) eng_embed_pending(db, NULL, 256, NULL, NULL);
     if (later && out != REMEM_DUPLICATE) db->rate_later(db->rate_later_ctx, m->ns, idl);
     eng_hooks_after_add(db, m->ns);
+    return rc;
+}
+
+/* remem_add with its span (remem.add): the namespace, kind, outcome, id
+ * and the embedder's time. Off: one branch. */
+int remem_add(remem *db, const remem_memory *in, char *id_out, size_t id_cap, int *outcome) {
+    tm_span *s = tm_span_start("remem.add", TM_KIND_INTERNAL);
+    if (!s) return add_one(db, in, id_out, id_cap, outcome);
+    int got = 0;
+    eng_tm_embed_ms_reset();
+    int rc = add_one(db, in, id_out, id_cap, &got);
+    if (outcome) *outcome = got;
+    if (in) {
+        tm_span_str(s, "remem.namespace", in->ns ? in->ns : "default");
+        tm_span_str(s, "remem.kind", in->kind);
+    }
+    if (!rc) {
+        tm_span_str(s, "remem.id", id_out && id_cap ? id_out : NULL);
+        tm_span_int(s, "remem.outcome", got);
+        tm_span_dbl(s, "embeddingTimeMs", eng_tm_embed_ms());
+    }
+    eng_tm_status(db, s, rc);
+    tm_span_end(s);
     return rc;
 }

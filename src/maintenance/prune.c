@@ -33,6 +33,8 @@
 #include "maintenance/archive_file.h"
 #include "lifecycle/lifecycle.h"
 #include "maintenance/maintenance.h"
+#include "engine/telemetry_glue.h"
+#include "telemetry/telemetry.h"
 
 #define PRUNE_WINDOW 2048
 #define PRUNE_BATCH  1000
@@ -201,6 +203,7 @@ typedef struct prune_run {
     FILE *all_ids; /* every id, for the report file (NULL: dry run) */
     int64_t n_removed, by_age, by_count, by_cluster, clusters;
     char fallback[64];
+    char last_method[64]; /* the last cluster's summariser (memory.summarize) */
 } prune_run;
 
 static void note_ids(prune_run *pr, json_t *ids, int64_t n) {
@@ -270,6 +273,12 @@ static int summarise_cluster(prune_run *pr, const cluster *c, const char *projec
         eng_fail(db, rc, "prune: summarising a cluster failed: %s", remem_errmsg(db));
     if (!rc && want_llm && strcmp(method, "llm") != 0)
         snprintf(pr->fallback, sizeof pr->fallback, "extractive (%.40s)", why);
+    /* memory.summarize's modelUsedForSummarization: the model, or the
+     * summariser that stood in for it */
+    if (!rc) {
+        const char *model = strcmp(method, "llm") == 0 ? llm_model(eng_llm(db)) : NULL;
+        snprintf(pr->last_method, sizeof pr->last_method, "%s", model ? model : method);
+    }
     if (!rc && !pr->dry_run) {
         json_t *md =
             json_pack("{s:b,s:s,s:O,s:s,s:i}", EPISODE_SUMMARY_KEY, 1, "projectID", project,
@@ -313,7 +322,9 @@ static int prune_ns(prune_run *pr) {
     pass1 p1 = {0};
     int rc = store_scan(db->st, pr->ns, 0, collect, &p1);
     if (rc) rc = rc == REMEM_ENOMEM ? eng_fail(db, rc, "out of memory") : eng_store_fail(db, rc);
-    /* age */
+    /* age and count: seed 003's retention enforcement, its own span */
+    tm_span *ret = rc ? NULL : tm_span_start("memory.retention_enforce", TM_KIND_INTERNAL);
+    uint64_t ret0 = ret ? tm_now_ns() : 0;
     if (!rc && pr->pol.retention_days > 0) {
         int64_t cut = pr->now - (int64_t)llround(pr->pol.retention_days * 86400000.0);
         for (size_t i = 0; i < p1.n; i++)
@@ -332,6 +343,19 @@ static int prune_ns(prune_run *pr) {
     qsort(p1.e, p1.n, sizeof *p1.e, by_rowid);
     if (!rc) rc = archive_marked(pr, &p1, 1);
     if (!rc) rc = archive_marked(pr, &p1, 2);
+    if (ret) {
+        tm_span_str(ret, "remem.namespace", pr->ns);
+        tm_span_int(ret, "episodesArchivedCount", pr->dry_run ? 0 : pr->by_age + pr->by_count);
+        tm_span_int(ret, "episodesDeletedCount", 0); /* remem archives, never deletes */
+        tm_span_int(ret, "episodesByAge", pr->by_age);
+        tm_span_int(ret, "episodesByCount", pr->by_count);
+        tm_span_dbl(ret, "retentionDays", pr->pol.retention_days);
+        tm_span_int(ret, "maxEpisodesPerProject", pr->pol.max_episodes_per_project);
+        tm_span_bool(ret, "dryRun", pr->dry_run);
+        tm_span_dbl(ret, "durationMs", (double)(tm_now_ns() - ret0) / 1e6);
+        if (rc) tm_span_error(ret, pr->db->err);
+        tm_span_end(ret);
+    }
     /* clusters */
     if (!rc && strcmp(pr->pol.strategy, "none") != 0 && p1.n > 1) {
         pass2 *s = calloc(1, sizeof *s);
@@ -350,7 +374,21 @@ static int prune_ns(prune_run *pr) {
                 if (!rc) {
                     ep key = {.rowid = s->cl[i].rowids[0]};
                     ep *e = bsearch(&key, p1.e, p1.n, sizeof key, by_rowid);
-                    rc = summarise_cluster(pr, &s->cl[i], e ? p1.projects[e->project] : "");
+                    const char *project = e ? p1.projects[e->project] : "";
+                    tm_span *sum = tm_span_start("memory.summarize", TM_KIND_INTERNAL);
+                    uint64_t sum0 = sum ? tm_now_ns() : 0;
+                    rc = summarise_cluster(pr, &s->cl[i], project);
+                    if (sum) {
+                        tm_span_str(sum, "remem.namespace", pr->ns);
+                        tm_span_str(sum, "projectID", project);
+                        tm_span_int(sum, "episodesSummarizedCount", (int64_t)s->cl[i].n);
+                        tm_span_dbl(sum, "summarizationTimeMs", (double)(tm_now_ns() - sum0) / 1e6);
+                        tm_span_str(sum, "modelUsedForSummarization", pr->last_method);
+                        tm_span_str(sum, "summarizationStrategy", pr->pol.strategy);
+                        tm_span_bool(sum, "dryRun", pr->dry_run);
+                        if (rc) tm_span_error(sum, pr->db->err);
+                        tm_span_end(sum);
+                    }
                 }
                 free(s->cl[i].rowids);
             }
@@ -514,7 +552,10 @@ static int op_maintain(remem *db, json_t *args, json_t **result) {
         json_object_set_new(a, "ids_limit", json_integer(100));
         json_object_set_new(a, "_maintain", json_true()); /* internal: not in the schema */
         json_t *rep = NULL;
+        /* each namespace's run is a memory.prune span, as a prune is */
+        tm_span *span = eng_tm_call_begin("prune");
         rc = op_prune(db, a, &rep);
+        eng_tm_call_end(db, span, "prune", a, rc ? NULL : rep, rc);
         json_decref(a);
         if (rc) break;
         total += json_integer_value(json_object_get(rep, "removedCount"));

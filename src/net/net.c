@@ -180,6 +180,13 @@ static int set_options(CURL *curl, const net_request *rq, try_state *t, char *cu
         }
         h = next;
     }
+    for (size_t i = 0; rq->headers && rq->headers[i]; i++) {
+        if (!(next = curl_slist_append(h, rq->headers[i]))) {
+            curl_slist_free_all(h);
+            return REMEM_ENOMEM;
+        }
+        h = next;
+    }
     *headers = h;
     long timeout = rq->timeout_ms == 0 ? NET_DEFAULT_TIMEOUT_MS : rq->timeout_ms;
     long connect = rq->connect_timeout_ms ? rq->connect_timeout_ms

@@ -69,20 +69,21 @@ typedef struct net_request {
     const char *url;
     const char *body; /* NULL: GET; otherwise POST of body_len bytes */
     size_t body_len;
-    const char *content_type; /* of body (NULL: application/json) */
-    const char *accept;       /* NULL: no Accept header */
-    const char *bearer;       /* an API key; NULL or "": none */
-    long timeout_ms;          /* per try, connecting included; 0: 30 s; <0: none */
-    long connect_timeout_ms;  /* 0: timeout_ms, or 30 s without one */
-    long stall_ms;            /* give up after this long without a byte; 0: never */
-    int retries;              /* tries after the first, for what may pass */
-    long backoff_ms;          /* the first wait (0: 200 ms), doubled each time */
-    int64_t max_bytes;        /* the answer's cap (0: NET_DEFAULT_MAX_BYTES) */
-    const char *cap_name;     /* the cap in messages ("the expected file");
+    const char *content_type;   /* of body (NULL: application/json) */
+    const char *accept;         /* NULL: no Accept header */
+    const char *bearer;         /* an API key; NULL or "": none */
+    const char *const *headers; /* more "Name: value" lines, NULL-ended; NULL: none */
+    long timeout_ms;            /* per try, connecting included; 0: 30 s; <0: none */
+    long connect_timeout_ms;    /* 0: timeout_ms, or 30 s without one */
+    long stall_ms;              /* give up after this long without a byte; 0: never */
+    int retries;                /* tries after the first, for what may pass */
+    long backoff_ms;            /* the first wait (0: 200 ms), doubled each time */
+    int64_t max_bytes;          /* the answer's cap (0: NET_DEFAULT_MAX_BYTES) */
+    const char *cap_name;       /* the cap in messages ("the expected file");
                                  NULL: "N bytes" */
-    int follow_redirects;     /* up to 10, to http and https only */
-    int allow_file;           /* accept file:// URLs (local mirrors, tests) */
-    net_write_fn write;       /* NULL: the answer goes to resp->body */
+    int follow_redirects;       /* up to 10, to http and https only */
+    int allow_file;             /* accept file:// URLs (local mirrors, tests) */
+    net_write_fn write;         /* NULL: the answer goes to resp->body */
     net_restart_fn restart;
     void *sink;               /* ctx of write and restart */
     net_progress_fn progress; /* NULL: none */
