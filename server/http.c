@@ -64,6 +64,12 @@ void serve_config_init(serve_config *cfg) {
     cfg->maintain_every_hours = -1;
 }
 
+/* The thread that waits for SIGINT and SIGTERM (serve's sigwait), and the
+ * handler that sends it a signal another thread received. pthread_kill is
+ * async-signal-safe. */
+static pthread_t g_main_thread;
+static void forward_to_main(int sig) { pthread_kill(g_main_thread, sig); }
+
 static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -697,6 +703,23 @@ int serve_run(const serve_config *cfg, FILE *out) {
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    /* Threads started before this point (OpenBLAS starts its own when the
+     * library loads) do not block the signals; one that receives SIGINT
+     * hands it to this thread instead of taking the default action, which
+     * would end the process without draining. */
+    g_main_thread = pthread_self();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_to_main;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* Block them before any thread starts (the auto-rater, the store's
+     * connections, libmicrohttpd's pool, maintenance, telemetry): threads
+     * inherit the mask, so the signals come only to sigwait below. A
+     * thread started earlier would take a SIGINT with its default action
+     * and end the process without draining. */
+    pthread_sigmask(SIG_BLOCK, &signals, NULL);
 
     if (parse_listen(cfg->listen, &la, err, sizeof err) != 0) goto fail;
     if (cfg->keys_path) {
@@ -722,9 +745,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
     pool_ready = 1;
     pool_rate_later(&srv->pool, rater_enqueue, &srv->rater);
 
-    /* Threads started from here on inherit the mask: the signals come only
-     * to sigwait below. A client gone mid-export must not kill us. */
-    pthread_sigmask(SIG_BLOCK, &signals, NULL);
+    /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);
     int lfd = listen_socket(&la, err, sizeof err);
     if (lfd < 0) goto fail;

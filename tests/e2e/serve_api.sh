@@ -261,7 +261,8 @@ try:
     check(is_error(st, r, 413, "REMEM_ETOOLARGE"), "--max-body 200: 300 bytes get 413")
     st, _, body = srv.request("GET", "/v1/namespaces/agent:bolton/export")
     check(st == 200 and len(body.decode().splitlines()) == 3, "the first server's writes are there")
-    check(srv.stop(signal.SIGINT) == 0, "SIGINT: exit 0")
+    st = srv.stop(signal.SIGINT)
+    check(st == 0, "SIGINT: exit 0 (got %s; the server said: %s)" % (st, srv.log_text()[-600:]))
 finally:
     srv.kill()
 
