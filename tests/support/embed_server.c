@@ -247,7 +247,9 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
-embed_server *embed_server_start(int dim) {
+embed_server *embed_server_start(int dim) { return embed_server_start_on(dim, 0); }
+
+embed_server *embed_server_start_on(int dim, int port) {
     embed_server *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->dim = dim;
@@ -255,7 +257,7 @@ embed_server *embed_server_start(int dim) {
     struct sockaddr_in addr = {0};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
+    addr.sin_port = htons((uint16_t)port);
     s->daemon =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
                          NULL, handle_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
@@ -263,7 +265,7 @@ embed_server *embed_server_start(int dim) {
     const union MHD_DaemonInfo *info =
         s->daemon ? MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
     if (!info || !info->port) {
-        fprintf(stderr, "embed_server: cannot start libmicrohttpd on 127.0.0.1\n");
+        fprintf(stderr, "embed_server: cannot start libmicrohttpd on 127.0.0.1:%d\n", port);
         embed_server_stop(s);
         return NULL;
     }

@@ -31,6 +31,9 @@ typedef enum embed_server_mode {
 /* Starts a server answering dim-dimensional vectors; NULL on failure (the
  * reason goes to stderr). */
 embed_server *embed_server_start(int dim);
+/* The same on a given port (0: any free one): a server brought back where
+ * a stopped one listened. */
+embed_server *embed_server_start_on(int dim, int port);
 /* Stops it (waits for in-flight requests, cutting delays short) and frees
  * it. NULL is fine. */
 void embed_server_stop(embed_server *s);
