@@ -18,15 +18,15 @@
 #define SERVE_DEFAULT_MAX_CONNECTIONS 512
 
 typedef struct serve_config {
-    const char *db_path;   /* the store's URI */
-    remem_options opt;     /* how every handle of the pool is opened */
-    const char *listen;    /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 picks one */
-    const char *keys_path; /* JSON keys file, or NULL: loopback only */
-    int threads;           /* worker threads (0: the number of cores) */
-    size_t max_body;       /* bytes; larger bodies get 413 */
-    int timeout_s;         /* idle connection timeout */
-    int max_connections;   /* concurrent connections accepted */
-    int quiet;             /* no banner */
+    const char *db_path;         /* the store's URI */
+    remem_options opt;           /* how every handle of the pool is opened */
+    const char *listen;          /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 picks one */
+    const char *keys_path;       /* JSON keys file, or NULL: loopback only */
+    int threads;                 /* worker threads (0: the number of cores) */
+    size_t max_body;             /* bytes; larger bodies get 413 */
+    int timeout_s;               /* idle connection timeout */
+    int max_connections;         /* concurrent connections accepted */
+    int quiet;                   /* no banner */
     double maintain_every_hours; /* run "maintain" this often; < 0 (the
                                     default): pruneIntervalHours of the
                                     configuration; 0: never */

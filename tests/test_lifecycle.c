@@ -106,8 +106,7 @@ static void test_static_load(void) {
     a = call(db, "static.load", "{\"ns\":\"agent:ava\",\"file\":[1,2]}", &rc);
     CHECK_INT(rc, REMEM_EINVAL);
     CHECK(strstr(remem_errmsg(db), "file: expected an object"));
-    a = call(db, "static.load", "{\"ns\":\"agent:ava\",\"file\":{\"a.b\":1,\"a\":{\"b\":2}}}",
-             &rc);
+    a = call(db, "static.load", "{\"ns\":\"agent:ava\",\"file\":{\"a.b\":1,\"a\":{\"b\":2}}}", &rc);
     CHECK_INT(rc, REMEM_EINVAL);
     CHECK(strstr(remem_errmsg(db), "two values have the key path a.b"));
     CHECK_INT(count_tier(db, "agent:ava", "static"), 4);

@@ -202,4 +202,3 @@ int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap
     json_decref(s);
     return rc;
 }
-

@@ -28,19 +28,21 @@ typedef struct engine_op {
 
 /* The arrays ops.c joins: one per feature folder, defined there. */
 #define ENGINE_OP_TABLES(X) \
-    X(core_ops) \
-    X(lifecycle_ops) \
-    X(experience_ops) \
-    X(config_ops) \
-    X(llm_ops) \
-    X(lesson_ops) \
-    X(episode_ops) \
-    X(archive_ops) \
-    X(maintenance_ops) \
-    X(pending_ops) \
+    X(core_ops)             \
+    X(lifecycle_ops)        \
+    X(experience_ops)       \
+    X(config_ops)           \
+    X(llm_ops)              \
+    X(lesson_ops)           \
+    X(episode_ops)          \
+    X(archive_ops)          \
+    X(maintenance_ops)      \
+    X(pending_ops)          \
     X(check_ops)
 
-#define ENGINE_OP_DECLARE(t) extern const engine_op t[]; extern const size_t t##_n;
+#define ENGINE_OP_DECLARE(t)    \
+    extern const engine_op t[]; \
+    extern const size_t t##_n;
 ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
 #undef ENGINE_OP_DECLARE
 
@@ -50,8 +52,7 @@ ENGINE_OP_TABLES(ENGINE_OP_DECLARE)
  * here, as the operation tables are, so that the engine calls them without
  * including the feature folders' headers. */
 typedef int (*engine_stats_fn)(remem *db, const char *ns, json_t *o);
-#define ENGINE_STATS_HOOKS(X) \
-    X(experience_stats)
+#define ENGINE_STATS_HOOKS(X) X(experience_stats)
 
 #define ENGINE_STATS_DECLARE(f) int f(remem *db, const char *ns, json_t *o);
 ENGINE_STATS_HOOKS(ENGINE_STATS_DECLARE)

@@ -53,7 +53,6 @@ static const limit lim_any = {NULL, -HUGE_VAL, HUGE_VAL, 0};
 static const limit lim_recency_base = {"recency_base", 0, 1, 1};
 static const limit lim_half_life = {"half_life_hours", 0, 1e7, 1};
 
-
 /* A number as a user would write it: integers in full (1e9 reads
  * 1000000000), others shortest. */
 static const char *num_text(double x, char buf[40]) {
@@ -70,13 +69,13 @@ static int check_limit(const limit *l, const char *name, double x, char *err, si
     if (!isfinite(x)) return util_errf(err, cap, REMEM_EINVAL, "%s: must be a finite number", name);
     if (l->lo_open && x <= l->lo)
         return util_errf(err, cap, REMEM_EINVAL, "%s: %s must be above %s", name, num_text(x, a),
-                    num_text(l->lo, b));
+                         num_text(l->lo, b));
     if (x < l->lo)
         return util_errf(err, cap, REMEM_EINVAL, "%s: %s is below the minimum of %s", name,
-                    num_text(x, a), num_text(l->lo, b));
+                         num_text(x, a), num_text(l->lo, b));
     if (x > l->hi)
-        return util_errf(err, cap, REMEM_EINVAL, "%s: %s is above the limit of %s", name, num_text(x, a),
-                    num_text(l->hi, b));
+        return util_errf(err, cap, REMEM_EINVAL, "%s: %s is above the limit of %s", name,
+                         num_text(x, a), num_text(l->hi, b));
     return REMEM_OK;
 }
 
@@ -159,7 +158,8 @@ typedef struct {
 } reader;
 
 static int wrong_type(reader *r, const char *name, const char *want, const json_t *v) {
-    return util_errf(r->err, r->cap, REMEM_EINVAL, "%s: must be %s, got %s", name, want, type_word(v));
+    return util_errf(r->err, r->cap, REMEM_EINVAL, "%s: must be %s, got %s", name, want,
+                     type_word(v));
 }
 
 /* The field's value, or NULL when absent or null. */
@@ -180,7 +180,8 @@ static int unknown_fields(reader *r) {
         for (k = known_fields; *k && used < sizeof list; k++)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
                                      k == known_fields ? "" : ", ", *k);
-        return util_errf(r->err, r->cap, REMEM_EINVAL, "%.64s: unknown field (known: %s)", key, list);
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "%.64s: unknown field (known: %s)", key,
+                         list);
     }
     return REMEM_OK;
 }
@@ -212,7 +213,7 @@ static int read_int(reader *r, const limit *l, int *out) {
     if (rc) return rc;
     if (x != floor(x))
         return util_errf(r->err, r->cap, REMEM_EINVAL, "%s: %s is not a whole number", l->name,
-                    num_text(x, a));
+                         num_text(x, a));
     *out = (int)x;
     return REMEM_OK;
 }
@@ -232,7 +233,8 @@ static int read_doubles(reader *r, remem_query *q) {
 
 static int read_namespaces(reader *r, remem_query_json *p) {
     json_t *v = field(r, "namespaces");
-    if (!v) return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: missing; name at least one");
+    if (!v)
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: missing; name at least one");
     if (json_is_string(v)) { /* a lone name */
         json_t *list = json_pack("[O]", v);
         if (!list || json_object_set_new(r->o, "namespaces", list))
@@ -241,15 +243,16 @@ static int read_namespaces(reader *r, remem_query_json *p) {
     }
     if (!json_is_array(v)) return wrong_type(r, "namespaces", "an array of names", v);
     size_t n = json_array_size(v);
-    if (n == 0) return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: empty; name at least one");
+    if (n == 0)
+        return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: empty; name at least one");
     if (!(p->namespaces = calloc(n, sizeof *p->namespaces)))
         return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(v, i);
         if (!json_is_string(x) || json_string_length(x) == 0)
             return util_errf(r->err, r->cap, REMEM_EINVAL,
-                        "namespaces: item %zu must be a non-empty string, got %s", i,
-                        json_is_string(x) ? "\"\"" : type_word(x));
+                             "namespaces: item %zu must be a non-empty string, got %s", i,
+                             json_is_string(x) ? "\"\"" : type_word(x));
         p->namespaces[i] = json_string_value(x);
     }
     p->q.namespaces = p->namespaces;
@@ -263,18 +266,19 @@ static int read_vector(reader *r, remem_query_json *p) {
     size_t n = json_is_array(v) ? json_array_size(v) : 0;
     if (!json_is_array(v)) return wrong_type(r, "vector", "an array of numbers", v);
     if (n == 0 || n > 65536)
-        return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: must hold 1 to 65536 numbers, got %zu",
-                    n);
+        return util_errf(r->err, r->cap, REMEM_EINVAL,
+                         "vector: must hold 1 to 65536 numbers, got %zu", n);
     if (!(p->vector = malloc(n * sizeof *p->vector)))
         return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(v, i);
         if (!json_is_number(x))
-            return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu must be a number, got %s",
-                        i, type_word(x));
+            return util_errf(r->err, r->cap, REMEM_EINVAL,
+                             "vector: item %zu must be a number, got %s", i, type_word(x));
         p->vector[i] = (float)json_number_value(x);
         if (!isfinite(p->vector[i]))
-            return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu is out of float range", i);
+            return util_errf(r->err, r->cap, REMEM_EINVAL, "vector: item %zu is out of float range",
+                             i);
     }
     p->q.vector = p->vector;
     p->q.dim = (int)n;
@@ -311,8 +315,8 @@ static int read_tiers(reader *r, remem_query_json *p) {
     json_array_foreach(v, i, t) {
         if (!json_is_string(t)) {
             sb_free(&b);
-            return util_errf(r->err, r->cap, REMEM_EINVAL, "tiers: item %zu must be a string, got %s", i,
-                        type_word(t));
+            return util_errf(r->err, r->cap, REMEM_EINVAL,
+                             "tiers: item %zu must be a string, got %s", i, type_word(t));
         }
         sb_printf(&b, "%s%s", i ? "," : "", json_string_value(t));
     }
@@ -347,7 +351,7 @@ static int read_query(reader *r, remem_query_json *p) {
         return rc;
     if (!q->vector && (!q->text || !*q->text))
         return util_errf(r->err, r->cap, REMEM_EINVAL, "text: %s; give text or vector to recall by",
-                    q->text ? "empty" : "missing");
+                         q->text ? "empty" : "missing");
     if ((rc = read_filter(r, p)) || (rc = read_string(r, "profile", &q->profile)) ||
         (rc = read_int(r, &lim_k, &q->k)) || (rc = read_doubles(r, q)) ||
         (rc = read_int(r, &lim_candidates, &q->candidates)) ||
@@ -373,10 +377,10 @@ int remem_query_parse(const char *json, size_t len, remem_query_json **out, char
     p->root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (!p->root)
         rc = util_errf(err, errcap, REMEM_EPARSE, "query: not valid JSON: %s (line %d, column %d)",
-                  je.text, je.line, je.column);
+                       je.text, je.line, je.column);
     else if (!json_is_object(p->root))
         rc = util_errf(err, errcap, REMEM_EPARSE, "query: must be a JSON object, got %s",
-                  type_word(p->root));
+                       type_word(p->root));
     else {
         reader r = {p->root, err, errcap};
         rc = read_query(&r, p);

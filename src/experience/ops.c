@@ -18,7 +18,7 @@
  * hydration its policy asks for (firstuse.c). */
 #define FIRST_USE(op)                                                 \
     static int first_##op(remem *db, json_t *args, json_t **result) { \
-        int rc = exp_first_use(db, op_str(args, "ns", NULL));        \
+        int rc = exp_first_use(db, op_str(args, "ns", NULL));         \
         return rc ? rc : exp_op_##op(db, args, result);               \
     }
 FIRST_USE(decision_add)

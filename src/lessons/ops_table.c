@@ -28,12 +28,12 @@
  * lesson: docs/lessons.md says so. */
 #include <pthread.h>
 static pthread_mutex_t lsn_turn = PTHREAD_MUTEX_INITIALIZER;
-#define LOCKED(fn)                                                   \
+#define LOCKED(fn)                                                  \
     static int fn##_locked(remem *db, json_t *args, json_t **res) { \
-        pthread_mutex_lock(&lsn_turn);                                \
-        int rc = fn(db, args, res);                                   \
-        pthread_mutex_unlock(&lsn_turn);                              \
-        return rc;                                                    \
+        pthread_mutex_lock(&lsn_turn);                              \
+        int rc = fn(db, args, res);                                 \
+        pthread_mutex_unlock(&lsn_turn);                            \
+        return rc;                                                  \
     }
 LOCKED(lsn_op_event)
 LOCKED(lsn_op_add)

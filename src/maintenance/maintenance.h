@@ -41,7 +41,6 @@ void maint_policy_get(remem *db, const char *ns, maint_policy *out);
 
 /* ---- the archive (archive.c) ---- */
 
-
 /* Move the rows of ns with these rowids out of the live store into one new
  * archive file under dir (dir/YYYY/MM/DD/, the day of `now`): the file is
  * written and fsync'd first (as NAME.pending), then the rows are deleted
