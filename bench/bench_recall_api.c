@@ -192,14 +192,17 @@ static int cmp_double(const void *a, const void *b) {
 static char **read_lines(const char *path, size_t *n) {
     FILE *f = fopen(path, "r");
     if (!f) return NULL;
-    char **lines = NULL, buf[1024];
+    char **lines = NULL, *buf = NULL;
+    size_t cap = 0;
     *n = 0;
-    while (fgets(buf, sizeof buf, f)) {
+    /* getline: a line may be a query of megabytes (the long-query figure) */
+    while (getline(&buf, &cap, f) > 0) {
         buf[strcspn(buf, "\r\n")] = 0;
         if (!*buf) continue;
         lines = realloc(lines, (*n + 1) * sizeof *lines);
         lines[(*n)++] = strdup(buf);
     }
+    free(buf);
     fclose(f);
     return lines;
 }

@@ -408,9 +408,13 @@ REMEM_API int remem_forget(remem *db, const char *ns, const char *id, int purge)
 REMEM_API int remem_get(remem *db, const char *ns, const char *id, remem_record **out);
 
 /* The longest query text remem_recall takes, in bytes (REMEM_EINVAL
- * beyond). Of its words, the first 64 distinct ones reach the lexical lane,
- * each counted at most 4 times, so no text makes a recall slow. */
-#define REMEM_QUERY_TEXT_MAX 32768
+ * beyond): 4 MiB, so that a whole conversation can be the query. No text
+ * makes a recall slow: both lanes read its first REMEM_QUERY_HEAD_MAX
+ * bytes (cut where a character starts): the embedder embeds them (MiniLM
+ * itself reads at most 256 word pieces), and the lexical lane keeps the 64
+ * rarest of their distinct terms, each counted once. */
+#define REMEM_QUERY_TEXT_MAX (4 << 20)
+#define REMEM_QUERY_HEAD_MAX 32768
 
 /* A query. remem_query_init sets every override to "use the profile". */
 typedef struct remem_query {

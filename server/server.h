@@ -13,7 +13,7 @@
 #include "remem.h"
 
 #define SERVE_DEFAULT_LISTEN          "127.0.0.1:8077"
-#define SERVE_DEFAULT_MAX_BODY        (1u << 20)
+#define SERVE_DEFAULT_MAX_BODY        (8u << 20)
 #define SERVE_DEFAULT_TIMEOUT_S       30
 #define SERVE_DEFAULT_MAX_CONNECTIONS 512
 

@@ -173,6 +173,11 @@ static int same_hits(const lex_hit *a, size_t na, const lex_hit *b, size_t nb) {
 }
 
 static size_t mismatches;
+/* One accumulator for every query of the run, as an engine handle keeps
+ * one: each search must leave it as it found it (all zeroes), through
+ * index growth and shrinking. */
+static lex_scratch *scratch;
+static size_t by_term_searches;
 
 /* One query three ways: the index's pruned search, its exhaustive scorer,
  * and the model. Failures are counted (the bound-scale test expects some). */
@@ -187,6 +192,18 @@ static void compare_query(const lex_index *ix, const model *m, const char **q, s
     if (expect_equal) {
         CHECK(ok);
         CHECK(nb >= 0 && same_hits(b, (size_t)nb, c, nc));
+        /* lex_search_with: whichever way it chooses, the exhaustive
+         * scorer's hits to the bit. */
+        lex_hit *w = calloc(k, sizeof *w);
+        lex_trace tr;
+        size_t nw = lex_search_with(ix, q, nq, k, allow, w, scratch, &tr);
+        int same = nb >= 0 && nw == (size_t)nb;
+        for (size_t i = 0; same && i < nw; i++)
+            same = w[i].doc == b[i].doc && w[i].score == b[i].score;
+        CHECK(same);
+        by_term_searches += tr.by_term;
+        CHECK(tr.by_term == (tr.terms >= LEX_BY_TERM_MIN_TERMS));
+        free(w);
         if (!ok && mismatches < 3) {
             fprintf(stderr, "  k=%zu nq=%zu allow=%s: search %zu hits, model %zu\n", k, nq,
                     allow ? "yes" : "no", na, nc);
@@ -632,6 +649,7 @@ static void test_memory_reported(void) {
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     init_vocab();
+    scratch = lex_scratch_new();
     RUN(test_empty_and_unknown);
     RUN(test_bad_input_changes_nothing);
     RUN(test_random_collections);
@@ -644,5 +662,9 @@ int main(int argc, char **argv) {
     RUN(test_query_of_many_known_terms);
     RUN(test_megabyte_query);
     RUN(test_memory_reported);
+    /* the term-at-a-time path ran, on many queries */
+    CHECK(by_term_searches > 100);
+    CHECK(lex_scratch_bytes(scratch) > 0);
+    lex_scratch_free(scratch);
     return TEST_EXIT();
 }

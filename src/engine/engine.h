@@ -60,6 +60,9 @@ struct remem {
     /* Snowball's state for the lexical lane's terms (cache_terms): one per
      * handle, as a handle serves one thread at a time. */
     text_stemmer *stem;
+    /* The lexical lane's accumulator (lex_search_with), kept from one
+     * recall to the next; made on first use. */
+    lex_scratch *lexs;
     /* Writes that survive an embedder outage (pending.c): while now <
      * embed_down_until adds skip the embedder and commit without a vector;
      * each failure doubles embed_backoff_ms (1 s to 5 min); pending_hint

@@ -288,6 +288,7 @@ void remem_close(remem *db) {
     cache_free_all(db);
     eng_llm_close(db);
     text_stemmer_free(db->stem);
+    lex_scratch_free(db->lexs);
     embed_destroy(db->emb);
     store_close(db->st);
     cfg_free(db->conf);

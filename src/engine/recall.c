@@ -107,6 +107,10 @@ typedef struct query_ctx {
     tierset tiers;
     int64_t now;
     float *qv;
+    /* What the lanes read of the query text: its first
+     * REMEM_QUERY_HEAD_MAX bytes (text_own when that is a copy). */
+    const char *text;
+    char *text_own;
     size_t n_cand;
     pool pool;
     ns_cache **caches;
@@ -271,7 +275,9 @@ static int cmp_lex_ref(const void *a, const void *b) {
 
 /* BM25 candidates from each namespace's own lexical index (cache.c keeps
  * it beside the vectors), over the query's terms as the one analyser
- * makes them (lex_search drops repeats and keeps the 64 rarest), with the
+ * makes them (lex_search_with drops repeats and keeps the 64 rarest;
+ * with six terms or more it scores term at a time into the handle's
+ * accumulator, else it walks the lists with pruning), with the
  * vector lane's allow bitmaps; the best n_cand of all namespaces join the
  * pool. Each namespace scores with its own statistics (N, df, avgdl). */
 static int lexical_lane(query_ctx *x) {
@@ -282,15 +288,18 @@ static int lexical_lane(query_ctx *x) {
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
     int rc = REMEM_OK;
-    if (cache_terms(x->db->stem, x->q->text, &buf, &offs, &n, &cap) < 0) goto oom;
+    if (cache_terms(x->db->stem, x->text, &buf, &offs, &n, &cap) < 0) goto oom;
     if (n == 0) goto out;
+    /* Without it (out of memory) lex_search_with walks the lists instead. */
+    if (!x->db->lexs) x->db->lexs = lex_scratch_new();
     if (!(terms = malloc(n * sizeof *terms))) goto oom;
     for (size_t i = 0; i < n; i++) terms[i] = buf.data + offs[i];
     if (!(hits = malloc(x->n_cand * sizeof *hits))) goto oom;
     if (!(refs = malloc(x->n_caches * x->n_cand * sizeof *refs))) goto oom;
     size_t found = 0;
     for (size_t j = 0; j < x->n_caches; j++) {
-        size_t nh = lex_search(x->caches[j]->lex, terms, n, x->n_cand, x->allow[j], hits);
+        size_t nh = lex_search_with(x->caches[j]->lex, terms, n, x->n_cand, x->allow[j], hits,
+                                    x->db->lexs, NULL);
         for (size_t h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
     }
     if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
@@ -441,6 +450,14 @@ static int prepare(query_ctx *x) {
     }
     profile_apply_query(&x->p, q);
     if (!q->text || !*q->text) x->p.lexical_lane = 0;
+    x->text = q->text;
+    if (q->text && strlen(q->text) > REMEM_QUERY_HEAD_MAX) {
+        /* A long query: its head, cut where a character starts. */
+        size_t len = REMEM_QUERY_HEAD_MAX;
+        while (len > 0 && ((unsigned char)q->text[len] & 0xC0) == 0x80) len--;
+        if (!(x->text = x->text_own = strndup(q->text, len)))
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
     if ((rc = parse_tiers(db, x->p.tiers, &x->tiers))) return rc;
     char err[512];
     if (q->filter && *q->filter &&
@@ -465,7 +482,7 @@ static int prepare(query_ctx *x) {
     } else {
         /* While a remote embedder is down the query vector is zero: the
          * lexical lane still answers (pending.c). */
-        if ((rc = eng_embed_query(db, q->text, x->qv))) return rc;
+        if ((rc = eng_embed_query(db, x->text, x->qv))) return rc;
     }
     return REMEM_OK;
 }
@@ -700,6 +717,7 @@ out:
     scratch_free(x.caches, x.caches_local);
     free(x.pool.v);
     scratch_free(x.qv, x.qv_local);
+    free(x.text_own);
     filter_free(x.f);
     filter_free(x.pf);
     json_decref(pol_hold);

@@ -125,11 +125,38 @@ typedef struct lex_trace {
     size_t terms;    /* distinct known query terms used */
     size_t postings; /* postings of those terms (what an exhaustive scorer reads) */
     size_t scored;   /* documents whose full score was computed */
+    int by_term;     /* 1: scored term at a time into the scratch (lex_search_with) */
 } lex_trace;
 
 /* lex_search, also filling *trace (may be NULL). */
 size_t lex_search_traced(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                          const uint64_t *allow, lex_hit *out, lex_trace *trace);
+
+/* A searcher's own accumulator (a double per document, and the list of
+ * documents it touched), kept from one search to the next so that a
+ * search never pays for allocating and zeroing it. One per thread: a
+ * handle of the engine keeps one. */
+typedef struct lex_scratch lex_scratch;
+lex_scratch *lex_scratch_new(void);
+void lex_scratch_free(lex_scratch *s);
+size_t lex_scratch_bytes(const lex_scratch *s);
+
+/* Queries of at least this many distinct known terms are scored term at
+ * a time by lex_search_with. Document at a time, each document visited
+ * costs a look at every essential term's cursor, so with many terms, none
+ * rare enough to prune the others, the pruned walk loses: on memories
+ * composed of LoCoMo turns (100k, k = 50) a 64-term query took 13.7 ms
+ * pruned and 3.0 ms term at a time, and 20-word questions about the same
+ * either way; bench/README.md has the measurements. */
+#define LEX_BY_TERM_MIN_TERMS 6
+
+/* lex_search choosing its method: with s (non-NULL) and at least
+ * LEX_BY_TERM_MIN_TERMS distinct known terms, every posting is scored term
+ * at a time into s (grown to the index's size; when that fails, the
+ * pruned walk runs instead), else the pruned walk. Either way the same
+ * hits, order and score bits as lex_search_exhaustive. trace may be NULL. */
+size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, size_t k,
+                       const uint64_t *allow, lex_hit *out, lex_scratch *s, lex_trace *trace);
 
 /* The plain scorer: every posting of every query term is scored (term at a
  * time, into an accumulator per document), then the top k are selected;

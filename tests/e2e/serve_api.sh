@@ -221,7 +221,9 @@ try:
     refused("unknown route under /v1/namespaces", 404, "REMEM_ENOROUTE", "GET", base + "/memories/x/y/z")
     hd = refused("method not allowed", 405, "REMEM_EMETHOD", "PUT", base + "/memories/" + kettle, {"text": "x"})
     check(hd.get("allow") == "GET, PATCH, DELETE", "405 lists the allowed methods: %s" % hd.get("allow"))
-    big = {"text": "x" * (1 << 20)}
+    st, r = srv.json("POST", "/v1/recall", {"namespaces": [NS], "text": "kettle " * 150000, "k": 3, "touch": False})
+    check(st == 200, "a 1 MB query is answered: %d" % st)
+    big = {"text": "x" * (9 << 20)}
     refused("oversized body", 413, "REMEM_ETOOLARGE", "POST", base + "/memories", big)
     refused("oversized chunked body", 413, "REMEM_ETOOLARGE", "POST", base + "/memories",
             iter([json.dumps(big).encode()]))
