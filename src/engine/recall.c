@@ -276,7 +276,7 @@ static int cmp_lex_ref(const void *a, const void *b) {
 /* BM25 candidates from each namespace's own lexical index (cache.c keeps
  * it beside the vectors), over the query's terms as the one analyser
  * makes them (lex_search_with drops repeats and keeps the 64 rarest;
- * with six terms or more it scores term at a time into the handle's
+ * with three terms or more it scores term at a time into the handle's
  * accumulator, else it walks the lists with pruning), with the
  * vector lane's allow bitmaps; the best n_cand of all namespaces join the
  * pool. Each namespace scores with its own statistics (N, df, avgdl). */

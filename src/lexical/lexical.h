@@ -143,12 +143,15 @@ size_t lex_scratch_bytes(const lex_scratch *s);
 
 /* Queries of at least this many distinct known terms are scored term at
  * a time by lex_search_with. Document at a time, each document visited
- * costs a look at every essential term's cursor, so with many terms, none
- * rare enough to prune the others, the pruned walk loses: on memories
- * composed of LoCoMo turns (100k, k = 50) a 64-term query took 13.7 ms
- * pruned and 3.0 ms term at a time, and 20-word questions about the same
- * either way; bench/README.md has the measurements. */
-#define LEX_BY_TERM_MIN_TERMS 6
+ * costs a look at every essential term's cursor, and with k = 50 (what
+ * the engine asks) the threshold rises late, so on chat-like memories
+ * the pruned walk loses as soon as a few terms share the work: on
+ * memories composed of LoCoMo turns (k = 50, one thread) a 64-term
+ * passage took 13.3 ms pruned and 4.0 ms term at a time at 100k, and the
+ * dev questions 0.27 against 0.20 ms at 10k (even at 100k). One- and
+ * two-term queries keep the pruned walk, whose block bounds skip most of
+ * a common term's list. bench/README.md has the runs. */
+#define LEX_BY_TERM_MIN_TERMS 3
 
 /* lex_search choosing its method: with s (non-NULL) and at least
  * LEX_BY_TERM_MIN_TERMS distinct known terms, every posting is scored term
