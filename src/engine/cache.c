@@ -32,6 +32,7 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine/engine.h"
 
@@ -171,6 +172,8 @@ static int map_put(ns_cache *c, int64_t rowid, uint32_t idx) {
     return 0;
 }
 
+int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx) { return map_put(c, rowid, idx); }
+
 long cache_find(const ns_cache *c, int64_t rowid) {
     size_t h = map_slot(c, rowid);
     return h == (size_t)-1 ? -1 : (long)c->map_vals[h];
@@ -195,9 +198,11 @@ int cache_tier_code(const char *t) {
     return 4;
 }
 
-/* The row's strings, packed by pack_row. */
-static void release_row(store_row *r) {
-    free((char *)r->m.id);
+/* The row's strings, packed by pack_row, or part of the slab a snapshot
+ * was read into (freed with the cache). */
+static void release_row(const ns_cache *c, store_row *r) {
+    uintptr_t at = (uintptr_t)r->m.id, slab = (uintptr_t)c->slab;
+    if (!c->slab || at < slab || at >= slab + c->slab_len) free((char *)r->m.id);
     memset(r, 0, sizeof *r);
 }
 
@@ -236,10 +241,10 @@ static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     return 0;
 }
 
-static void cache_free(ns_cache *c) {
+void cache_destroy(ns_cache *c) {
     if (!c) return;
     for (size_t i = 0; i < c->n; i++) {
-        release_row(&c->rows[i]);
+        release_row(c, &c->rows[i]);
         json_decref(c->meta[i]);
     }
     free(c->rows);
@@ -250,13 +255,13 @@ static void cache_free(ns_cache *c) {
     free(c->map_keys);
     free(c->map_vals);
     flat_free(c->ix);
-    lex_free(c->lex);
+    lex_free(c->lex); /* before the map its lists may lie in */
+    if (c->map_base) munmap(c->map_base, c->map_len);
     free(c->ns);
     free(c);
 }
 
-/* Room for cap rows in every per-row array, the index and the map. */
-static int reserve(ns_cache *c, size_t cap) {
+int cache_reserve(ns_cache *c, size_t cap) {
     if (cap <= c->cap) return 0;
     store_row *rows = realloc(c->rows, cap * sizeof *rows);
     if (!rows) return -1;
@@ -276,7 +281,7 @@ static int reserve(ns_cache *c, size_t cap) {
 
 /* Append a copy of r's fields (pack_row), its vector and its terms. */
 static int append_row(ns_cache *c, const store_row *r, const float *vec) {
-    if (c->n == c->cap && reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
+    if (c->n == c->cap && cache_reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
     doc_scratch d = {0};
     long nt = doc_terms(c, &d, r->m.text);
     store_row packed;
@@ -286,20 +291,20 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     }
     if (flat_append(c->ix, vec) < 0) {
         doc_scratch_free(&d);
-        release_row(&packed);
+        release_row(c, &packed);
         return -1;
     }
     if (lex_add(c->lex, (uint32_t)c->n, d.terms, (size_t)nt) != LEX_OK) {
         doc_scratch_free(&d);
         flat_swap_remove(c->ix, c->n);
-        release_row(&packed);
+        release_row(c, &packed);
         return -1;
     }
     doc_scratch_free(&d);
     if (map_put(c, r->rowid, (uint32_t)c->n)) {
         flat_swap_remove(c->ix, c->n);
         lex_swap_remove(c->lex, (uint32_t)c->n);
-        release_row(&packed);
+        release_row(c, &packed);
         return -1;
     }
     c->rows[c->n] = packed;
@@ -315,7 +320,7 @@ static void remove_at(ns_cache *c, size_t i) {
     assert(i < c->n && flat_count(c->ix) == c->n && lex_count(c->lex) == c->n);
     size_t h = map_slot(c, c->rows[i].rowid);
     if (h != (size_t)-1) c->map_keys[h] = -1;
-    release_row(&c->rows[i]);
+    release_row(c, &c->rows[i]);
     json_decref(c->meta[i]);
     size_t last = c->n - 1;
     flat_swap_remove(c->ix, i);
@@ -371,17 +376,17 @@ static int load_row(void *vctx, const store_row *r) {
     /* More rows than the namespace counted when the load began (a write
      * landed since): grow; the index takes the waiting vectors first so
      * that growing it copies them once. */
-    if (c->n == c->cap && (load_flush(lc) || reserve(c, c->cap * 2))) return REMEM_ENOMEM;
+    if (c->n == c->cap && (load_flush(lc) || cache_reserve(c, c->cap * 2))) return REMEM_ENOMEM;
     store_row *dst = &c->rows[c->n];
     if (pack_row(c, r, dst)) return REMEM_ENOMEM;
     if (map_put(c, r->rowid, (uint32_t)c->n)) {
-        release_row(dst);
+        release_row(c, dst);
         return REMEM_ENOMEM;
     }
     long nt = cache_terms(c->stem, r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n,
                           &lc->terms.cap);
     if (nt < 0) { /* the load fails and frees c: its map entry goes with it */
-        release_row(dst);
+        release_row(c, dst);
         return REMEM_ENOMEM;
     }
     lc->lens[lc->pending] = (uint32_t)nt;
@@ -398,10 +403,53 @@ static int load_row(void *vctx, const store_row *r) {
     return 0;
 }
 
+ns_cache *cache_new(remem *db, const char *ns, int dim) {
+    ns_cache *c = calloc(1, sizeof *c);
+    if (!c || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
+        cache_destroy(c);
+        return NULL;
+    }
+    c->dim = dim;
+    c->stem = db->stem;
+    return c;
+}
+
+/* The cache of ns (at version, holding rows rows) from its snapshot
+ * (cache_snap.c), brought up to date with the history since; NULL when
+ * there is none or it cannot be used: the caller scans instead. */
+static ns_cache *adopt_snapshot(remem *db, const char *ns, const char *model, int dim,
+                                int64_t version, int64_t rows, int *refused) {
+    double t0 = snap_clock_ms();
+    ns_cache *c = snap_read(db, ns, model, dim, version, refused);
+    if (!c) return NULL;
+    *refused = 1; /* until it is up to date */
+    int64_t seen = c->version, now = version, n = rows;
+    if (c->version != version) {
+        /* Older: the changes since, as for another process's writes. */
+        if (cache_refresh(db, c) ||
+            store_ns_info(db->st, ns, NULL, 0, NULL, &now, &n) != REMEM_OK) {
+            cache_destroy(c);
+            return NULL;
+        }
+    }
+    /* The count must agree once caught up (when no write slipped in
+     * meanwhile: then the next check of external changes catches up). */
+    if (now == c->version && (int64_t)c->n != n) {
+        cache_destroy(c);
+        return NULL;
+    }
+    *refused = 0;
+    c->snap_version = seen;
+    c->from_snapshot = 1;
+    c->load_ms = snap_clock_ms() - t0;
+    return c;
+}
+
 static ns_cache *load(remem *db, const char *ns, int *rc) {
     char model[128];
     int dim;
     int64_t version, rows, hist_seq = 0;
+    double t0 = snap_clock_ms();
     /* The history position first: changes that land during the scan are
      * then re-applied by the next catch-up, which is harmless. */
     *rc = store_history_max(db->st, ns, &hist_seq);
@@ -419,24 +467,30 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
         return NULL;
     }
     if (dim <= 0) dim = db->emb ? db->emb->dim : 1;
-    ns_cache *c = calloc(1, sizeof *c);
+    int refused = 0;
+    if (snap_enabled() && (size_t)rows >= snap_min_rows()) {
+        ns_cache *c = adopt_snapshot(db, ns, model, dim, version, rows, &refused);
+        if (c) {
+            c->next = db->caches;
+            db->caches = c;
+            return c;
+        }
+    }
+    ns_cache *c = cache_new(db, ns, dim);
     load_ctx lc = {.c = c, .batch = malloc(LOAD_BATCH * (size_t)dim * sizeof(float))};
-    if (!c || !lc.batch || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) ||
-        !(c->lex = lex_new())) {
+    if (!c || !lc.batch) {
         free(lc.batch);
-        cache_free(c);
+        cache_destroy(c);
         *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
         return NULL;
     }
-    c->dim = dim;
-    c->stem = db->stem;
     c->version = version;
     c->hist_seq = hist_seq;
     /* Size everything once: growing by doubling would copy (and have the
      * kernel zero) the vectors several times over. */
-    if (reserve(c, (size_t)rows + rows / 8 + 16)) {
+    if (cache_reserve(c, (size_t)rows + rows / 8 + 16)) {
         free(lc.batch);
-        cache_free(c);
+        cache_destroy(c);
         *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
         return NULL;
     }
@@ -450,9 +504,12 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
             eng_fail(db, *rc, "out of memory loading namespace %s", ns);
         else
             eng_store_fail(db, *rc);
-        cache_free(c);
+        cache_destroy(c);
         return NULL;
     }
+    c->snap_version = -1;
+    c->snap_refused = refused;
+    c->load_ms = snap_clock_ms() - t0;
     c->next = db->caches;
     db->caches = c;
     return c;
@@ -469,14 +526,14 @@ void cache_drop(remem *db, const char *ns) {
     if (!p) return;
     ns_cache *c = *p;
     *p = c->next;
-    cache_free(c);
+    cache_destroy(c);
 }
 
 void cache_free_all(remem *db) {
     while (db->caches) {
         ns_cache *c = db->caches;
         db->caches = c->next;
-        cache_free(c);
+        cache_destroy(c);
     }
 }
 
@@ -498,7 +555,7 @@ static int upsert_row(ns_cache *c, store_row *r) {
         }
         if (pack_row(c, r, &packed)) return -1;
         if (r->vec) flat_set(c->ix, (size_t)at, r->vec);
-        release_row(&c->rows[at]);
+        release_row(c, &c->rows[at]);
         json_decref(c->meta[at]);
         c->meta[at] = NULL;
         c->rows[at] = packed;
@@ -548,8 +605,7 @@ static int on_history(void *vctx, const char *id, const char *op) {
     return 0;
 }
 
-/* Catch c up with the store. 0, or -1 when it must be dropped instead. */
-static int cache_refresh(remem *db, ns_cache *c) {
+int cache_refresh(remem *db, ns_cache *c) {
     int64_t version = -1, seq = c->hist_seq;
     /* The version first: a write landing after it is caught next time. */
     if (store_ns_info(db->st, c->ns, NULL, 0, NULL, &version, NULL)) return -1;
@@ -588,7 +644,7 @@ void cache_check_external(remem *db) {
         if (cache_refresh(db, *p)) {
             ns_cache *c = *p;
             *p = c->next;
-            cache_free(c);
+            cache_destroy(c);
         } else {
             p = &(*p)->next;
         }

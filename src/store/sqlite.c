@@ -58,6 +58,7 @@ typedef struct sqlite_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
     int data_version;
+    char uid[40]; /* remem_meta 'store_id' ("" when none: read-only, new) */
 } sqlite_store;
 
 static sqlite_store *sq(store *s) { return (sqlite_store *)s; }
@@ -253,6 +254,43 @@ out:
 static const store_ops sqlite_ops;
 static int sqlite_changed(store *base);
 
+/* The store's identity for the engine's cache snapshots: 16 random bytes
+ * in hex, made the first time a writable handle opens the file (INSERT OR
+ * IGNORE: two processes opening a new file at once keep one). A copy of
+ * the file keeps it, which is right: the copy holds the same content up to
+ * the versions the snapshot checks. Failing to read or make it only turns
+ * snapshots off (uid stays ""), never the open. */
+static void read_store_id(sqlite_store *s, int read_only) {
+    static const char *const sel = "SELECT value FROM remem_meta WHERE key='store_id'";
+    for (int pass = 0; pass < 2; pass++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->db, sel, -1, &st, NULL) != SQLITE_OK) return;
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(s->uid, sizeof s->uid, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (s->uid[0] || read_only || pass) return;
+        if (sqlite3_exec(s->db,
+                         "INSERT OR IGNORE INTO remem_meta VALUES('store_id',"
+                         " lower(hex(randomblob(16))))",
+                         NULL, NULL, NULL) != SQLITE_OK)
+            return;
+    }
+}
+
+static int sqlite_cache_home(store *base, char *uid, size_t uid_cap, char *path, size_t path_cap) {
+    sqlite_store *s = sq(base);
+    const char *p = s->base.path;
+    /* An in-memory database, a temporary one (""), or a URI with
+     * parameters: no file to keep copies beside. */
+    if (!s->uid[0] || !p[0] || strcmp(p, ":memory:") == 0 || strchr(p, '?') ||
+        strncmp(p, "file:", 5) == 0)
+        return REMEM_EUNSUPPORTED;
+    if (strlen(s->uid) >= uid_cap || strlen(p) >= path_cap) return REMEM_EUNSUPPORTED;
+    snprintf(uid, uid_cap, "%s", s->uid);
+    snprintf(path, path_cap, "%s", p);
+    return REMEM_OK;
+}
+
 static void sqlite_close(store *base) {
     sqlite_store *s = sq(base);
     if (!s) return;
@@ -292,6 +330,7 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
             return sqlfail(s, "preparing statements");
     }
     sqlite_changed(&s->base);
+    read_store_id(s, read_only);
     return REMEM_OK;
 }
 
@@ -871,6 +910,7 @@ static const store_ops sqlite_ops = {
     .history_scrub = sqlite_history_scrub,
     .scrub_deleted = sqlite_scrub_deleted,
     .integrity = sqlite_integrity,
+    .cache_home = sqlite_cache_home,
 };
 
 static const char *const sqlite_schemes[] = {"file", NULL};

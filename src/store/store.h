@@ -169,6 +169,14 @@ struct store_ops {
      * integrity_check): fn(ctx, problem) for each problem found, none
      * when the store is sound. Reads only. */
     int (*integrity)(store *s, store_problem_fn fn, void *ctx);
+    /* Where the engine may keep a disposable copy of its caches beside
+     * the store (src/engine/snapshot.c): the store's identity (a random id
+     * made once, kept in the store itself, so that a file copied from
+     * another store has another id) into uid, and the local path the
+     * copies go beside (the SQLite file) into path. REMEM_EUNSUPPORTED
+     * when there is no such place (":memory:", a database server, a
+     * read-only store that has no id yet). NULL in a table: the same. */
+    int (*cache_home)(store *s, char *uid, size_t uid_cap, char *path, size_t path_cap);
 };
 
 /* The part of every backend's handle the engine sees; a backend's own
@@ -275,6 +283,11 @@ static inline int store_history_scrub(store *s, const char *ns, const char *id) 
 static inline int store_scrub_deleted(store *s) { return s->ops->scrub_deleted(s); }
 static inline int store_integrity(store *s, store_problem_fn fn, void *ctx) {
     return s->ops->integrity(s, fn, ctx);
+}
+static inline int store_cache_home(store *s, char *uid, size_t uid_cap, char *path,
+                                   size_t path_cap) {
+    if (!s->ops->cache_home) return REMEM_EUNSUPPORTED;
+    return s->ops->cache_home(s, uid, uid_cap, path, path_cap);
 }
 
 #endif
