@@ -414,6 +414,16 @@ ns_cache *cache_new(remem *db, const char *ns, int dim) {
     return c;
 }
 
+static int take_touch(void *ctx, int64_t rowid, int64_t accessed_at, int64_t access_count) {
+    ns_cache *c = ctx;
+    long at = cache_find(c, rowid);
+    if (at >= 0) {
+        c->rows[at].m.accessed_at = accessed_at;
+        c->rows[at].m.access_count = access_count;
+    }
+    return 0;
+}
+
 /* The cache of ns (at version, holding rows rows) from its snapshot
  * (cache_snap.c), brought up to date with the history since; NULL when
  * there is none or it cannot be used: the caller scans instead. */
@@ -431,6 +441,11 @@ static ns_cache *adopt_snapshot(remem *db, const char *ns, const char *model, in
             cache_destroy(c);
             return NULL;
         }
+    }
+    /* Reads since: the access fields of the rows touched after it. */
+    if (store_touched_since(db->st, ns, c->touch_seq, take_touch, c, &c->touch_seq)) {
+        cache_destroy(c);
+        return NULL;
     }
     /* The count must agree once caught up (when no write slipped in
      * meanwhile: then the next check of external changes catches up). */
@@ -467,6 +482,11 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
         return NULL;
     }
     if (dim <= 0) dim = db->emb ? db->emb->dim : 1;
+    /* The touch count before the scan too (for a snapshot of this cache:
+     * a touch during the scan is then re-read, which is harmless). */
+    int64_t touch_seq = -1;
+    if (snap_enabled() && store_touched_since(db->st, ns, 0, NULL, NULL, &touch_seq))
+        touch_seq = -1;
     int refused = 0;
     if (snap_enabled() && (size_t)rows >= snap_min_rows()) {
         ns_cache *c = adopt_snapshot(db, ns, model, dim, version, rows, &refused);
@@ -486,6 +506,7 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     }
     c->version = version;
     c->hist_seq = hist_seq;
+    c->touch_seq = touch_seq;
     /* Size everything once: growing by doubling would copy (and have the
      * kernel zero) the vectors several times over. */
     if (cache_reserve(c, (size_t)rows + rows / 8 + 16)) {

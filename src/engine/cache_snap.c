@@ -91,7 +91,7 @@ typedef struct snap_head {
     char store_id[SNAP_ID_CAP];
     char model[128];
     int32_t dim, pad;
-    int64_t version, hist_seq;
+    int64_t version, hist_seq, touch_seq;
     uint64_t rows, file_len;
     snap_section sec[SEC_N];
     uint64_t checksum; /* XXH3-64 of the file with this field zero */
@@ -382,7 +382,8 @@ static int read_head(const char *path, snap_head *h) {
  * of the same version is). 0 (written or not needed), or -1. */
 int snap_save(remem *db, const ns_cache *c, int force) {
     char uid[SNAP_ID_CAP], path[2048], dir[1100], fp[SNAP_FP_CAP], model[128] = "";
-    if (snap_path(db, c->ns, uid, path, sizeof path, dir, sizeof dir)) return -1;
+    if (c->touch_seq < 0 || snap_path(db, c->ns, uid, path, sizeof path, dir, sizeof dir))
+        return -1;
     snap_head old;
     if (!c->snap_refused && read_head(path, &old) == 0 && strcmp(old.store_id, uid) == 0 &&
         old.version <= c->version) {
@@ -425,6 +426,7 @@ int snap_save(remem *db, const ns_cache *c, int force) {
         h.dim = c->dim;
         h.version = c->version;
         h.hist_seq = c->hist_seq;
+        h.touch_seq = c->touch_seq;
         h.rows = c->n;
         h.file_len = w.at;
         XXH3_64bits_update(w.h, &h, sizeof h); /* checksum still 0 here */
@@ -632,6 +634,7 @@ static ns_cache *adopt(remem *db, int fd, unsigned char *base, const snap_head *
     }
     c->version = h->version;
     c->hist_seq = h->hist_seq;
+    c->touch_seq = h->touch_seq;
     assert(flat_count(c->ix) == c->n && lex_count(c->lex) == c->n);
     return c;
 }
@@ -644,7 +647,7 @@ ns_cache *snap_read(remem *db, const char *ns, const char *model, int dim, int64
     snap_head h;
     *refused = access(path, F_OK) == 0;
     if (read_head(path, &h) || strcmp(h.store_id, uid) != 0 || strcmp(h.model, model) != 0 ||
-        h.dim != dim || h.version > version || h.version < 0 || h.dim <= 0 ||
+        h.dim != dim || h.version > version || h.version < 0 || h.dim <= 0 || h.touch_seq < 0 ||
         h.analysis != analysis_hash(db->stem) || h.quant_bytes != flat_quant_bytes() ||
         SNAP_ALIGN % sysconf(_SC_PAGESIZE) != 0)
         return NULL;

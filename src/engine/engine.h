@@ -28,6 +28,9 @@ typedef struct ns_cache {
     char *ns;
     int64_t version;
     int64_t hist_seq; /* the newest history row of ns this cache reflects */
+    /* The namespace's touch count (store_touched_since) when the rows'
+     * access fields were read; -1 unknown (then it is never saved). */
+    int64_t touch_seq;
     int dim;
     flat_index *ix;
     lex_index *lex;     /* document i: the terms of rows[i].m.text (cache_terms) */
