@@ -433,10 +433,18 @@ static ns_cache *adopt_snapshot(remem *db, const char *ns, const char *model, in
     ns_cache *c = snap_read(db, ns, model, dim, version, refused);
     if (!c) return NULL;
     *refused = 1; /* until it is up to date */
-    int64_t seen = c->version, now = version, n = rows;
+    int64_t seen = c->version, now = version, n = rows, changes = 0;
     if (c->version != version) {
-        /* Older: the changes since, as for another process's writes. */
-        if (cache_refresh(db, c) ||
+        /* Older: the changes since, as for another process's writes. Each
+         * change of a row bumps the version once and writes one history
+         * row: fewer history rows than versions mean history was lost
+         * (rows deleted by hand, a restored backup), and what changed is
+         * then unknown. Rows keep the order a scan gives them (rowid
+         * order: an added row has the highest rowid, an update keeps its
+         * place), which is what breaks exact ties in ranking; a removal
+         * would move the last row into its place, so a purge or a clear
+         * since the snapshot means a scan instead. */
+        if (cache_refresh(db, c, &changes, 1) || changes < c->version - seen ||
             store_ns_info(db->st, ns, NULL, 0, NULL, &now, &n) != REMEM_OK) {
             cache_destroy(c);
             return NULL;
@@ -593,6 +601,12 @@ static int upsert_row(ns_cache *c, store_row *r) {
     return 0;
 }
 
+static int has_id(const ns_cache *c, const char *id) {
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->rows[i].m.id, id) == 0) return 1;
+    return 0;
+}
+
 static void remove_id(ns_cache *c, const char *id) {
     for (size_t i = c->n; i-- > 0;)
         if (strcmp(c->rows[i].m.id, id) == 0) remove_at(c, i);
@@ -626,7 +640,7 @@ static int on_history(void *vctx, const char *id, const char *op) {
     return 0;
 }
 
-int cache_refresh(remem *db, ns_cache *c) {
+int cache_refresh(remem *db, ns_cache *c, int64_t *seen, int keep_order) {
     int64_t version = -1, seq = c->hist_seq;
     /* The version first: a write landing after it is caught next time. */
     if (store_ns_info(db->st, c->ns, NULL, 0, NULL, &version, NULL)) return -1;
@@ -636,10 +650,16 @@ int cache_refresh(remem *db, ns_cache *c) {
     int rc = store_history_since(db->st, c->ns, c->hist_seq, on_history, &u, &seq);
     int bad = (rc && !u.drop) || u.drop;
     for (size_t i = 0; !bad && i < u.n; i++) {
-        /* A purge and a re-add of the same id: the old row goes first. */
-        if (u.deleted[i]) remove_id(c, u.ids[i]);
         store_row r;
         int f = store_find(db->st, c->ns, u.ids[i], 1, &r);
+        /* A row that must go would move the last row into its place. */
+        if (keep_order && (u.deleted[i] || f == REMEM_ENOTFOUND) && has_id(c, u.ids[i])) {
+            if (!f) store_row_clear(&r);
+            bad = 1;
+            break;
+        }
+        /* A purge and a re-add of the same id: the old row goes first. */
+        if (u.deleted[i]) remove_id(c, u.ids[i]);
         if (f == REMEM_ENOTFOUND) {
             remove_id(c, u.ids[i]);
             continue;
@@ -653,6 +673,7 @@ int cache_refresh(remem *db, ns_cache *c) {
     free(u.ids);
     free(u.deleted);
     if (bad) return -1;
+    if (seen) *seen = (int64_t)u.n;
     c->version = version;
     c->hist_seq = seq;
     return 0;
@@ -662,7 +683,7 @@ void cache_check_external(remem *db) {
     if (!db->caches || !store_changed(db->st)) return;
     ns_cache **p = &db->caches;
     while (*p) {
-        if (cache_refresh(db, *p)) {
+        if (cache_refresh(db, *p, NULL, 0)) {
             ns_cache *c = *p;
             *p = c->next;
             cache_destroy(c);
@@ -686,7 +707,7 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64
     ns_cache *c = *p;
     if (c->version != before) {
         /* Another process wrote to ns before us: the history has both. */
-        if (cache_refresh(db, c)) cache_drop(db, ns);
+        if (cache_refresh(db, c, NULL, 0)) cache_drop(db, ns);
         return;
     }
     for (size_t i = 0; i < n; i++) {

@@ -378,11 +378,21 @@ static int read_head(const char *path, snap_head *h) {
     return 0;
 }
 
+/* A scan gives rows in rowid order, and ranking breaks exact ties by row:
+ * only a cache in that order is saved (one that removed rows since its
+ * scan is not; the next process's scan saves one). */
+static int in_rowid_order(const ns_cache *c) {
+    for (size_t i = 1; i < c->n; i++)
+        if (c->rows[i].rowid <= c->rows[i - 1].rowid) return 0;
+    return 1;
+}
+
 /* Write c's snapshot unless one close enough is there (force: unless one
  * of the same version is). 0 (written or not needed), or -1. */
 int snap_save(remem *db, const ns_cache *c, int force) {
     char uid[SNAP_ID_CAP], path[2048], dir[1100], fp[SNAP_FP_CAP], model[128] = "";
-    if (c->touch_seq < 0 || snap_path(db, c->ns, uid, path, sizeof path, dir, sizeof dir))
+    if (c->touch_seq < 0 || !in_rowid_order(c) ||
+        snap_path(db, c->ns, uid, path, sizeof path, dir, sizeof dir))
         return -1;
     snap_head old;
     if (!c->snap_refused && read_head(path, &old) == 0 && strcmp(old.store_id, uid) == 0 &&

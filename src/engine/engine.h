@@ -149,8 +149,10 @@ int cache_reserve(ns_cache *c, size_t cap);
 int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx);
 void cache_destroy(ns_cache *c);
 /* Catch c up with the store's history. 0, or -1 when it must be dropped
- * instead (a clear, a reindex, too many changes, a failed read). */
-int cache_refresh(remem *db, ns_cache *c);
+ * instead (a clear, a reindex, too many changes, a failed read, or with
+ * keep_order a row to remove). *seen (may be NULL) gets the number of
+ * history rows applied. */
+int cache_refresh(remem *db, ns_cache *c, int64_t *seen, int keep_order);
 
 /* Snapshots of caches (cache_snap.c; the file's comment has the format
  * and the checks). snap_enabled: not turned off by REMEM_SNAPSHOTS=0.
