@@ -243,8 +243,8 @@ static uint64_t *random_allow(size_t n) {
 
 /* count random documents through lex_add_many, into the model too. */
 static void add_batch(lex_index *ix, model *m, size_t v, size_t count) {
-    const char **all = malloc(count * 30 * sizeof *all);
-    uint32_t *lens = malloc(count * sizeof *lens);
+    const char **all = calloc(count * 30, sizeof *all);
+    uint32_t *lens = calloc(count, sizeof *lens);
     size_t total = 0;
     for (size_t d = 0; d < count; d++) {
         lens[d] = (uint32_t)random_doc(all + total, v, 30);
