@@ -388,7 +388,8 @@ static int in_rowid_order(const ns_cache *c) {
 }
 
 /* Write c's snapshot unless one close enough is there (force: unless one
- * of the same version is). 0 (written or not needed), or -1. */
+ * of the same version is). 1 written, 0 not needed, -1 not possible
+ * (no place for it, a cache out of rowid order, an I/O error). */
 int snap_save(remem *db, const ns_cache *c, int force) {
     char uid[SNAP_ID_CAP], path[2048], dir[1100], fp[SNAP_FP_CAP], model[128] = "";
     if (c->touch_seq < 0 || !in_rowid_order(c) ||
@@ -399,7 +400,7 @@ int snap_save(remem *db, const ns_cache *c, int force) {
         old.version <= c->version) {
         int64_t behind = c->version - old.version;
         int64_t slack = (int64_t)(c->n / 10 > 1000 ? c->n / 10 : 1000);
-        if (behind == 0 || (!force && behind < slack)) return 0;
+        if (behind == 0 || (!force && behind < slack)) return 0; /* up to date */
     }
     int dim = 0;
     int64_t version = 0;
@@ -457,7 +458,7 @@ int snap_save(remem *db, const ns_cache *c, int force) {
     }
     XXH3_freeState(w.h);
     free(w.buf);
-    return rc ? -1 : 0;
+    return rc ? -1 : 1;
 }
 
 void snap_save_all(remem *db) {

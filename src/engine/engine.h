@@ -162,7 +162,8 @@ int cache_refresh(remem *db, ns_cache *c, int64_t *seen, int keep_order);
  * ns, model and dim and passes every check; else NULL, with *refused
  * set to 1 when a file was there (snap_save then replaces it). snap_save:
  * write c's snapshot unless the one there is at c's version or (force 0)
- * close behind (and c->snap_refused is 0); 0 or -1. snap_save_all: snap_save of each cache of the handle
+ * close behind (and c->snap_refused is 0); 1 written, 0 not needed, -1
+ * not possible (no place for one, rows out of rowid order, I/O). snap_save_all: snap_save of each cache of the handle
  * big enough (remem_close). */
 int snap_enabled(void);
 size_t snap_min_rows(void);
