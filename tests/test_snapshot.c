@@ -463,6 +463,33 @@ static void test_other_store_refused(void) {
     remove_store(b);
 }
 
+/* Several handles of one process (a server's) that loaded the same
+ * namespace: the first close writes the snapshot, the others find it up
+ * to date and leave it (same file, not rewritten). */
+static void test_one_writer_of_many_handles(void) {
+    unlink(snap_file);
+    remem *h[3];
+    for (int i = 0; i < 3; i++) {
+        h[i] = open_at(path);
+        free(answers(h[i]));
+    }
+    CHECK(!exists(snap_file));
+    remem_close(h[0]);
+    struct stat first, after;
+    CHECK_INT(stat(snap_file, &first), 0);
+    remem_close(h[1]);
+    remem_close(h[2]);
+    CHECK_INT(stat(snap_file, &after), 0);
+    CHECK_INT(after.st_ino, first.st_ino);
+    CHECK_INT(after.st_mtim.tv_nsec, first.st_mtim.tv_nsec);
+    CHECK_INT(after.st_mtim.tv_sec, first.st_mtim.tv_sec);
+    /* No temporary file left behind. */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls '%s-snap' | grep -c tmp > /dev/null", path);
+    CHECK(system(cmd) != 0);
+    agree("the snapshot of several handles", "snapshot");
+}
+
 static void remove_store(const char *p) {
     char side[600];
     unlink(p);
@@ -488,6 +515,7 @@ int main(int argc, char **argv) {
     RUN(test_snapshot_equals_full_load);
     RUN(test_lost_history_and_reindex);
     RUN(test_bad_snapshots_refused);
+    RUN(test_one_writer_of_many_handles);
     remove_store(path);
     remove_store(other);
     return TEST_EXIT();

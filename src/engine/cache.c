@@ -23,16 +23,21 @@
  * hands them to the index LOAD_BATCH rows at a time with the vectors
  * (lex_add_many groups a batch's postings by term).
  *
+ * A namespace may also come from its snapshot (cache_snap.c: the cache as
+ * a previous process left it, checked, then caught up from history as
+ * above); load tries that first for namespaces of REMEM_SNAPSHOT_MIN rows
+ * or more.
+ *
  * Row ownership: each cached row's strings live in one allocation that
- * starts at m.id (release_row frees it); m.ns points at the cache's own
- * name unless the row's differs. Loading thus costs one malloc per row
+ * starts at m.id (cache_release_row, in cache_rows.c, frees it), or, for rows read from a
+ * snapshot, in the mapped file (c->slab; freed with the cache); m.ns
+ * points at the cache's own name unless the row's differs. Loading thus costs one malloc per row
  * instead of nine, and the vectors go to the index in batches, quantised in
  * one tight loop (flat_append_many).
  */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "engine/engine.h"
 
@@ -109,76 +114,6 @@ static long doc_terms(const ns_cache *c, doc_scratch *d, const char *text) {
     return got;
 }
 
-static size_t hash_rowid(int64_t k, size_t cap) {
-    assert(cap && (cap & (cap - 1)) == 0); /* the probes mask with cap - 1 */
-    uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(x >> 17) & (cap - 1);
-}
-
-/* Rehash into at least min_cap slots (and at least 4 per live row):
- * rehashing also drops tombstones. */
-static int map_grow(ns_cache *c, size_t min_cap) {
-    size_t cap = 1024;
-    while (cap < (c->n + 1) * 4 || cap < min_cap) cap *= 2;
-    int64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < c->map_cap; i++) {
-        if (c->map_keys[i] <= 0) continue;
-        size_t h = hash_rowid(c->map_keys[i], cap);
-        while (keys[h]) h = (h + 1) & (cap - 1);
-        keys[h] = c->map_keys[i];
-        vals[h] = c->map_vals[i];
-    }
-    free(c->map_keys);
-    free(c->map_vals);
-    c->map_keys = keys;
-    c->map_vals = vals;
-    c->map_cap = cap;
-    c->map_used = c->n;
-    return 0;
-}
-
-static size_t map_slot(const ns_cache *c, int64_t rowid) {
-    if (!c->map_cap) return (size_t)-1;
-    size_t h = hash_rowid(rowid, c->map_cap);
-    while (c->map_keys[h] != 0) {
-        if (c->map_keys[h] == rowid) return h;
-        h = (h + 1) & (c->map_cap - 1);
-    }
-    return (size_t)-1;
-}
-
-/* Keys: 0 empty, -1 deleted (tombstone), > 0 rowid. map_used counts live
- * keys and tombstones, so probing always finds an empty slot. */
-static int map_put(ns_cache *c, int64_t rowid, uint32_t idx) {
-    assert(rowid > 0); /* 0 and -1 are the empty and deleted keys */
-    size_t at = map_slot(c, rowid);
-    if (at != (size_t)-1) {
-        c->map_vals[at] = idx;
-        return 0;
-    }
-    if ((c->map_used + 1) * 2 > c->map_cap && map_grow(c, 0)) return -1;
-    assert(c->map_used < c->map_cap); /* so the probe below ends */
-    size_t h = hash_rowid(rowid, c->map_cap);
-    while (c->map_keys[h] > 0) h = (h + 1) & (c->map_cap - 1);
-    if (c->map_keys[h] == 0) c->map_used++;
-    c->map_keys[h] = rowid;
-    c->map_vals[h] = idx;
-    return 0;
-}
-
-int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx) { return map_put(c, rowid, idx); }
-
-long cache_find(const ns_cache *c, int64_t rowid) {
-    size_t h = map_slot(c, rowid);
-    return h == (size_t)-1 ? -1 : (long)c->map_vals[h];
-}
-
 const json_t *cache_meta(ns_cache *c, size_t i) {
     if (!c->meta[i] && c->rows[i].m.metadata) {
         c->meta[i] = json_loads(c->rows[i].m.metadata, 0, NULL);
@@ -196,14 +131,6 @@ int cache_tier_code(const char *t) {
     if (!strcmp(t, "long")) return 2;
     if (!strcmp(t, "archived")) return 3;
     return 4;
-}
-
-/* The row's strings, packed by pack_row, or part of the slab a snapshot
- * was read into (freed with the cache). */
-static void release_row(const ns_cache *c, store_row *r) {
-    uintptr_t at = (uintptr_t)r->m.id, slab = (uintptr_t)c->slab;
-    if (!c->slab || at < slab || at >= slab + c->slab_len) free((char *)r->m.id);
-    memset(r, 0, sizeof *r);
 }
 
 /* dst = src with every string copied into one allocation (m.id at its
@@ -241,44 +168,6 @@ static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     return 0;
 }
 
-void cache_destroy(ns_cache *c) {
-    if (!c) return;
-    for (size_t i = 0; i < c->n; i++) {
-        release_row(c, &c->rows[i]);
-        json_decref(c->meta[i]);
-    }
-    free(c->rows);
-    free(c->meta);
-    free(c->tier);
-    free(c->allow_key);
-    free(c->allow_bits);
-    free(c->map_keys);
-    free(c->map_vals);
-    flat_free(c->ix);
-    lex_free(c->lex); /* before the map its lists may lie in */
-    if (c->map_base) munmap(c->map_base, c->map_len);
-    free(c->ns);
-    free(c);
-}
-
-int cache_reserve(ns_cache *c, size_t cap) {
-    if (cap <= c->cap) return 0;
-    store_row *rows = realloc(c->rows, cap * sizeof *rows);
-    if (!rows) return -1;
-    c->rows = rows;
-    json_t **meta = realloc(c->meta, cap * sizeof *meta);
-    if (!meta) return -1;
-    c->meta = meta;
-    uint8_t *tier = realloc(c->tier, cap * sizeof *tier);
-    if (!tier) return -1;
-    c->tier = tier;
-    c->cap = cap;
-    if (flat_reserve(c->ix, cap)) return -1;
-    if (lex_reserve(c->lex, cap)) return -1;
-    if (c->map_cap < cap * 2 && map_grow(c, cap * 2)) return -1;
-    return 0;
-}
-
 /* Append a copy of r's fields (pack_row), its vector and its terms. */
 static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     if (c->n == c->cap && cache_reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
@@ -291,20 +180,20 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     }
     if (flat_append(c->ix, vec) < 0) {
         doc_scratch_free(&d);
-        release_row(c, &packed);
+        cache_release_row(c, &packed);
         return -1;
     }
     if (lex_add(c->lex, (uint32_t)c->n, d.terms, (size_t)nt) != LEX_OK) {
         doc_scratch_free(&d);
         flat_swap_remove(c->ix, c->n);
-        release_row(c, &packed);
+        cache_release_row(c, &packed);
         return -1;
     }
     doc_scratch_free(&d);
-    if (map_put(c, r->rowid, (uint32_t)c->n)) {
+    if (cache_map_put(c, r->rowid, (uint32_t)c->n)) {
         flat_swap_remove(c->ix, c->n);
         lex_swap_remove(c->lex, (uint32_t)c->n);
-        release_row(c, &packed);
+        cache_release_row(c, &packed);
         return -1;
     }
     c->rows[c->n] = packed;
@@ -318,9 +207,8 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
 
 static void remove_at(ns_cache *c, size_t i) {
     assert(i < c->n && flat_count(c->ix) == c->n && lex_count(c->lex) == c->n);
-    size_t h = map_slot(c, c->rows[i].rowid);
-    if (h != (size_t)-1) c->map_keys[h] = -1;
-    release_row(c, &c->rows[i]);
+    cache_map_forget(c, c->rows[i].rowid);
+    cache_release_row(c, &c->rows[i]);
     json_decref(c->meta[i]);
     size_t last = c->n - 1;
     flat_swap_remove(c->ix, i);
@@ -329,7 +217,7 @@ static void remove_at(ns_cache *c, size_t i) {
         c->rows[i] = c->rows[last];
         c->meta[i] = c->meta[last];
         c->tier[i] = c->tier[last];
-        map_put(c, c->rows[i].rowid, (uint32_t)i);
+        cache_map_put(c, c->rows[i].rowid, (uint32_t)i);
     }
     c->n--;
 }
@@ -379,14 +267,14 @@ static int load_row(void *vctx, const store_row *r) {
     if (c->n == c->cap && (load_flush(lc) || cache_reserve(c, c->cap * 2))) return REMEM_ENOMEM;
     store_row *dst = &c->rows[c->n];
     if (pack_row(c, r, dst)) return REMEM_ENOMEM;
-    if (map_put(c, r->rowid, (uint32_t)c->n)) {
-        release_row(c, dst);
+    if (cache_map_put(c, r->rowid, (uint32_t)c->n)) {
+        cache_release_row(c, dst);
         return REMEM_ENOMEM;
     }
     long nt = cache_terms(c->stem, r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n,
                           &lc->terms.cap);
     if (nt < 0) { /* the load fails and frees c: its map entry goes with it */
-        release_row(c, dst);
+        cache_release_row(c, dst);
         return REMEM_ENOMEM;
     }
     lc->lens[lc->pending] = (uint32_t)nt;
@@ -401,17 +289,6 @@ static int load_row(void *vctx, const store_row *r) {
     c->tier[c->n] = (uint8_t)cache_tier_code(dst->m.tier);
     c->n++;
     return 0;
-}
-
-ns_cache *cache_new(remem *db, const char *ns, int dim) {
-    ns_cache *c = calloc(1, sizeof *c);
-    if (!c || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
-        cache_destroy(c);
-        return NULL;
-    }
-    c->dim = dim;
-    c->stem = db->stem;
-    return c;
 }
 
 static int take_touch(void *ctx, int64_t rowid, int64_t accessed_at, int64_t access_count) {
@@ -584,7 +461,7 @@ static int upsert_row(ns_cache *c, store_row *r) {
         }
         if (pack_row(c, r, &packed)) return -1;
         if (r->vec) flat_set(c->ix, (size_t)at, r->vec);
-        release_row(c, &c->rows[at]);
+        cache_release_row(c, &c->rows[at]);
         json_decref(c->meta[at]);
         c->meta[at] = NULL;
         c->rows[at] = packed;

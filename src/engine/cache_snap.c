@@ -4,9 +4,16 @@
  * of building it again. Building is the cold load's cost (cache.c `load`:
  * every row read, every text analysed and stemmed, every vector quantised):
  * about 2-3 s for 100,000 memories. A snapshot holds the result, each
- * array laid out as it lies in memory, and is read straight back into the
- * final buffers (one read per array, no per-element parsing but a check of
- * each row's strings and of the lexical index's ids).
+ * array laid out as it lies in memory on a 64 KiB boundary, and is used
+ * where it lies: the file is mapped private and writable (copy on write),
+ * the vectors and int8 codes are mapped on their own with room to grow,
+ * the lexical index's posting and forward lists and the rows' strings stay
+ * in the map; only the rows' fixed fields, the rowid map and the spelling
+ * hash table are built (with a check of each row's strings and of the
+ * lexical index's ids). Nothing is copied into fresh memory, whose first
+ * touch per page is what a copy costs most (bench/README.md, "Cold load").
+ * The checksum is taken through a small buffer (pread), so checking every
+ * byte does not touch the map's pages either.
  *
  * WHERE. <db>-snap/<hex of the namespace>.snap, beside the SQLite file
  * (store_cache_home; an in-memory store or a database server has none).
@@ -21,8 +28,11 @@
  * or several processes, thus write it once, not once each. The file is
  * written to a temporary name, fsync'd, then renamed over the old one and
  * the folder fsync'd: a crash leaves the old snapshot or the new one,
- * never a torn one. REMEM_SNAPSHOTS=0 in the environment turns snapshots
- * off (neither read nor written).
+ * never a torn one (a writer that died leaves its temporary file, which
+ * the next writer removes once it is an hour old). Only a cache whose rows
+ * are in rowid order, as a scan gives them, is written (ranking breaks
+ * exact ties by row; see cache.c adopt_snapshot). REMEM_SNAPSHOTS=0 in
+ * the environment turns snapshots off (neither read nor written).
  *
  * WHY A SNAPSHOT CAN BE TRUSTED. It is used only when everything below
  * holds, and otherwise ignored (the namespace is then loaded by a scan, as
@@ -39,8 +49,10 @@
  *     the snapshot saw (its id and operation), the snapshot's version must
  *     not be ahead of the store's, and the rows since are caught up exactly
  *     as a live cache catches up with another process's writes
- *     (cache_refresh: a clear, a reindex or too many changes mean a scan);
- *     after that the row count must be the store's;
+ *     (cache_refresh: a clear, a reindex, a purge, too many changes or
+ *     fewer history rows than version steps mean a scan), then the access
+ *     fields of the rows read since (store_touched_since); after that the
+ *     row count must be the store's;
  *   - every byte: XXH3-64 over the header and the content, and each
  *     section's offset and length inside the file; a truncated or altered
  *     file is refused before anything in it is used.
@@ -49,6 +61,7 @@
  * writes bring them level the history row at hist_seq differs.
  */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -378,6 +391,28 @@ static int read_head(const char *path, snap_head *h) {
     return 0;
 }
 
+/* Temporary files of path's writers that died before their rename (a
+ * crash, a kill) go once they are an hour old: a live writer's is
+ * younger. */
+static void remove_stale_temps(const char *dir, const char *path) {
+    const char *base = strrchr(path, '/') + 1;
+    size_t len = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    time_t now = time(NULL);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        struct stat st;
+        char full[2400];
+        if (n <= len + 4 || strncmp(e->d_name, base, len) != 0 ||
+            strcmp(e->d_name + n - 4, ".tmp") != 0)
+            continue;
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (stat(full, &st) == 0 && now - st.st_mtime > 3600) unlink(full);
+    }
+    closedir(d);
+}
+
 /* A scan gives rows in rowid order, and ranking breaks exact ties by row:
  * only a cache in that order is saved (one that removed rows since its
  * scan is not; the next process's scan saves one). */
@@ -411,9 +446,14 @@ int snap_save(remem *db, const ns_cache *c, int force) {
         version != c->version || history_fingerprint(db, c->ns, c->hist_seq, fp))
         return -1;
     if (mkdir(dir, 0700) && errno != EEXIST) return -1;
+    remove_stale_temps(dir, path);
     char tmp[2100];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-    snap_writer w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+    /* A name of its own per writer (handles of one process may close at
+     * once on several threads): the last rename wins, whole. */
+    static unsigned writers;
+    snprintf(tmp, sizeof tmp, "%s.%d.%u.tmp", path, (int)getpid(),
+             __atomic_fetch_add(&writers, 1, __ATOMIC_RELAXED));
+    snap_writer w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600),
                      .h = XXH3_createState(),
                      .buf = malloc(1 << 20),
                      .cap = 1 << 20};

@@ -1,6 +1,6 @@
 /*
  * engine.h: what the engine's files (handle.c, txn.c, write.c, edit.c, namespace.c,
- * cache.c, recall.c, render.c, jsonl.c)
+ * cache.c, cache_rows.c, cache_snap.c, recall.c, render.c, jsonl.c)
  * share: the handle, the per-namespace caches that vector search runs over,
  * and the error helpers. Faces never see this header; parts never include
  * it.
@@ -141,12 +141,17 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64
                  const int64_t *rowids, size_t n);
 void cache_drop(remem *db, const char *ns);
 void cache_free_all(remem *db);
-/* The pieces a snapshot is read into (cache_snap.c): an empty cache of ns
- * (NULL: out of memory), room for cap rows in all its arrays (0 or -1),
- * row idx's entry in the rowid map (0 or -1), and its release (NULL ok). */
+/* A cache's storage (cache_rows.c), which a scan (cache.c) and a snapshot
+ * (cache_snap.c) fill: an empty cache of ns (NULL: out of memory), room
+ * for cap rows in all its arrays (0 or -1), row idx's entry in the rowid
+ * map (0 or -1) and its removal, the release of a row's strings (packed
+ * by cache.c, or in a snapshot's map), and the whole cache's release
+ * (NULL ok). */
 ns_cache *cache_new(remem *db, const char *ns, int dim);
 int cache_reserve(ns_cache *c, size_t cap);
 int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx);
+void cache_map_forget(ns_cache *c, int64_t rowid);
+void cache_release_row(const ns_cache *c, store_row *r);
 void cache_destroy(ns_cache *c);
 /* Catch c up with the store's history. 0, or -1 when it must be dropped
  * instead (a clear, a reindex, too many changes, a failed read, or with
