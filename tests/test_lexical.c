@@ -401,6 +401,34 @@ static void test_damaged_saves(void) {
     free(b.p);
 }
 
+/* Found by fuzz_lexload: posting lists whose counts, order and ids are
+ * all plausible but that name other documents than the forward lists do
+ * (d0 holds "a" and d1 "b", the lists say the opposite). A removal then
+ * looked for a posting that was not there. Refused on loading. */
+static void test_load_refuses_crossed_lists(void) {
+    lex_index *ix = lex_new();
+    const char *a[] = {"a"}, *b[] = {"b"};
+    CHECK_INT(lex_add(ix, 0, a, 1), LEX_OK);
+    CHECK_INT(lex_add(ix, 1, b, 1), LEX_OK);
+    saved s = {0};
+    CHECK_INT(lex_save(ix, save_to, &s), 0);
+    lex_free(ix);
+    /* head 32, spellings "ab" padded to 8, 2 terms of 32, lengths 8,
+     * forward lists [1,0] [1,1] 16: the postings start at 128. */
+    CHECK_INT(s.n, 128 + 8 + 8);
+    uint32_t *docs = (uint32_t *)(s.p + 128);
+    CHECK(docs[0] == 0 && docs[1] == 1);
+    lex_index *got = NULL;
+    CHECK_INT(lex_load(s.p, s.n, 0, &got), LEX_OK); /* as saved: fine */
+    lex_free(got);
+    docs[0] = 1;
+    docs[1] = 0;
+    got = NULL;
+    CHECK_INT(lex_load(s.p, s.n, 0, &got), LEX_EINVAL);
+    CHECK(got == NULL);
+    free(s.p);
+}
+
 /* A pruning bug must show: with every bound at half its value the search
  * skips documents that belong in the top k. */
 static void test_broken_bounds_are_caught(void) {
@@ -731,6 +759,7 @@ int main(int argc, char **argv) {
     RUN(test_random_collections);
     RUN(test_save_and_load);
     RUN(test_damaged_saves);
+    RUN(test_load_refuses_crossed_lists);
     RUN(test_broken_bounds_are_caught);
     RUN(test_pruning_prunes);
     RUN(test_block_bounds_follow_moves);

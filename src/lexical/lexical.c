@@ -926,6 +926,32 @@ static int load_postings(lex_index *ix, const uint32_t *docs, const uint16_t *tf
     return LEX_OK;
 }
 
+/* Every document's forward list and the posting lists name the same
+ * (term, document) pairs: walking the documents in order, each term of
+ * document d must be the next posting of that term's list, and every list
+ * must be used up. Removal and update rely on it (they find a document's
+ * postings through its forward list). */
+static int check_links(const lex_index *ix) {
+    uint32_t *next = calloc(ix->n_terms ? ix->n_terms : 1, sizeof *next);
+    if (!next) return LEX_ENOMEM;
+    int rc = LEX_OK;
+    for (size_t d = 0; d < ix->n_docs && !rc; d++) {
+        const uint32_t *fwd = ix->fwd[d];
+        for (uint32_t i = 0; i < fwd[0]; i++) {
+            const plist *p = &ix->terms[fwd[1 + i]];
+            uint32_t at = next[fwd[1 + i]]++;
+            if (at >= p->n || p->docs[at] != d) {
+                rc = LEX_EINVAL;
+                break;
+            }
+        }
+    }
+    for (size_t t = 0; t < ix->n_terms && !rc; t++)
+        if (next[t] != ix->terms[t].n) rc = LEX_EINVAL;
+    free(next);
+    return rc;
+}
+
 int lex_load(void *buf, size_t len, int borrow, lex_index **out) {
     *out = NULL;
     if ((uintptr_t)buf % 8) return LEX_EINVAL;
@@ -972,6 +998,7 @@ int lex_load(void *buf, size_t len, int borrow, lex_index **out) {
         rc = load_docs(ix, dl, fwd, fwd_len);
     }
     if (!rc) rc = load_postings(ix, docs, tfs);
+    if (!rc) rc = check_links(ix);
     if (rc) {
         ix->n_docs = ix->n_docs_loaded;
         lex_free(ix);
