@@ -103,7 +103,10 @@ static int64_t ns_rows(remem *db) {
     if (remem_stats(db, NS, &st) != REMEM_OK) return -1;
     json_t *o = json_loads(st, 0, NULL);
     free(st);
-    int64_t n = json_integer_value(json_object_get(o, "memories"));
+    /* Composed texts repeat now and then: an exact repeat is folded into
+     * its first copy, so memories + folded is what was added. */
+    int64_t n = json_integer_value(json_object_get(o, "memories")) +
+                json_integer_value(json_object_get(o, "duplicates_folded"));
     json_decref(o);
     return n;
 }
