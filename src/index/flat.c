@@ -440,16 +440,6 @@ int flat_adopt_mapped(flat_index *ix, size_t n, size_t cap, float *vecs, size_t 
     return 0;
 }
 
-long flat_append_raw(flat_index *ix, size_t n, float **vecs, uint8_t **codes, void **quant) {
-    if (!ix || ix->count + n > (size_t)UINT32_MAX + 1 || reserve(ix, ix->count + n) != 0) return -1;
-    size_t first = ix->count;
-    *vecs = ix->vecs + first * (size_t)ix->dim;
-    *codes = ix->codes + first * ix->code_stride;
-    *quant = ix->quant + first;
-    ix->count += n;
-    return (long)first;
-}
-
 void flat_set(flat_index *ix, size_t i, const float *v) {
     if (!ix || !v || i >= ix->count) return;
     store_row(ix, i, v);

@@ -41,8 +41,8 @@ long flat_append(flat_index *ix, const float *v);
  * loop: what loading a namespace uses. */
 long flat_append_many(flat_index *ix, const float *vecs, size_t n);
 /* THE RAW ARRAYS, for the engine's cache snapshots (src/engine/
- * snapshot.c): a saved index is read straight back into its arrays instead
- * of being quantised again row by row. Row i's float32 vector is dim floats
+ * cache_snap.c): a saved index is taken back as its arrays lie in the
+ * file instead of being quantised again row by row. Row i's float32 vector is dim floats
  * at vecs + i * dim, its int8 codes code_stride bytes at codes + i *
  * code_stride, its scale and bounds quant_bytes at quant + i * quant_bytes;
  * a code_stride or quant_bytes that differs from the one saved means
@@ -51,12 +51,6 @@ size_t flat_code_stride(const flat_index *ix);
 size_t flat_quant_bytes(void);
 /* The arrays of rows [0, flat_count) (valid until the next change). */
 void flat_raw(const flat_index *ix, const float **vecs, const uint8_t **codes, const void **quant);
-/* Append n rows whose three arrays the caller then fills (exactly as
- * flat_raw gave them out, by an index of the same dim, code_stride and
- * quant_bytes) through the pointers returned, before any other call on
- * ix. The first new row's number, or -1 when out of memory (nothing
- * appended). */
-long flat_append_raw(flat_index *ix, size_t n, float **vecs, uint8_t **codes, void **quant);
 /* Take n saved rows without copying them: vecs and codes are private
  * writable memory maps (mmap) of vecs_bytes and codes_bytes, with room for
  * cap rows each, holding rows [0, n) in flat_raw's layout; quant (n
