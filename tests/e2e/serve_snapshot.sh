@@ -54,5 +54,8 @@ third = answers(srv3)
 check(source(srv3) == "scan", "with REMEM_SNAPSHOTS=0 the namespace is scanned")
 check(third == second, "and the answers are the same")
 srv3.stop()
+import shutil
+for s in (srv, srv2, srv3):
+    shutil.rmtree(s.tmp, ignore_errors=True)
 finish()
 PYEOF
