@@ -443,6 +443,22 @@ static void test_delete(void) {
     done(s);
 }
 
+typedef struct touched_rows {
+    int64_t rowid[4], accessed_at[4], access_count[4];
+    size_t n;
+} touched_rows;
+
+static int on_touched(void *ctx, int64_t rowid, int64_t accessed_at, int64_t access_count) {
+    touched_rows *t = ctx;
+    if (t->n < 4) {
+        t->rowid[t->n] = rowid;
+        t->accessed_at[t->n] = accessed_at;
+        t->access_count[t->n] = access_count;
+    }
+    t->n++;
+    return 0;
+}
+
 static void test_touch(void) {
     store *s = open_fresh();
     if (!s) return;
@@ -468,6 +484,26 @@ static void test_touch(void) {
     store_row_clear(&r);
     /* Reading is not a change: no version bump. */
     CHECK_INT(version_of(s, "n"), v0);
+    /* But it is counted (for the engine's snapshots): three touches, the
+     * last one of row a. */
+    int64_t count = -1;
+    int rc = store_touched_since(s, "n", 0, NULL, NULL, &count);
+    if (rc != REMEM_EUNSUPPORTED) {
+        CHECK_INT(rc, REMEM_OK);
+        CHECK_INT(count, 3);
+        touched_rows t = {0};
+        CHECK_INT(store_touched_since(s, "n", 0, on_touched, &t, &count), REMEM_OK);
+        CHECK_INT(t.n, 2);
+        t.n = 0;
+        CHECK_INT(store_touched_since(s, "n", 2, on_touched, &t, &count), REMEM_OK);
+        CHECK_INT(t.n, 1);
+        CHECK_INT(t.rowid[0], ids[0]);
+        CHECK_INT(t.accessed_at[0], 8888);
+        CHECK_INT(t.access_count[0], 6);
+        t.n = 0;
+        CHECK_INT(store_touched_since(s, "n", 3, on_touched, &t, &count), REMEM_OK);
+        CHECK_INT(t.n, 0);
+    }
     done(s);
 }
 
@@ -942,9 +978,16 @@ static void test_migrate_from_v2(void) {
     CHECK_INT(store_commit(s), REMEM_OK);
     CHECK_INT(store_scrub_deleted(s), REMEM_OK);
     store_close(s);
-    CHECK_INT(sql_int(path, "SELECT value FROM remem_meta WHERE key='schema_version'"), 3);
+    CHECK_INT(sql_int(path, "SELECT value FROM remem_meta WHERE key='schema_version'"), 4);
     CHECK_INT(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'memories_fts%'"),
               0);
+    /* Schema 4: touches counted per namespace, each row's last one kept. */
+    CHECK_INT(sql_int(path, "SELECT count(*) FROM pragma_table_info('memories')"
+                            " WHERE name='touch_seq'"),
+              1);
+    CHECK_INT(sql_int(path, "SELECT count(*) FROM pragma_table_info('namespaces')"
+                            " WHERE name='touches'"),
+              1);
     CHECK_INT(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='trigger'"), 3);
     file_cleanup(path);
 }

@@ -23,9 +23,15 @@
  * hands them to the index LOAD_BATCH rows at a time with the vectors
  * (lex_add_many groups a batch's postings by term).
  *
+ * A namespace may also come from its snapshot (cache_snap.c: the cache as
+ * a previous process left it, checked, then caught up from history as
+ * above); load tries that first for namespaces of REMEM_SNAPSHOT_MIN rows
+ * or more.
+ *
  * Row ownership: each cached row's strings live in one allocation that
- * starts at m.id (release_row frees it); m.ns points at the cache's own
- * name unless the row's differs. Loading thus costs one malloc per row
+ * starts at m.id (cache_release_row, in cache_rows.c, frees it), or, for rows read from a
+ * snapshot, in the mapped file (c->slab; freed with the cache); m.ns
+ * points at the cache's own name unless the row's differs. Loading thus costs one malloc per row
  * instead of nine, and the vectors go to the index in batches, quantised in
  * one tight loop (flat_append_many).
  */
@@ -108,74 +114,6 @@ static long doc_terms(const ns_cache *c, doc_scratch *d, const char *text) {
     return got;
 }
 
-static size_t hash_rowid(int64_t k, size_t cap) {
-    assert(cap && (cap & (cap - 1)) == 0); /* the probes mask with cap - 1 */
-    uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(x >> 17) & (cap - 1);
-}
-
-/* Rehash into at least min_cap slots (and at least 4 per live row):
- * rehashing also drops tombstones. */
-static int map_grow(ns_cache *c, size_t min_cap) {
-    size_t cap = 1024;
-    while (cap < (c->n + 1) * 4 || cap < min_cap) cap *= 2;
-    int64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < c->map_cap; i++) {
-        if (c->map_keys[i] <= 0) continue;
-        size_t h = hash_rowid(c->map_keys[i], cap);
-        while (keys[h]) h = (h + 1) & (cap - 1);
-        keys[h] = c->map_keys[i];
-        vals[h] = c->map_vals[i];
-    }
-    free(c->map_keys);
-    free(c->map_vals);
-    c->map_keys = keys;
-    c->map_vals = vals;
-    c->map_cap = cap;
-    c->map_used = c->n;
-    return 0;
-}
-
-static size_t map_slot(const ns_cache *c, int64_t rowid) {
-    if (!c->map_cap) return (size_t)-1;
-    size_t h = hash_rowid(rowid, c->map_cap);
-    while (c->map_keys[h] != 0) {
-        if (c->map_keys[h] == rowid) return h;
-        h = (h + 1) & (c->map_cap - 1);
-    }
-    return (size_t)-1;
-}
-
-/* Keys: 0 empty, -1 deleted (tombstone), > 0 rowid. map_used counts live
- * keys and tombstones, so probing always finds an empty slot. */
-static int map_put(ns_cache *c, int64_t rowid, uint32_t idx) {
-    assert(rowid > 0); /* 0 and -1 are the empty and deleted keys */
-    size_t at = map_slot(c, rowid);
-    if (at != (size_t)-1) {
-        c->map_vals[at] = idx;
-        return 0;
-    }
-    if ((c->map_used + 1) * 2 > c->map_cap && map_grow(c, 0)) return -1;
-    assert(c->map_used < c->map_cap); /* so the probe below ends */
-    size_t h = hash_rowid(rowid, c->map_cap);
-    while (c->map_keys[h] > 0) h = (h + 1) & (c->map_cap - 1);
-    if (c->map_keys[h] == 0) c->map_used++;
-    c->map_keys[h] = rowid;
-    c->map_vals[h] = idx;
-    return 0;
-}
-
-long cache_find(const ns_cache *c, int64_t rowid) {
-    size_t h = map_slot(c, rowid);
-    return h == (size_t)-1 ? -1 : (long)c->map_vals[h];
-}
-
 const json_t *cache_meta(ns_cache *c, size_t i) {
     if (!c->meta[i] && c->rows[i].m.metadata) {
         c->meta[i] = json_loads(c->rows[i].m.metadata, 0, NULL);
@@ -193,12 +131,6 @@ int cache_tier_code(const char *t) {
     if (!strcmp(t, "long")) return 2;
     if (!strcmp(t, "archived")) return 3;
     return 4;
-}
-
-/* The row's strings, packed by pack_row. */
-static void release_row(store_row *r) {
-    free((char *)r->m.id);
-    memset(r, 0, sizeof *r);
 }
 
 /* dst = src with every string copied into one allocation (m.id at its
@@ -236,47 +168,9 @@ static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     return 0;
 }
 
-static void cache_free(ns_cache *c) {
-    if (!c) return;
-    for (size_t i = 0; i < c->n; i++) {
-        release_row(&c->rows[i]);
-        json_decref(c->meta[i]);
-    }
-    free(c->rows);
-    free(c->meta);
-    free(c->tier);
-    free(c->allow_key);
-    free(c->allow_bits);
-    free(c->map_keys);
-    free(c->map_vals);
-    flat_free(c->ix);
-    lex_free(c->lex);
-    free(c->ns);
-    free(c);
-}
-
-/* Room for cap rows in every per-row array, the index and the map. */
-static int reserve(ns_cache *c, size_t cap) {
-    if (cap <= c->cap) return 0;
-    store_row *rows = realloc(c->rows, cap * sizeof *rows);
-    if (!rows) return -1;
-    c->rows = rows;
-    json_t **meta = realloc(c->meta, cap * sizeof *meta);
-    if (!meta) return -1;
-    c->meta = meta;
-    uint8_t *tier = realloc(c->tier, cap * sizeof *tier);
-    if (!tier) return -1;
-    c->tier = tier;
-    c->cap = cap;
-    if (flat_reserve(c->ix, cap)) return -1;
-    if (lex_reserve(c->lex, cap)) return -1;
-    if (c->map_cap < cap * 2 && map_grow(c, cap * 2)) return -1;
-    return 0;
-}
-
 /* Append a copy of r's fields (pack_row), its vector and its terms. */
 static int append_row(ns_cache *c, const store_row *r, const float *vec) {
-    if (c->n == c->cap && reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
+    if (c->n == c->cap && cache_reserve(c, c->cap ? c->cap * 2 : 256)) return -1;
     doc_scratch d = {0};
     long nt = doc_terms(c, &d, r->m.text);
     store_row packed;
@@ -286,20 +180,20 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     }
     if (flat_append(c->ix, vec) < 0) {
         doc_scratch_free(&d);
-        release_row(&packed);
+        cache_release_row(c, &packed);
         return -1;
     }
     if (lex_add(c->lex, (uint32_t)c->n, d.terms, (size_t)nt) != LEX_OK) {
         doc_scratch_free(&d);
         flat_swap_remove(c->ix, c->n);
-        release_row(&packed);
+        cache_release_row(c, &packed);
         return -1;
     }
     doc_scratch_free(&d);
-    if (map_put(c, r->rowid, (uint32_t)c->n)) {
+    if (cache_map_put(c, r->rowid, (uint32_t)c->n)) {
         flat_swap_remove(c->ix, c->n);
         lex_swap_remove(c->lex, (uint32_t)c->n);
-        release_row(&packed);
+        cache_release_row(c, &packed);
         return -1;
     }
     c->rows[c->n] = packed;
@@ -313,9 +207,8 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
 
 static void remove_at(ns_cache *c, size_t i) {
     assert(i < c->n && flat_count(c->ix) == c->n && lex_count(c->lex) == c->n);
-    size_t h = map_slot(c, c->rows[i].rowid);
-    if (h != (size_t)-1) c->map_keys[h] = -1;
-    release_row(&c->rows[i]);
+    cache_map_forget(c, c->rows[i].rowid);
+    cache_release_row(c, &c->rows[i]);
     json_decref(c->meta[i]);
     size_t last = c->n - 1;
     flat_swap_remove(c->ix, i);
@@ -324,7 +217,7 @@ static void remove_at(ns_cache *c, size_t i) {
         c->rows[i] = c->rows[last];
         c->meta[i] = c->meta[last];
         c->tier[i] = c->tier[last];
-        map_put(c, c->rows[i].rowid, (uint32_t)i);
+        cache_map_put(c, c->rows[i].rowid, (uint32_t)i);
     }
     c->n--;
 }
@@ -371,17 +264,17 @@ static int load_row(void *vctx, const store_row *r) {
     /* More rows than the namespace counted when the load began (a write
      * landed since): grow; the index takes the waiting vectors first so
      * that growing it copies them once. */
-    if (c->n == c->cap && (load_flush(lc) || reserve(c, c->cap * 2))) return REMEM_ENOMEM;
+    if (c->n == c->cap && (load_flush(lc) || cache_reserve(c, c->cap * 2))) return REMEM_ENOMEM;
     store_row *dst = &c->rows[c->n];
     if (pack_row(c, r, dst)) return REMEM_ENOMEM;
-    if (map_put(c, r->rowid, (uint32_t)c->n)) {
-        release_row(dst);
+    if (cache_map_put(c, r->rowid, (uint32_t)c->n)) {
+        cache_release_row(c, dst);
         return REMEM_ENOMEM;
     }
     long nt = cache_terms(c->stem, r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n,
                           &lc->terms.cap);
     if (nt < 0) { /* the load fails and frees c: its map entry goes with it */
-        release_row(dst);
+        cache_release_row(c, dst);
         return REMEM_ENOMEM;
     }
     lc->lens[lc->pending] = (uint32_t)nt;
@@ -398,10 +291,65 @@ static int load_row(void *vctx, const store_row *r) {
     return 0;
 }
 
+static int take_touch(void *ctx, int64_t rowid, int64_t accessed_at, int64_t access_count) {
+    ns_cache *c = ctx;
+    long at = cache_find(c, rowid);
+    if (at >= 0) {
+        c->rows[at].m.accessed_at = accessed_at;
+        c->rows[at].m.access_count = access_count;
+    }
+    return 0;
+}
+
+/* The cache of ns (at version, holding rows rows) from its snapshot
+ * (cache_snap.c), brought up to date with the history since; NULL when
+ * there is none or it cannot be used: the caller scans instead. */
+static ns_cache *adopt_snapshot(remem *db, const char *ns, const char *model, int dim,
+                                int64_t version, int64_t rows, int *refused) {
+    double t0 = snap_clock_ms();
+    ns_cache *c = snap_read(db, ns, model, dim, version, refused);
+    if (!c) return NULL;
+    *refused = 1; /* until it is up to date */
+    int64_t seen = c->version, now = version, n = rows, changes = 0;
+    if (c->version != version) {
+        /* Older: the changes since, as for another process's writes. Each
+         * change of a row bumps the version once and writes one history
+         * row: fewer history rows than versions mean history was lost
+         * (rows deleted by hand, a restored backup), and what changed is
+         * then unknown. Rows keep the order a scan gives them (rowid
+         * order: an added row has the highest rowid, an update keeps its
+         * place), which is what breaks exact ties in ranking; a removal
+         * would move the last row into its place, so a purge or a clear
+         * since the snapshot means a scan instead. */
+        if (cache_refresh(db, c, &changes, 1) || changes < c->version - seen ||
+            store_ns_info(db->st, ns, NULL, 0, NULL, &now, &n) != REMEM_OK) {
+            cache_destroy(c);
+            return NULL;
+        }
+    }
+    /* Reads since: the access fields of the rows touched after it. */
+    if (store_touched_since(db->st, ns, c->touch_seq, take_touch, c, &c->touch_seq)) {
+        cache_destroy(c);
+        return NULL;
+    }
+    /* The count must agree once caught up (when no write slipped in
+     * meanwhile: then the next check of external changes catches up). */
+    if (now == c->version && (int64_t)c->n != n) {
+        cache_destroy(c);
+        return NULL;
+    }
+    *refused = 0;
+    c->snap_version = seen;
+    c->from_snapshot = 1;
+    c->load_ms = snap_clock_ms() - t0;
+    return c;
+}
+
 static ns_cache *load(remem *db, const char *ns, int *rc) {
     char model[128];
     int dim;
     int64_t version, rows, hist_seq = 0;
+    double t0 = snap_clock_ms();
     /* The history position first: changes that land during the scan are
      * then re-applied by the next catch-up, which is harmless. */
     *rc = store_history_max(db->st, ns, &hist_seq);
@@ -419,24 +367,36 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
         return NULL;
     }
     if (dim <= 0) dim = db->emb ? db->emb->dim : 1;
-    ns_cache *c = calloc(1, sizeof *c);
+    /* The touch count before the scan too (for a snapshot of this cache:
+     * a touch during the scan is then re-read, which is harmless). */
+    int64_t touch_seq = -1;
+    if (snap_enabled() && store_touched_since(db->st, ns, 0, NULL, NULL, &touch_seq))
+        touch_seq = -1;
+    int refused = 0;
+    if (snap_enabled() && (size_t)rows >= snap_min_rows()) {
+        ns_cache *c = adopt_snapshot(db, ns, model, dim, version, rows, &refused);
+        if (c) {
+            c->next = db->caches;
+            db->caches = c;
+            return c;
+        }
+    }
+    ns_cache *c = cache_new(db, ns, dim);
     load_ctx lc = {.c = c, .batch = malloc(LOAD_BATCH * (size_t)dim * sizeof(float))};
-    if (!c || !lc.batch || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) ||
-        !(c->lex = lex_new())) {
+    if (!c || !lc.batch) {
         free(lc.batch);
-        cache_free(c);
+        cache_destroy(c);
         *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
         return NULL;
     }
-    c->dim = dim;
-    c->stem = db->stem;
     c->version = version;
     c->hist_seq = hist_seq;
+    c->touch_seq = touch_seq;
     /* Size everything once: growing by doubling would copy (and have the
      * kernel zero) the vectors several times over. */
-    if (reserve(c, (size_t)rows + rows / 8 + 16)) {
+    if (cache_reserve(c, (size_t)rows + rows / 8 + 16)) {
         free(lc.batch);
-        cache_free(c);
+        cache_destroy(c);
         *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
         return NULL;
     }
@@ -450,9 +410,12 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
             eng_fail(db, *rc, "out of memory loading namespace %s", ns);
         else
             eng_store_fail(db, *rc);
-        cache_free(c);
+        cache_destroy(c);
         return NULL;
     }
+    c->snap_version = -1;
+    c->snap_refused = refused;
+    c->load_ms = snap_clock_ms() - t0;
     c->next = db->caches;
     db->caches = c;
     return c;
@@ -469,14 +432,14 @@ void cache_drop(remem *db, const char *ns) {
     if (!p) return;
     ns_cache *c = *p;
     *p = c->next;
-    cache_free(c);
+    cache_destroy(c);
 }
 
 void cache_free_all(remem *db) {
     while (db->caches) {
         ns_cache *c = db->caches;
         db->caches = c->next;
-        cache_free(c);
+        cache_destroy(c);
     }
 }
 
@@ -498,7 +461,7 @@ static int upsert_row(ns_cache *c, store_row *r) {
         }
         if (pack_row(c, r, &packed)) return -1;
         if (r->vec) flat_set(c->ix, (size_t)at, r->vec);
-        release_row(&c->rows[at]);
+        cache_release_row(c, &c->rows[at]);
         json_decref(c->meta[at]);
         c->meta[at] = NULL;
         c->rows[at] = packed;
@@ -512,6 +475,12 @@ static int upsert_row(ns_cache *c, store_row *r) {
     free(zero);
     if (bad) return -1;
     store_row_clear(r);
+    return 0;
+}
+
+static int has_id(const ns_cache *c, const char *id) {
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->rows[i].m.id, id) == 0) return 1;
     return 0;
 }
 
@@ -548,8 +517,7 @@ static int on_history(void *vctx, const char *id, const char *op) {
     return 0;
 }
 
-/* Catch c up with the store. 0, or -1 when it must be dropped instead. */
-static int cache_refresh(remem *db, ns_cache *c) {
+int cache_refresh(remem *db, ns_cache *c, int64_t *seen, int keep_order) {
     int64_t version = -1, seq = c->hist_seq;
     /* The version first: a write landing after it is caught next time. */
     if (store_ns_info(db->st, c->ns, NULL, 0, NULL, &version, NULL)) return -1;
@@ -559,10 +527,16 @@ static int cache_refresh(remem *db, ns_cache *c) {
     int rc = store_history_since(db->st, c->ns, c->hist_seq, on_history, &u, &seq);
     int bad = (rc && !u.drop) || u.drop;
     for (size_t i = 0; !bad && i < u.n; i++) {
-        /* A purge and a re-add of the same id: the old row goes first. */
-        if (u.deleted[i]) remove_id(c, u.ids[i]);
         store_row r;
         int f = store_find(db->st, c->ns, u.ids[i], 1, &r);
+        /* A row that must go would move the last row into its place. */
+        if (keep_order && (u.deleted[i] || f == REMEM_ENOTFOUND) && has_id(c, u.ids[i])) {
+            if (!f) store_row_clear(&r);
+            bad = 1;
+            break;
+        }
+        /* A purge and a re-add of the same id: the old row goes first. */
+        if (u.deleted[i]) remove_id(c, u.ids[i]);
         if (f == REMEM_ENOTFOUND) {
             remove_id(c, u.ids[i]);
             continue;
@@ -576,6 +550,7 @@ static int cache_refresh(remem *db, ns_cache *c) {
     free(u.ids);
     free(u.deleted);
     if (bad) return -1;
+    if (seen) *seen = (int64_t)u.n;
     c->version = version;
     c->hist_seq = seq;
     return 0;
@@ -585,10 +560,10 @@ void cache_check_external(remem *db) {
     if (!db->caches || !store_changed(db->st)) return;
     ns_cache **p = &db->caches;
     while (*p) {
-        if (cache_refresh(db, *p)) {
+        if (cache_refresh(db, *p, NULL, 0)) {
             ns_cache *c = *p;
             *p = c->next;
-            cache_free(c);
+            cache_destroy(c);
         } else {
             p = &(*p)->next;
         }
@@ -609,7 +584,7 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64
     ns_cache *c = *p;
     if (c->version != before) {
         /* Another process wrote to ns before us: the history has both. */
-        if (cache_refresh(db, c)) cache_drop(db, ns);
+        if (cache_refresh(db, c, NULL, 0)) cache_drop(db, ns);
         return;
     }
     for (size_t i = 0; i < n; i++) {

@@ -1,6 +1,6 @@
 /*
  * engine.h: what the engine's files (handle.c, txn.c, write.c, edit.c, namespace.c,
- * cache.c, recall.c, render.c, jsonl.c)
+ * cache.c, cache_rows.c, cache_snap.c, recall.c, render.c, jsonl.c)
  * share: the handle, the per-namespace caches that vector search runs over,
  * and the error helpers. Faces never see this header; parts never include
  * it.
@@ -28,6 +28,9 @@ typedef struct ns_cache {
     char *ns;
     int64_t version;
     int64_t hist_seq; /* the newest history row of ns this cache reflects */
+    /* The namespace's touch count (store_touched_since) when the rows'
+     * access fields were read; -1 unknown (then it is never saved). */
+    int64_t touch_seq;
     int dim;
     flat_index *ix;
     lex_index *lex;     /* document i: the terms of rows[i].m.text (cache_terms) */
@@ -47,6 +50,20 @@ typedef struct ns_cache {
     int64_t *map_keys;
     uint32_t *map_vals;
     size_t map_cap, map_used;
+    /* Read from a snapshot (cache_snap.c): the file mapped (private,
+     * writable; unmapped with the cache), in which lie the lexical index's
+     * lists and the rows' strings (slab: the rows read from it; rows
+     * written since own theirs), the version the snapshot was at (-1:
+     * loaded by a scan), and how long the load took in all (ms; snapshot
+     * and catch-up, or the scan). */
+    void *map_base;
+    size_t map_len;
+    const char *slab;
+    size_t slab_len;
+    int from_snapshot;
+    int snap_refused; /* a snapshot was there but could not be used: replace it */
+    int64_t snap_version;
+    double load_ms;
     struct ns_cache *next;
 } ns_cache;
 
@@ -127,6 +144,42 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64
                  const int64_t *rowids, size_t n);
 void cache_drop(remem *db, const char *ns);
 void cache_free_all(remem *db);
+/* A cache's storage (cache_rows.c), which a scan (cache.c) and a snapshot
+ * (cache_snap.c) fill: an empty cache of ns (NULL: out of memory), room
+ * for cap rows in all its arrays (0 or -1), row idx's entry in the rowid
+ * map (0 or -1) and its removal, the release of a row's strings (packed
+ * by cache.c, or in a snapshot's map), and the whole cache's release
+ * (NULL ok). */
+ns_cache *cache_new(remem *db, const char *ns, int dim);
+int cache_reserve(ns_cache *c, size_t cap);
+int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx);
+void cache_map_forget(ns_cache *c, int64_t rowid);
+void cache_release_row(const ns_cache *c, store_row *r);
+void cache_destroy(ns_cache *c);
+/* Catch c up with the store's history. 0, or -1 when it must be dropped
+ * instead (a clear, a reindex, too many changes, a failed read, or with
+ * keep_order a row to remove). *seen (may be NULL) gets the number of
+ * history rows applied. */
+int cache_refresh(remem *db, ns_cache *c, int64_t *seen, int keep_order);
+
+/* Snapshots of caches (cache_snap.c; the file's comment has the format
+ * and the checks). snap_enabled: not turned off by REMEM_SNAPSHOTS=0.
+ * snap_min_rows: the smallest cache worth one (REMEM_SNAPSHOT_MIN, 5000).
+ * snap_read: the cache of ns from its snapshot, at the snapshot's version
+ * (<= version; the caller catches up), when one exists for this store,
+ * ns, model and dim and passes every check; else NULL, with *refused
+ * set to 1 when a file was there (snap_save then replaces it). snap_save:
+ * write c's snapshot unless the one there is at c's version or (force 0)
+ * close behind (and c->snap_refused is 0); 1 written, 0 not needed, -1
+ * not possible (no place for one, rows out of rowid order, I/O). snap_save_all: snap_save of each cache of the handle
+ * big enough (remem_close). */
+int snap_enabled(void);
+size_t snap_min_rows(void);
+double snap_clock_ms(void);
+ns_cache *snap_read(remem *db, const char *ns, const char *model, int dim, int64_t version,
+                    int *refused);
+int snap_save(remem *db, const ns_cache *c, int force);
+void snap_save_all(remem *db);
 /* 0 static, 1 short, 2 long, 3 archived, 4 anything else. */
 int cache_tier_code(const char *tier);
 /* The analysed terms of text (text_analyse_with and the stemmer st,

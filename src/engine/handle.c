@@ -285,6 +285,7 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
 
 void remem_close(remem *db) {
     if (!db) return;
+    snap_save_all(db); /* before the caches go: the next process adopts them */
     cache_free_all(db);
     eng_llm_close(db);
     text_stemmer_free(db->stem);

@@ -103,6 +103,13 @@ static void cache_stats(remem *db, const char *ns, json_t *o) {
     json_object_set_new(m, "lexical_postings", json_integer((json_int_t)lex_postings(c->lex)));
     if (c->n)
         json_object_set_new(m, "lexical_bytes_per_memory", json_real((double)lex / (double)c->n));
+    /* Where the cache came from (src/engine/cache_snap.c) and what the
+     * load cost: a snapshot (and the version it was at, before catching
+     * up) or a scan of the store. */
+    json_object_set_new(m, "source", json_string(c->from_snapshot ? "snapshot" : "scan"));
+    if (c->from_snapshot)
+        json_object_set_new(m, "snapshot_version", json_integer((json_int_t)c->snap_version));
+    json_object_set_new(m, "load_ms", json_real(c->load_ms));
     json_object_set_new(o, "cache", m);
 }
 

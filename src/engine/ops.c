@@ -145,7 +145,45 @@ static int op_get(remem *db, json_t *args, json_t **result) {
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
+/* "cache.save": write the namespace's cache snapshot now rather than at
+ * the handle's close (src/engine/cache_snap.c), e.g. from a long-running
+ * server after a large import; loads the namespace first if needed. */
+static int op_cache_save(remem *db, json_t *args, json_t **result) {
+    const char *ns = op_str(args, "ns", NULL);
+    if (!snap_enabled())
+        return eng_fail(db, REMEM_EUNSUPPORTED,
+                        "cache.save: snapshots are off (REMEM_SNAPSHOTS=0)");
+    cache_check_external(db);
+    int rc;
+    ns_cache *c = cache_get(db, ns, &rc);
+    if (rc) return rc;
+    if (!c) {
+        *result = json_pack("{s:s, s:b, s:i, s:s}", "ns", ns, "saved", 0, "rows", 0, "text",
+                            "the namespace is empty: nothing to save");
+        return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
+    int saved = snap_save(db, c, 1);
+    if (saved < 0)
+        return eng_fail(db, REMEM_EUNSUPPORTED,
+                        "cache.save: no snapshot of %s can be written here (an in-memory or "
+                        "server store, a purge since the namespace was loaded, or the folder "
+                        "beside the store is not writable)",
+                        ns);
+    char text[160];
+    snprintf(text, sizeof text, "%s: %zu memories at version %lld, %s", ns, c->n,
+             (long long)c->version, saved ? "snapshot written" : "the snapshot was up to date");
+    *result = json_pack("{s:s, s:b, s:I, s:I, s:s}", "ns", ns, "saved", saved, "rows",
+                        (json_int_t)c->n, "version", (json_int_t)c->version, "text", text);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
 const engine_op core_ops[] = {
+    {{"cache.save", "write",
+      "Write the namespace's cache snapshot beside the store now (it is also written when the "
+      "handle closes), so that the next process loads the namespace from it.",
+      "{\"type\":\"object\",\"required\":[\"ns\"],"
+      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}"},
+     op_cache_save},
     {{"memory.get", "read", "One memory by namespace and id, with every field.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"},"

@@ -75,6 +75,9 @@ struct flat_index {
     float *vecs;
     uint8_t *codes;
     flat_row_quant *quant;
+    /* Nonzero: vecs and codes are the caller's memory maps of these byte
+     * lengths (flat_adopt_mapped), unmapped instead of freed. */
+    size_t vecs_map, codes_map;
 };
 
 /* ---------------------------------------------------------------- */
@@ -303,10 +306,21 @@ flat_index *flat_new(int dim) {
     return ix;
 }
 
+/* The row arrays go, freed or unmapped as they came. */
+static void release_rows(flat_index *ix) {
+    if (ix->vecs_map) {
+        munmap(ix->vecs, ix->vecs_map);
+        munmap(ix->codes, ix->codes_map);
+    } else {
+        free(ix->vecs);
+        free(ix->codes);
+    }
+    ix->vecs_map = ix->codes_map = 0;
+}
+
 void flat_free(flat_index *ix) {
     if (!ix) return;
-    free(ix->vecs);
-    free(ix->codes);
+    release_rows(ix);
     free(ix->quant);
     free(ix);
 }
@@ -355,8 +369,7 @@ static int reserve(flat_index *ix, size_t need) {
         memcpy(codes, ix->codes, ix->count * ix->code_stride);
         memcpy(quant, ix->quant, ix->count * sizeof *quant);
     }
-    free(ix->vecs);
-    free(ix->codes);
+    release_rows(ix);
     free(ix->quant);
     ix->vecs = vecs;
     ix->codes = codes;
@@ -397,6 +410,34 @@ long flat_append_many(flat_index *ix, const float *vecs, size_t n) {
                  &ix->quant[first + r]);
     ix->count += n;
     return (long)first;
+}
+
+size_t flat_code_stride(const flat_index *ix) { return ix ? ix->code_stride : 0; }
+size_t flat_quant_bytes(void) { return sizeof(flat_row_quant); }
+
+void flat_raw(const flat_index *ix, const float **vecs, const uint8_t **codes, const void **quant) {
+    *vecs = ix->vecs;
+    *codes = ix->codes;
+    *quant = ix->quant;
+}
+
+int flat_adopt_mapped(flat_index *ix, size_t n, size_t cap, float *vecs, size_t vecs_bytes,
+                      uint8_t *codes, size_t codes_bytes, const void *quant) {
+    size_t dim = (size_t)ix->dim;
+    if (ix->count || ix->cap || n > cap || cap > (size_t)UINT32_MAX + 1 ||
+        vecs_bytes / dim / sizeof(float) < cap || codes_bytes / ix->code_stride < cap)
+        return -1;
+    flat_row_quant *q = malloc((cap ? cap : 1) * sizeof *q);
+    if (!q) return -1;
+    if (n) memcpy(q, quant, n * sizeof *q);
+    ix->quant = q;
+    ix->vecs = vecs;
+    ix->codes = codes;
+    ix->vecs_map = vecs_bytes;
+    ix->codes_map = codes_bytes;
+    ix->count = n;
+    ix->cap = cap;
+    return 0;
 }
 
 void flat_set(flat_index *ix, size_t i, const float *v) {

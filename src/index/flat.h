@@ -40,6 +40,25 @@ long flat_append(flat_index *ix, const float *v);
  * same rows as n flat_append calls, with one copy and a tight quantising
  * loop: what loading a namespace uses. */
 long flat_append_many(flat_index *ix, const float *vecs, size_t n);
+/* THE RAW ARRAYS, for the engine's cache snapshots (src/engine/
+ * cache_snap.c): a saved index is taken back as its arrays lie in the
+ * file instead of being quantised again row by row. Row i's float32 vector is dim floats
+ * at vecs + i * dim, its int8 codes code_stride bytes at codes + i *
+ * code_stride, its scale and bounds quant_bytes at quant + i * quant_bytes;
+ * a code_stride or quant_bytes that differs from the one saved means
+ * another layout (refuse the saved one). */
+size_t flat_code_stride(const flat_index *ix);
+size_t flat_quant_bytes(void);
+/* The arrays of rows [0, flat_count) (valid until the next change). */
+void flat_raw(const flat_index *ix, const float **vecs, const uint8_t **codes, const void **quant);
+/* Take n saved rows without copying them: vecs and codes are private
+ * writable memory maps (mmap) of vecs_bytes and codes_bytes, with room for
+ * cap rows each, holding rows [0, n) in flat_raw's layout; quant (n
+ * entries) is copied. The index unmaps them when it is freed or outgrows
+ * them (then its rows move to memory of its own). ix must be empty. 0, or
+ * -1 (nothing taken: the caller still owns the maps). */
+int flat_adopt_mapped(flat_index *ix, size_t n, size_t cap, float *vecs, size_t vecs_bytes,
+                      uint8_t *codes, size_t codes_bytes, const void *quant);
 /* Overwrite row i (for updates). */
 void flat_set(flat_index *ix, size_t i, const float *v);
 /* Row i's vector (valid until the next append/set/remove). */

@@ -145,7 +145,20 @@ struct lex_index {
     uint64_t total_len;
     size_t n_postings;
     size_t fwd_bytes;
+    size_t n_docs_loaded; /* lex_load: documents whose forward list is set */
+    /* lex_load with borrow: posting lists and forward lists inside
+     * [borrow_lo, borrow_hi) are the caller's buffer, never freed or
+     * reallocated (a list that grows moves to memory of its own). */
+    uintptr_t borrow_lo, borrow_hi;
 };
+
+static int borrowed(const lex_index *ix, const void *p) {
+    return (uintptr_t)p >= ix->borrow_lo && (uintptr_t)p < ix->borrow_hi;
+}
+
+static void lex_release(const lex_index *ix, void *p) {
+    if (!borrowed(ix, p)) free(p);
+}
 
 static double bound_scale = 1.0;
 
@@ -226,10 +239,25 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
 
 /* ---- posting lists ---- */
 
-static int plist_reserve(plist *p, size_t need) {
+static int plist_reserve(const lex_index *ix, plist *p, size_t need) {
     if (need <= p->cap) return LEX_OK;
     size_t cap = p->cap ? p->cap : 4;
     while (cap < need) cap = cap < 1024 ? cap * 2 : cap + cap / 2;
+    if (p->docs && borrowed(ix, p->docs)) { /* out of the caller's buffer */
+        uint32_t *docs = malloc(cap * sizeof *docs);
+        uint16_t *tfs = malloc(cap * sizeof *tfs);
+        if (!docs || !tfs) {
+            free(docs);
+            free(tfs);
+            return LEX_ENOMEM;
+        }
+        memcpy(docs, p->docs, p->n * sizeof *docs);
+        memcpy(tfs, p->tfs, p->n * sizeof *tfs);
+        p->docs = docs;
+        p->tfs = tfs;
+        p->cap = (uint32_t)cap;
+        return LEX_OK;
+    }
     uint32_t *docs = realloc(p->docs, cap * sizeof *docs);
     if (!docs) return LEX_ENOMEM;
     p->docs = docs;
@@ -373,11 +401,11 @@ static void plist_delete(lex_index *ix, plist *p, uint32_t doc, uint32_t dl) {
 
 /* A term that left the collection gives its list's memory back (not
  * inside plist_delete: lex_set empties lists it has reserved room in). */
-static void plist_release_if_empty(plist *p) {
+static void plist_release_if_empty(const lex_index *ix, plist *p) {
     if (p->n || !p->cap) return;
     blocks_drop(p);
-    free(p->docs);
-    free(p->tfs);
+    lex_release(ix, p->docs);
+    lex_release(ix, p->tfs);
     p->docs = NULL;
     p->tfs = NULL;
     p->cap = 0;
@@ -447,7 +475,7 @@ static int analyse_doc(lex_index *ix, const char *const *terms, size_t n, uint32
     if (ids != local) free(ids);
     for (size_t i = 0; i < u; i++) {
         plist *p = &ix->terms[fwd[1 + i]];
-        if (plist_reserve(p, (size_t)p->n + 1)) {
+        if (plist_reserve(ix, p, (size_t)p->n + 1)) {
             free(fwd);
             if (tf != tf_local) free(tf);
             return LEX_ENOMEM;
@@ -488,8 +516,9 @@ static uint32_t *doc_unlink(lex_index *ix, uint32_t doc) {
 }
 
 static void release_empty(lex_index *ix, uint32_t *old_fwd) {
-    for (uint32_t i = 0; i < old_fwd[0]; i++) plist_release_if_empty(&ix->terms[old_fwd[1 + i]]);
-    free(old_fwd);
+    for (uint32_t i = 0; i < old_fwd[0]; i++)
+        plist_release_if_empty(ix, &ix->terms[old_fwd[1 + i]]);
+    lex_release(ix, old_fwd);
 }
 
 lex_index *lex_new(void) { return calloc(1, sizeof(lex_index)); }
@@ -497,11 +526,11 @@ lex_index *lex_new(void) { return calloc(1, sizeof(lex_index)); }
 void lex_free(lex_index *ix) {
     if (!ix) return;
     for (size_t t = 0; t < ix->n_terms; t++) {
-        free(ix->terms[t].docs);
-        free(ix->terms[t].tfs);
+        lex_release(ix, ix->terms[t].docs);
+        lex_release(ix, ix->terms[t].tfs);
         free(ix->terms[t].blocks);
     }
-    for (size_t d = 0; d < ix->n_docs; d++) free(ix->fwd[d]);
+    for (size_t d = 0; d < ix->n_docs; d++) lex_release(ix, ix->fwd[d]);
     free(ix->slots);
     free(ix->terms);
     free(ix->arena);
@@ -549,7 +578,7 @@ int lex_reserve(lex_index *ix, size_t docs) {
 void lex_trim(lex_index *ix) {
     for (size_t t = 0; t < ix->n_terms; t++) {
         plist *p = &ix->terms[t];
-        if (p->cap == p->n || p->n == 0) continue;
+        if (p->cap == p->n || p->n == 0 || borrowed(ix, p->docs)) continue;
         /* A failed shrink keeps the larger block, which is still valid. */
         uint32_t *docs = realloc(p->docs, p->n * sizeof *docs);
         if (!docs) continue;
@@ -622,7 +651,7 @@ static int bulk_analyse(lex_index *ix, bulk *b, const char *const *terms, const 
         for (size_t i = 0; i < u; i++) b->count[ids[i]]++;
     }
     for (size_t t = 0; t < ix->n_terms; t++)
-        if (b->count[t] && plist_reserve(&ix->terms[t], (size_t)ix->terms[t].n + b->count[t]))
+        if (b->count[t] && plist_reserve(ix, &ix->terms[t], (size_t)ix->terms[t].n + b->count[t]))
             return LEX_ENOMEM;
     return LEX_OK;
 }
@@ -730,6 +759,266 @@ int lex_swap_remove(lex_index *ix, uint32_t doc) {
         ix->fwd[last] = NULL;
     }
     ix->n_docs--;
+    return LEX_OK;
+}
+
+/* ---- saving and loading (lex_save, lex_load) ----
+ * The layout, every number native-endian, each part starting on 8 bytes:
+ *   lex_file_head  counts: terms, documents, postings, spelling bytes
+ *   arena          the spellings, back to back
+ *   lex_file_term  per term: its list's length, bounds, spelling, and
+ *                  whether it had block bounds (rebuilt, not saved)
+ *   dl             per document: its length (uint32)
+ *   fwd            per document: [count, term ids ascending] (uint32)
+ *   docs           every term's posting ids in turn (uint32)
+ *   tfs            and counts (uint16)
+ * Each array lands in its final buffer with one memcpy per list; only the
+ * hash table of spellings is rebuilt (a hash per term). */
+
+typedef struct lex_file_head {
+    uint64_t n_terms, n_docs, n_postings, arena_len;
+} lex_file_head;
+
+typedef struct lex_file_term {
+    uint32_t n, max_tf, n_max_tf, min_dl, n_min_dl, len, str, has_blocks;
+} lex_file_term;
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Zeros after a part of n bytes, up to the next multiple of 8. */
+static int save_pad(lex_write_fn write, void *ctx, size_t n) {
+    static const char zeros[8];
+    return pad8(n) != n ? write(ctx, zeros, pad8(n) - n) : 0;
+}
+
+static int save_part(lex_write_fn write, void *ctx, const void *p, size_t n) {
+    int rc = n ? write(ctx, p, n) : 0;
+    return rc ? rc : save_pad(write, ctx, n);
+}
+
+int lex_save(const lex_index *ix, lex_write_fn write, void *ctx) {
+    lex_file_head h = {ix->n_terms, ix->n_docs, ix->n_postings, ix->arena_len};
+    int rc = save_part(write, ctx, &h, sizeof h);
+    if (!rc) rc = save_part(write, ctx, ix->arena, ix->arena_len);
+    for (size_t t = 0; !rc && t < ix->n_terms; t++) {
+        const plist *p = &ix->terms[t];
+        lex_file_term ft = {p->n,        p->max_tf, p->n_max_tf, p->min_dl,
+                            p->n_min_dl, p->len,    p->str,      p->blocks != NULL};
+        rc = write(ctx, &ft, sizeof ft);
+    }
+    if (!rc) rc = save_part(write, ctx, ix->dl, ix->n_docs * sizeof *ix->dl);
+    for (size_t d = 0; !rc && d < ix->n_docs; d++)
+        rc = write(ctx, ix->fwd[d], (ix->fwd[d][0] + 1) * sizeof **ix->fwd);
+    if (!rc) rc = save_pad(write, ctx, (ix->n_docs + ix->n_postings) * sizeof(uint32_t));
+    for (size_t t = 0; !rc && t < ix->n_terms; t++)
+        if (ix->terms[t].n) rc = write(ctx, ix->terms[t].docs, ix->terms[t].n * sizeof(uint32_t));
+    if (!rc) rc = save_pad(write, ctx, ix->n_postings * sizeof(uint32_t));
+    for (size_t t = 0; !rc && t < ix->n_terms; t++)
+        if (ix->terms[t].n) rc = write(ctx, ix->terms[t].tfs, ix->terms[t].n * sizeof(uint16_t));
+    if (!rc) rc = save_pad(write, ctx, ix->n_postings * sizeof(uint16_t));
+    return rc;
+}
+
+/* A cursor over lex_load's buffer: take(n) gives the next n bytes (padded
+ * to 8) or NULL when the buffer is too short. */
+typedef struct lex_reader {
+    const unsigned char *p;
+    size_t left;
+} lex_reader;
+
+static const void *take(lex_reader *r, size_t n) {
+    if (n > SIZE_MAX - 8 || pad8(n) > r->left) return NULL;
+    const void *at = r->p;
+    r->p += pad8(n);
+    r->left -= pad8(n);
+    return at;
+}
+
+/* The terms' fixed part and spellings, and the dictionary rebuilt. */
+static int load_terms(lex_index *ix, const lex_file_term *ft, uint64_t n_docs,
+                      uint64_t n_postings) {
+    uint64_t sum = 0;
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        const lex_file_term *f = &ft[t];
+        if ((uint64_t)f->str + f->len > ix->arena_len || f->n > n_docs ||
+            (f->n &&
+             (f->n_max_tf == 0 || f->n_min_dl == 0 || f->n_max_tf > f->n || f->n_min_dl > f->n)))
+            return LEX_EINVAL;
+        sum += f->n;
+        plist *p = &ix->terms[t];
+        *p = (plist){.n = f->n,
+                     .max_tf = f->max_tf,
+                     .n_max_tf = f->n_max_tf,
+                     .min_dl = f->min_dl,
+                     .n_min_dl = f->n_min_dl,
+                     .len = f->len,
+                     .str = f->str};
+        uint32_t h = term_hash(ix->arena + f->str, f->len);
+        size_t i = h & (ix->slot_cap - 1);
+        while (ix->slots[i]) i = (i + 1) & (ix->slot_cap - 1);
+        ix->slots[i] = (uint64_t)h << 32 | ((uint32_t)t + 1);
+    }
+    return sum == n_postings ? LEX_OK : LEX_EINVAL;
+}
+
+/* The documents' lengths and forward lists; each id below n_terms, each
+ * list ascending, and every term held by as many documents as its list
+ * has postings. */
+static int load_docs(lex_index *ix, const uint32_t *dl, const uint32_t *fwd, size_t fwd_len) {
+    uint32_t *held = calloc(ix->n_terms ? ix->n_terms : 1, sizeof *held);
+    if (!held) return LEX_ENOMEM;
+    memcpy(ix->dl, dl, ix->n_docs * sizeof *dl);
+    size_t at = 0;
+    int rc = LEX_OK;
+    for (size_t d = 0; d < ix->n_docs && !rc; d++) {
+        uint32_t u = at < fwd_len ? fwd[at] : 0;
+        if (at >= fwd_len || u > fwd_len - at - 1 || u > dl[d]) {
+            rc = LEX_EINVAL;
+            break;
+        }
+        for (uint32_t i = 0; i < u && !rc; i++) {
+            uint32_t t = fwd[at + 1 + i];
+            if (t >= ix->n_terms || (i && t <= fwd[at + i]))
+                rc = LEX_EINVAL;
+            else
+                held[t]++;
+        }
+        if (rc) break;
+        if (ix->borrow_hi) {
+            ix->fwd[d] = (uint32_t *)(fwd + at);
+        } else {
+            if (!(ix->fwd[d] = malloc(((size_t)u + 1) * sizeof **ix->fwd))) {
+                rc = LEX_ENOMEM;
+                break;
+            }
+            memcpy(ix->fwd[d], fwd + at, ((size_t)u + 1) * sizeof *fwd);
+        }
+        ix->fwd_bytes += ((size_t)u + 1) * sizeof *fwd;
+        ix->total_len += dl[d];
+        ix->n_docs_loaded = d + 1;
+        at += (size_t)u + 1;
+    }
+    for (size_t t = 0; !rc && t < ix->n_terms; t++)
+        if (held[t] != ix->terms[t].n) rc = LEX_EINVAL;
+    if (!rc && at != fwd_len) rc = LEX_EINVAL;
+    free(held);
+    return rc;
+}
+
+/* Each term's postings into their own arrays: ids ascending below n_docs,
+ * counts at least 1; then the block bounds of the terms that had them. */
+static int load_postings(lex_index *ix, const uint32_t *docs, const uint16_t *tfs) {
+    size_t at = 0;
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        plist *p = &ix->terms[t];
+        uint32_t n = p->n;
+        p->n = 0; /* until its arrays are in place (lex_free frees by cap) */
+        if (!n) continue;
+        for (uint32_t j = 0; j < n; j++)
+            if (docs[at + j] >= ix->n_docs || (j && docs[at + j] <= docs[at + j - 1]) ||
+                !tfs[at + j])
+                return LEX_EINVAL;
+        if (ix->borrow_hi) {
+            p->docs = (uint32_t *)(docs + at);
+            p->tfs = (uint16_t *)(tfs + at);
+        } else {
+            if (!(p->docs = malloc(n * sizeof *p->docs)) ||
+                !(p->tfs = malloc(n * sizeof *p->tfs))) {
+                free(p->docs);
+                p->docs = NULL;
+                return LEX_ENOMEM;
+            }
+            memcpy(p->docs, docs + at, n * sizeof *docs);
+            memcpy(p->tfs, tfs + at, n * sizeof *tfs);
+        }
+        p->n = p->cap = n;
+        at += n;
+    }
+    return LEX_OK;
+}
+
+/* Every document's forward list and the posting lists name the same
+ * (term, document) pairs: walking the documents in order, each term of
+ * document d must be the next posting of that term's list, and every list
+ * must be used up. Removal and update rely on it (they find a document's
+ * postings through its forward list). */
+static int check_links(const lex_index *ix) {
+    uint32_t *next = calloc(ix->n_terms ? ix->n_terms : 1, sizeof *next);
+    if (!next) return LEX_ENOMEM;
+    int rc = LEX_OK;
+    for (size_t d = 0; d < ix->n_docs && !rc; d++) {
+        const uint32_t *fwd = ix->fwd[d];
+        for (uint32_t i = 0; i < fwd[0]; i++) {
+            const plist *p = &ix->terms[fwd[1 + i]];
+            uint32_t at = next[fwd[1 + i]]++;
+            if (at >= p->n || p->docs[at] != d) {
+                rc = LEX_EINVAL;
+                break;
+            }
+        }
+    }
+    for (size_t t = 0; t < ix->n_terms && !rc; t++)
+        if (next[t] != ix->terms[t].n) rc = LEX_EINVAL;
+    free(next);
+    return rc;
+}
+
+int lex_load(void *buf, size_t len, int borrow, lex_index **out) {
+    *out = NULL;
+    if ((uintptr_t)buf % 8) return LEX_EINVAL;
+    lex_reader r = {buf, len};
+    const lex_file_head *h = take(&r, sizeof *h);
+    if (!h || h->n_terms >= UINT32_MAX - 1 || h->n_docs > UINT32_MAX || h->arena_len > UINT32_MAX ||
+        h->n_postings > (uint64_t)SIZE_MAX / 8 || h->n_terms > len / sizeof(lex_file_term) ||
+        h->n_docs > len / 4 || h->n_postings > len / 4)
+        return LEX_EINVAL;
+    const char *arena = take(&r, h->arena_len);
+    const lex_file_term *ft = take(&r, h->n_terms * sizeof *ft);
+    const uint32_t *dl = take(&r, h->n_docs * sizeof *dl);
+    size_t fwd_len = h->n_docs + h->n_postings;
+    const uint32_t *fwd = take(&r, fwd_len * sizeof *fwd);
+    const uint32_t *docs = take(&r, h->n_postings * sizeof *docs);
+    const uint16_t *tfs = take(&r, h->n_postings * sizeof *tfs);
+    if (!arena || !ft || !dl || !fwd || !docs || !tfs || r.left) return LEX_EINVAL;
+    lex_index *ix = lex_new();
+    if (!ix) return LEX_ENOMEM;
+    if (borrow) {
+        ix->borrow_lo = (uintptr_t)buf;
+        ix->borrow_hi = (uintptr_t)buf + len;
+    }
+    size_t slots = 1024;
+    while (slots < (h->n_terms + 1) * 2) slots *= 2;
+    size_t terms_cap = h->n_terms > 1024 ? h->n_terms : 1024;
+    ix->slots = calloc(slots, sizeof *ix->slots);
+    ix->terms = aligned_alloc(64, terms_cap * sizeof *ix->terms);
+    ix->arena = malloc(h->arena_len > 16384 ? h->arena_len : 16384);
+    int rc = (!ix->slots || !ix->terms || !ix->arena) ? LEX_ENOMEM : LEX_OK;
+    if (!rc) {
+        ix->slot_cap = slots;
+        ix->terms_cap = terms_cap;
+        ix->arena_cap = h->arena_len > 16384 ? h->arena_len : 16384;
+        ix->arena_len = h->arena_len;
+        memcpy(ix->arena, arena, h->arena_len);
+        ix->n_terms = h->n_terms;
+        rc = load_terms(ix, ft, h->n_docs, h->n_postings);
+        if (rc) ix->n_terms = 0; /* their lists are not set: nothing to free */
+    }
+    if (!rc) rc = lex_reserve(ix, h->n_docs ? h->n_docs : 1);
+    if (!rc) {
+        ix->n_docs = h->n_docs; /* fwd[d] for d >= n_docs_loaded is not set */
+        rc = load_docs(ix, dl, fwd, fwd_len);
+    }
+    if (!rc) rc = load_postings(ix, docs, tfs);
+    if (!rc) rc = check_links(ix);
+    if (rc) {
+        ix->n_docs = ix->n_docs_loaded;
+        lex_free(ix);
+        return rc;
+    }
+    ix->n_postings = h->n_postings;
+    for (size_t t = 0; t < ix->n_terms; t++)
+        if (ft[t].has_blocks && ix->terms[t].n) blocks_build(ix, &ix->terms[t]);
+    *out = ix;
     return LEX_OK;
 }
 

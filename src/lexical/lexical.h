@@ -168,6 +168,30 @@ size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, 
 long lex_search_exhaustive(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                            const uint64_t *allow, lex_hit *out);
 
+/* SAVING AND LOADING, for the engine's cache snapshots (src/engine/
+ * snapshot.c). lex_save writes the whole index through write (called with
+ * consecutive pieces; it returns 0, or non-zero to stop: lex_save then
+ * returns that value), in the layout described in lexical.c: the
+ * dictionary's spellings, each term's list and bounds, every document's
+ * length and distinct terms, the postings. Nothing is analysed again on
+ * loading: lex_load copies each array into its place and rebuilds only
+ * the hash table of spellings and the block bounds. The bytes are this
+ * build's own (native byte order and sizes): the caller checks that the
+ * writer was alike, and a checksum over them; lex_load still refuses any
+ * buffer whose counts, offsets, ids or order are inconsistent
+ * (LEX_EINVAL, never a crash nor an index that breaks later), and
+ * LEX_ENOMEM when out of memory. On success *out is a new index (lex_free
+ * it) that answers every search as the saved one did. */
+typedef int (*lex_write_fn)(void *ctx, const void *bytes, size_t n);
+int lex_save(const lex_index *ix, lex_write_fn write, void *ctx);
+/* buf must be 8-byte aligned. borrow 0: buf is only read, and may go once
+ * lex_load returns. borrow 1: the posting and forward lists stay in buf,
+ * which the index then also writes (an update or removal moves postings
+ * in place; a list that must grow moves to memory of its own): buf must
+ * stay writable and mapped until lex_free (a private writable mmap of a
+ * file, say, whose pages are then copied only where written). */
+int lex_load(void *buf, size_t len, int borrow, lex_index **out);
+
 /* For tests only: multiply every term's upper bound by scale (1 is the
  * truth; below 1 the bounds are wrong and the search may miss documents).
  * Not thread-safe against running searches. */

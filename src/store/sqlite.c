@@ -58,6 +58,10 @@ typedef struct sqlite_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
     int data_version;
+    char uid[40]; /* remem_meta 'store_id' ("" when none: read-only, new) */
+    /* Schema 4's touch counting, prepared on first use (a read-only
+     * handle on an older file never needs them). */
+    sqlite3_stmt *touch_ns, *touch_row, *touch_count, *touched;
 } sqlite_store;
 
 static sqlite_store *sq(store *s) { return (sqlite_store *)s; }
@@ -164,6 +168,15 @@ static const char *const migrations[] = {
     "CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN"
     " UPDATE namespaces SET rows=rows-1, version=version+1 WHERE ns=old.ns;"
     " END;",
+    /* 4: reads are counted per namespace (namespaces.touches, bumped by
+     * each touch) and each row keeps the count of its last touch, so that
+     * a cache saved earlier (the engine's snapshots) re-reads the access
+     * fields of just the rows touched since, as history does for changes.
+     * Neither column is in memories_au's list: a touch is still no change
+     * of content. */
+    "ALTER TABLE memories ADD COLUMN touch_seq INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE namespaces ADD COLUMN touches INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX memories_by_touch ON memories(ns, touch_seq) WHERE touch_seq > 0;",
 };
 #define N_MIGRATIONS (int)(sizeof migrations / sizeof migrations[0])
 
@@ -253,10 +266,51 @@ out:
 static const store_ops sqlite_ops;
 static int sqlite_changed(store *base);
 
+/* The store's identity for the engine's cache snapshots: 16 random bytes
+ * in hex, made the first time a writable handle opens the file (INSERT OR
+ * IGNORE: two processes opening a new file at once keep one). A copy of
+ * the file keeps it, which is right: the copy holds the same content up to
+ * the versions the snapshot checks. Failing to read or make it only turns
+ * snapshots off (uid stays ""), never the open. */
+static void read_store_id(sqlite_store *s, int read_only) {
+    static const char *const sel = "SELECT value FROM remem_meta WHERE key='store_id'";
+    for (int pass = 0; pass < 2; pass++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->db, sel, -1, &st, NULL) != SQLITE_OK) return;
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(s->uid, sizeof s->uid, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (s->uid[0] || read_only || pass) return;
+        if (sqlite3_exec(s->db,
+                         "INSERT OR IGNORE INTO remem_meta VALUES('store_id',"
+                         " lower(hex(randomblob(16))))",
+                         NULL, NULL, NULL) != SQLITE_OK)
+            return;
+    }
+}
+
+static int sqlite_cache_home(store *base, char *uid, size_t uid_cap, char *path, size_t path_cap) {
+    sqlite_store *s = sq(base);
+    const char *p = s->base.path;
+    /* An in-memory database, a temporary one (""), or a URI with
+     * parameters: no file to keep copies beside. */
+    if (!s->uid[0] || !p[0] || strcmp(p, ":memory:") == 0 || strchr(p, '?') ||
+        strncmp(p, "file:", 5) == 0)
+        return REMEM_EUNSUPPORTED;
+    if (strlen(s->uid) >= uid_cap || strlen(p) >= path_cap) return REMEM_EUNSUPPORTED;
+    snprintf(uid, uid_cap, "%s", s->uid);
+    snprintf(path, path_cap, "%s", p);
+    return REMEM_OK;
+}
+
 static void sqlite_close(store *base) {
     sqlite_store *s = sq(base);
     if (!s) return;
     for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->st[i]);
+    sqlite3_finalize(s->touch_ns);
+    sqlite3_finalize(s->touch_row);
+    sqlite3_finalize(s->touch_count);
+    sqlite3_finalize(s->touched);
     sqlite3_close(s->db);
     free(s);
 }
@@ -292,6 +346,7 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
             return sqlfail(s, "preparing statements");
     }
     sqlite_changed(&s->base);
+    read_store_id(s, read_only);
     return REMEM_OK;
 }
 
@@ -515,16 +570,68 @@ static int sqlite_remove(store *base, int64_t rowid) {
     return step_done(s, st, "deleting a memory");
 }
 
+/* *st prepared from sql on first use. */
+static int lazy(sqlite_store *s, sqlite3_stmt **st, const char *sql, const char *what) {
+    if (*st) return REMEM_OK;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return sqlfail(s, what);
+    return REMEM_OK;
+}
+
 static int sqlite_touch(store *base, const int64_t *rowids, size_t n, int64_t now) {
     sqlite_store *s = sq(base);
     sqlite3_stmt *st = s->st[ST_TOUCH];
-    for (size_t i = 0; i < n; i++) {
+    int rc = lazy(s, &s->touch_ns,
+                  "UPDATE namespaces SET touches=touches+1"
+                  " WHERE ns=(SELECT ns FROM memories WHERE rowid=?1)",
+                  "touching memories");
+    if (!rc)
+        rc = lazy(s, &s->touch_row,
+                  "UPDATE memories SET touch_seq=(SELECT touches FROM namespaces n"
+                  " WHERE n.ns=memories.ns) WHERE rowid=?1",
+                  "touching memories");
+    for (size_t i = 0; !rc && i < n; i++) {
         sqlite3_bind_int64(st, 1, now);
         sqlite3_bind_int64(st, 2, rowids[i]);
-        int rc = step_done(s, st, "touching memories");
-        if (rc) return rc;
+        rc = step_done(s, st, "touching memories");
+        sqlite3_bind_int64(s->touch_ns, 1, rowids[i]);
+        if (!rc) rc = step_done(s, s->touch_ns, "touching memories");
+        sqlite3_bind_int64(s->touch_row, 1, rowids[i]);
+        if (!rc) rc = step_done(s, s->touch_row, "touching memories");
     }
-    return REMEM_OK;
+    return rc;
+}
+
+static int sqlite_touched_since(store *base, const char *ns, int64_t after, store_touch_fn fn,
+                                void *ctx, int64_t *count) {
+    sqlite_store *s = sq(base);
+    *count = 0;
+    int rc =
+        lazy(s, &s->touch_count, "SELECT touches FROM namespaces WHERE ns=?1", "reading touches");
+    if (rc) return rc;
+    sqlite3_bind_text(s->touch_count, 1, ns, -1, SQLITE_STATIC);
+    int step = sqlite3_step(s->touch_count);
+    if (step == SQLITE_ROW) *count = sqlite3_column_int64(s->touch_count, 0);
+    rc = (step == SQLITE_ROW || step == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "reading touches");
+    sqlite3_reset(s->touch_count);
+    if (rc || !fn || *count <= after) return rc;
+    /* touch_seq > 0 lets SQLite use the partial index. */
+    rc = lazy(s, &s->touched,
+              "SELECT rowid, accessed_at, access_count FROM memories"
+              " WHERE ns=?1 AND touch_seq>?2 AND touch_seq>0",
+              "reading touches");
+    if (rc) return rc;
+    sqlite3_stmt *st = s->touched;
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                sqlite3_column_int64(st, 2));
+        if (rc) break;
+    }
+    if (!rc && step != SQLITE_DONE) rc = sqlfail(s, "reading touches");
+    sqlite3_reset(st);
+    return rc;
 }
 
 static int sqlite_set_vector(store *base, int64_t rowid, const char *model, const float *vec,
@@ -871,6 +978,8 @@ static const store_ops sqlite_ops = {
     .history_scrub = sqlite_history_scrub,
     .scrub_deleted = sqlite_scrub_deleted,
     .integrity = sqlite_integrity,
+    .cache_home = sqlite_cache_home,
+    .touched_since = sqlite_touched_since,
 };
 
 static const char *const sqlite_schemes[] = {"file", NULL};

@@ -84,6 +84,7 @@ typedef int (*store_count_fn)(void *ctx, enum store_group g, const char *key, in
 typedef int (*store_history_fn)(void *ctx, const store_history_row *h);
 typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
 typedef int (*store_problem_fn)(void *ctx, const char *problem);
+typedef int (*store_touch_fn)(void *ctx, int64_t rowid, int64_t accessed_at, int64_t access_count);
 
 /* Settings every backend takes; unused ones are ignored. */
 typedef struct store_config {
@@ -169,6 +170,21 @@ struct store_ops {
      * integrity_check): fn(ctx, problem) for each problem found, none
      * when the store is sound. Reads only. */
     int (*integrity)(store *s, store_problem_fn fn, void *ctx);
+    /* Where the engine may keep a disposable copy of its caches beside
+     * the store (src/engine/snapshot.c): the store's identity (a random id
+     * made once, kept in the store itself, so that a file copied from
+     * another store has another id) into uid, and the local path the
+     * copies go beside (the SQLite file) into path. REMEM_EUNSUPPORTED
+     * when there is no such place (":memory:", a database server, a
+     * read-only store that has no id yet). NULL in a table: the same. */
+    int (*cache_home)(store *s, char *uid, size_t uid_cap, char *path, size_t path_cap);
+    /* Reads of ns: *count gets how many touches the namespace has had (a
+     * counter each touch bumps), and fn (may be NULL) each row of ns last
+     * touched after the count was `after`, with its access fields. What a
+     * cache saved at count `after` re-reads to be exact. NULL in a table
+     * (REMEM_EUNSUPPORTED): a store that has no cache_home needs none. */
+    int (*touched_since)(store *s, const char *ns, int64_t after, store_touch_fn fn, void *ctx,
+                         int64_t *count);
 };
 
 /* The part of every backend's handle the engine sees; a backend's own
@@ -275,6 +291,16 @@ static inline int store_history_scrub(store *s, const char *ns, const char *id) 
 static inline int store_scrub_deleted(store *s) { return s->ops->scrub_deleted(s); }
 static inline int store_integrity(store *s, store_problem_fn fn, void *ctx) {
     return s->ops->integrity(s, fn, ctx);
+}
+static inline int store_cache_home(store *s, char *uid, size_t uid_cap, char *path,
+                                   size_t path_cap) {
+    if (!s->ops->cache_home) return REMEM_EUNSUPPORTED;
+    return s->ops->cache_home(s, uid, uid_cap, path, path_cap);
+}
+static inline int store_touched_since(store *s, const char *ns, int64_t after, store_touch_fn fn,
+                                      void *ctx, int64_t *count) {
+    if (!s->ops->touched_since) return REMEM_EUNSUPPORTED;
+    return s->ops->touched_since(s, ns, after, fn, ctx, count);
 }
 
 #endif
