@@ -109,6 +109,16 @@ static remem *garden_store(void) {
     return db;
 }
 
+/* recall(), timed: *took is its wall time in seconds. */
+static int timed_recall(remem *db, const char *text, remem_result **r, double *took) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *r = NULL;
+    int rc = recall(db, "g", text, r);
+    *took = seconds_since(&t0);
+    return rc;
+}
+
 /* 200 KB of one repeated word took the old lexical lane about 5 s (its
  * work grew faster than the text). A text over REMEM_QUERY_TEXT_MAX (4 MiB)
  * is refused at once, with a message that says why. */
@@ -116,12 +126,9 @@ static void test_long_query_refused_fast(void) {
     remem *db = garden_store();
     if (!db) return;
     char *text = repeated("garden", REMEM_QUERY_TEXT_MAX + 1);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    remem_result *r = NULL;
-    int rc = recall(db, "g", text, &r);
-    double took = seconds_since(&t0);
-    CHECK_INT(rc, REMEM_EINVAL);
+    remem_result *r;
+    double took;
+    CHECK_INT(timed_recall(db, text, &r, &took), REMEM_EINVAL);
     CHECK(r == NULL);
     CHECK_HAS(remem_errmsg(db), "query text is 4194305 bytes; the limit is 4194304");
     CHECK(took < 0.2);
@@ -144,12 +151,9 @@ static void test_long_query_answered(void) {
     free(h);
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         char *text = repeated("garden party", sizes[k]);
-        struct timespec t0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        remem_result *r = NULL;
-        int rc = recall(db, "g", text, &r);
-        double took = seconds_since(&t0);
-        CHECK_INT(rc, REMEM_OK);
+        remem_result *r;
+        double took;
+        CHECK_INT(timed_recall(db, text, &r, &took), REMEM_OK);
         CHECK(r && head && r->n == head->n && r->n > 0);
         for (size_t i = 0; r && head && i < r->n && i < head->n; i++) {
             CHECK_STR(r->hits[i].mem.id, head->hits[i].mem.id);
@@ -171,12 +175,9 @@ static void test_query_at_limit_answered_fast(void) {
     remem *db = garden_store();
     if (!db) return;
     char *text = repeated("garden", 32768);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    remem_result *r = NULL;
-    int rc = recall(db, "g", text, &r);
-    double took = seconds_since(&t0);
-    CHECK_INT(rc, REMEM_OK);
+    remem_result *r;
+    double took;
+    CHECK_INT(timed_recall(db, text, &r, &took), REMEM_OK);
     CHECK(r && r->n > 0);
     /* The same lexical score as the word asked four times. */
     remem_result *four = NULL;
