@@ -31,6 +31,15 @@ static remem *open_http(embed_server *s) {
     return db;
 }
 
+/* A stand-in embedder and a handle on it; NULL (nothing left running) when
+ * either cannot start. */
+static remem *start_http(embed_server **s) {
+    if (!(*s = embed_server_start(DIM))) return NULL;
+    remem *db = open_http(*s);
+    if (!db) embed_server_stop(*s);
+    return db;
+}
+
 static int64_t stat_int(remem *db, const char *key) {
     char *js = NULL;
     if (remem_stats(db, "out", &js)) return -1;
@@ -64,13 +73,9 @@ static void find(remem *db, const char *text, const char *id, int *found, int *b
 }
 
 static void test_outage(void) {
-    embed_server *s = embed_server_start(DIM);
-    if (!s) return;
-    remem *db = open_http(s);
-    if (!db) {
-        embed_server_stop(s);
-        return;
-    }
+    embed_server *s;
+    remem *db = start_http(&s);
+    if (!db) return;
     remem_memory m;
     remem_memory_init(&m);
     m.ns = "out";
@@ -126,13 +131,9 @@ static void test_outage(void) {
  * stopped (connections refused, not an error status) during 1,000 adds,
  * then started again on the same port. */
 static void test_outage_server_stopped(void) {
-    embed_server *s = embed_server_start(DIM);
-    if (!s) return;
-    remem *db = open_http(s);
-    if (!db) {
-        embed_server_stop(s);
-        return;
-    }
+    embed_server *s;
+    remem *db = start_http(&s);
+    if (!db) return;
     int port = embed_server_port(s);
     embed_server_stop(s); /* nothing listens on the port now */
     remem_memory m;
@@ -171,13 +172,9 @@ static void test_outage_server_stopped(void) {
 
 /* The next successful write takes the queue along. */
 static void test_next_write_drains(void) {
-    embed_server *s = embed_server_start(DIM);
-    if (!s) return;
-    remem *db = open_http(s);
-    if (!db) {
-        embed_server_stop(s);
-        return;
-    }
+    embed_server *s;
+    remem *db = start_http(&s);
+    if (!db) return;
     remem_memory m;
     remem_memory_init(&m);
     m.ns = "out";

@@ -88,6 +88,10 @@ int lc_write(remem *db, const char *ns, const remem_memory *adds, size_t nadd, c
 
 /* A JSON array of ids as text (malloc'd). */
 char *lc_ids_json(const char *const *ids, size_t n);
+/* v as compact JSON text (malloc'd; NULL when v is NULL or out of memory),
+ * taking v's reference: what a memory's metadata field wants from a
+ * json_pack. */
+char *lc_json_text(json_t *v);
 
 /* ---- reflection's trigger (reflect.c): what has accumulated in ns since
  * its last reflection, and whether the policy says one is due. ---- */

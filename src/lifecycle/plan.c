@@ -65,9 +65,8 @@ int lc_op_plan(remem *db, json_t *args, json_t **result) {
         goto done;
     }
     links = lc_ids_json(ids, res->n);
-    json_t *m = json_pack("{s:s, s:s}", "goal", goal, "model", llm_model(lm) ? llm_model(lm) : "");
-    char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-    json_decref(m);
+    char *meta = lc_json_text(
+        json_pack("{s:s, s:s}", "goal", goal, "model", llm_model(lm) ? llm_model(lm) : ""));
     if (!links || !meta) {
         free(meta);
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -140,10 +140,8 @@ static int reflect_extractive(remem *db, const reflect_args *a, json_t *stored, 
     }
     for (size_t i = 0; i < nm; i++) ids[i] = l.v[members[i]].id;
     links = lc_ids_json(ids, nm);
-    json_t *m = json_pack("{s:s, s:I, s:f}", "method", "extractive", "cluster_size", (json_int_t)nm,
-                          "similarity", a->similarity);
-    meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-    json_decref(m);
+    meta = lc_json_text(json_pack("{s:s, s:I, s:f}", "method", "extractive", "cluster_size",
+                                  (json_int_t)nm, "similarity", a->similarity));
     if (!links || !meta) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto done;
@@ -305,10 +303,9 @@ static int reflect_llm(remem *db, llm *lm, llm_usage *u, const reflect_args *a, 
                     insight *x = &ins[nins++];
                     x->text = strdup(got[k].text);
                     x->links = lc_ids_json(link, got[k].n_cites);
-                    json_t *m = json_pack("{s:s, s:s, s:s}", "method", "llm", "question", question,
-                                          "model", llm_model(lm) ? llm_model(lm) : "");
-                    x->meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-                    json_decref(m);
+                    x->meta = lc_json_text(json_pack("{s:s, s:s, s:s}", "method", "llm", "question",
+                                                     question, "model",
+                                                     llm_model(lm) ? llm_model(lm) : ""));
                     if (!x->text || !x->links || !x->meta)
                         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
                 }

@@ -92,12 +92,16 @@ oom:
     return eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
+char *lc_json_text(json_t *v) {
+    char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    return s;
+}
+
 char *lc_ids_json(const char *const *ids, size_t n) {
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_string(ids[i]));
-    char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
-    json_decref(a);
-    return s;
+    return lc_json_text(a);
 }
 
 /* Move (ns, id) to tier inside the open transaction x. */

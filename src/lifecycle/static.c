@@ -53,9 +53,7 @@ static void push(leaves *L, const char *path, json_t *value) {
         if (f->text) snprintf(f->text, tl, "%s: %s", path, val);
         f->id = malloc(strlen(path) + 8);
         if (f->id) sprintf(f->id, "static:%s", path);
-        json_t *m = json_pack("{s:s, s:s}", "key", path, "source", "static.load");
-        f->meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        json_decref(m);
+        f->meta = lc_json_text(json_pack("{s:s, s:s}", "key", path, "source", "static.load"));
     }
     L->n++;
     if (!val || !f->path || !f->text || !f->id || !f->meta) L->oom = 1;

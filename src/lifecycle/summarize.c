@@ -117,10 +117,8 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
             : extractive_summary(db, texts, n, sentences, &summary);
     if (rc) goto done;
     links = lc_ids_json(ids, n);
-    json_t *m =
-        json_pack("{s:s, s:I}", "method", lm ? "llm" : "extractive", "sources", (json_int_t)n);
-    meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-    json_decref(m);
+    meta = lc_json_text(
+        json_pack("{s:s, s:I}", "method", lm ? "llm" : "extractive", "sources", (json_int_t)n));
     if (!links || !meta) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto done;
