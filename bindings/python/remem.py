@@ -654,7 +654,11 @@ class Remem:
 
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
-            raise _error(rc, f"{what}: {_str(_errmsg(self._h)) or ''}".rstrip(": "))
+            msg = _str(_errmsg(self._h)) or ""
+            # an operation's message already names it ("decision.add: ...")
+            if not msg.startswith(what + ":"):
+                msg = f"{what}: {msg}".rstrip(": ")
+            raise _error(rc, msg)
 
     # -- the embedder ------------------------------------------------------
     @property
