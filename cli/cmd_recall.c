@@ -101,9 +101,43 @@ static void print_text(const remem_result *r) {
     }
 }
 
+/* The whole of FILE (- for stdin) as the query's text: a query may be
+ * megabytes (REMEM_QUERY_TEXT_MAX), more than one argument can carry. */
+static json_t *text_of_file(const char *path) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        cli_fail("recall: --query-file %s: cannot open it", path);
+        return NULL;
+    }
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap && len <= (size_t)REMEM_QUERY_TEXT_MAX) {
+            char *more = realloc(buf, cap * 2);
+            if (!more) free(buf);
+            buf = more;
+            cap *= 2;
+        } else if (len == cap) {
+            break; /* over the limit: the library names it */
+        }
+    }
+    int bad = !buf || ferror(f);
+    if (f != stdin) fclose(f);
+    json_t *v = bad ? NULL : json_stringn(buf, len);
+    free(buf);
+    if (!v)
+        cli_fail(bad ? "recall: --query-file %s: cannot read it"
+                     : "recall: --query-file %s: not valid UTF-8 text",
+                 path);
+    return v;
+}
+
 int cmd_recall(const cli_env *env, int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
-        puts("usage: remem recall --ns NS [--ns NS2 ...] --query TEXT [--k N]\n"
+        puts("usage: remem recall --ns NS [--ns NS2 ...] (--query TEXT | --query-file FILE) [--k "
+             "N]\n"
              "                    [--profile P] [--filter JSON] [--now TIME]\n"
              "                    [--w-relevance X] [--w-lexical X] [--w-recency X]\n"
              "                    [--w-importance X] [--w-context X] [--min-similarity X]\n"
@@ -118,6 +152,8 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
              "e.g. '{\"kind\":\"decision\",\"importance\":{\"$gte\":0.5}}'. --now fixes the\n"
              "time (ISO 8601 or ms) so a recall can be replayed. Returned memories are\n"
              "touched (accessed_at, access_count) unless --no-touch.\n\n"
+             "--query-file reads the query's text from FILE (- for stdin): a query may be\n"
+             "up to 4 MiB, of which the first 32 KiB are read (docs/storage.md).\n"
              "--query-json takes the query as POST /v1/recall takes it (docs/server.md);\n"
              "flags given beside it override its fields. Flags and JSON go through the\n"
              "same parser as the server and MCP, so they take and refuse the same queries.");
@@ -137,9 +173,18 @@ int cmd_recall(const cli_env *env, int argc, char **argv) {
         } else if ((v = cli_opt(argc, argv, &i, "--query-json"))) {
             base = v;
             flags--;
-        } else if ((v = cli_opt(argc, argv, &i, "--query")) || (v = cli_opt(argc, argv, &i, "-q")))
+        } else if ((v = cli_opt(argc, argv, &i, "--query")) ||
+                   (v = cli_opt(argc, argv, &i, "-q"))) {
             json_object_set_new(o, "text", json_string(v));
-        else if ((f = flag_index(argc, argv, &i, &v)) < N_FLAGS)
+        } else if ((v = cli_opt(argc, argv, &i, "--query-file"))) {
+            json_t *t = text_of_file(v);
+            if (!t) {
+                json_decref(o);
+                json_decref(nss);
+                return 2;
+            }
+            json_object_set_new(o, "text", t);
+        } else if ((f = flag_index(argc, argv, &i, &v)) < N_FLAGS)
             json_object_set_new(o, flags_[f].field, flag_value(flags_[f].kind, v));
         else if (!strcmp(argv[i], "--no-touch"))
             json_object_set_new(o, "touch", json_false());

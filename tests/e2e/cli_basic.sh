@@ -135,6 +135,17 @@ grep -q "relevance .* lexical .* recency .* importance" "$tmp/out" || fail "reca
 expect_ok r --json get lunch
 [ "$(json 'j["access_count"]' <"$tmp/out")" = 1 ] || fail "recall did not touch: $(cat "$tmp/out")"
 
+# A query from a file or stdin, of more than one argument can carry: the
+# head decides, so 1 MB of "pizza for lunch" finds what the words find.
+python3 -c 'import sys; sys.stdout.write("pizza for lunch " * 65536)' >"$tmp/q1mb.txt"
+expect_ok r recall --ns agent:ada --query-file "$tmp/q1mb.txt" --k 1 --no-touch
+grep -q "agent:ada/lunch" "$tmp/out" || fail "recall --query-file: $(cat "$tmp/out")"
+expect_ok r recall --ns agent:ada --query-file - --k 1 --no-touch <"$tmp/q1mb.txt"
+grep -q "agent:ada/lunch" "$tmp/out" || fail "recall --query-file -: $(cat "$tmp/out")"
+printf 'pizza \377 lunch' >"$tmp/bad.txt"
+expect_fail 2 "--query-file" "not valid UTF-8" -- r recall --ns agent:ada --query-file "$tmp/bad.txt"
+expect_fail 2 "cannot open" -- r recall --ns agent:ada --query-file "$tmp/nonexistent"
+
 # ---- get, update, invalidate, forget, history ----
 expect_ok r get maya
 grep -q "Maya prefers blue-green deployments" "$tmp/out" || fail "get text: $(cat "$tmp/out")"
