@@ -749,8 +749,13 @@ typedef struct remem_op_info {
     const char *schema;  /* JSON Schema of the arguments (an object); besides
                             the standard keywords, "x-positional": [names]
                             lists the properties the CLI takes as positional
-                            arguments, and "x-file": true on a property makes
-                            the CLI read that argument as a JSON file */
+                            arguments, "x-file": true on a property makes
+                            the CLI read that argument as a JSON file, and
+                            "x-local": true marks an argument that names a
+                            file or folder of this machine (an archive
+                            folder, a store file): accepted from the C API
+                            and the CLI, refused by remem_call_ex with
+                            REMEM_CALL_REMOTE (the server, MCP) */
 } remem_op_info;
 /* The operations, in a fixed order; *n receives their count. Never fails. */
 REMEM_API const remem_op_info *remem_ops(size_t *n);
@@ -765,6 +770,17 @@ REMEM_API const remem_op_info *remem_op_find(const char *name);
  * operation that needs an LLM when none is configured, store errors). On
  * failure nothing is written. */
 REMEM_API int remem_call(remem *db, const char *op, const char *args, size_t len, char **out);
+/* Who is calling, for remem_call_ex. */
+enum remem_call_flags {
+    /* The arguments come from a remote client (HTTP, MCP): an argument the
+     * schema marks "x-local" (a path on this machine) is refused with
+     * REMEM_EINVAL naming it. File locations then come only from the
+     * configuration of the process that owns the store. */
+    REMEM_CALL_REMOTE = 1
+};
+/* remem_call with flags (enum remem_call_flags, or 0: remem_call). */
+REMEM_API int remem_call_ex(remem *db, const char *op, const char *args, size_t len, unsigned flags,
+                            char **out);
 
 /* The LLM's token counts per operation, as a JSON object (*json: remem_free):
  *   {"model": "...", "url": "..." (null when no LLM is configured),

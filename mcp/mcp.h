@@ -26,7 +26,9 @@ enum mcp_right {
 };
 
 /* Who is asking. allowed(ctx, ns, right) returns non-zero when the caller
- * may exercise right (one enum mcp_right value) on namespace ns. A NULL
+ * may exercise right (enum mcp_right values, or'd) on namespace ns, or on
+ * every namespace when ns is NULL (an operation that names none: the
+ * server answers as its HTTP routes do, server/keys.c). A NULL
  * mcp_access, or a NULL allowed, allows everything (stdio: the user runs
  * the process and owns the file). */
 typedef struct mcp_access {

@@ -357,11 +357,24 @@ static void strip_cli_keys(json_t *o) {
     }
 }
 
+/* Arguments marked "x-local" (a path on the server's machine) are refused
+ * from MCP clients (remem_call_ex, REMEM_CALL_REMOTE): a tool does not
+ * offer them. */
+static void drop_local_args(json_t *schema) {
+    json_t *props = json_object_get(schema, "properties"), *v;
+    const char *k;
+    void *tmp;
+    json_object_foreach_safe(props, tmp, k, v) {
+        if (json_is_true(json_object_get(v, "x-local"))) json_object_del(props, k);
+    }
+}
+
 json_t *mcp_op_tool_json(const remem_op_info *op) {
     char name[160];
     tool_name_of(op->name, name, sizeof name);
     json_t *schema = json_loads(op->schema, 0, NULL);
     if (!schema) schema = json_pack("{s:s}", "type", "object");
+    drop_local_args(schema);
     strip_cli_keys(schema);
     int ro = !strcmp(op->right, "read");
     char desc[1024];

@@ -40,10 +40,14 @@ static const char *right_word(int right) {
     return right == MCP_READ ? "read" : right == MCP_WRITE ? "write" : "admin";
 }
 
-/* 0 when the caller holds right on ns; else fills c->err and returns -1. */
+/* 0 when the caller holds right on ns (NULL: on every namespace); else
+ * fills c->err and returns -1. */
 static int require(tool_call *c, const char *ns, int right) {
     if (may(c, ns, right)) return 0;
-    call_fail(c, "access denied: no %s right on namespace '%s'", right_word(right), ns);
+    if (!ns)
+        call_fail(c, "access denied: no %s right over every namespace (\"*\")", right_word(right));
+    else
+        call_fail(c, "access denied: no %s right on namespace '%s'", right_word(right), ns);
     return -1;
 }
 
@@ -490,7 +494,7 @@ json_t *mcp_tool_list_namespaces(tool_call *c) {
 /* A library operation: the arguments go to remem_call as they are (the
  * library checks them against the operation's schema, as for every face);
  * the key needs the operation's right over "ns", or over every namespace
- * ("*") when the operation names none. The answer's "text", when it has
+ * (ns NULL to the access callback) when the operation names none. The answer's "text", when it has
  * one, is what the model reads; the whole answer is structuredContent. */
 json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
     int right = !strcmp(op->right, "read")    ? MCP_READ
@@ -501,7 +505,7 @@ json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
         call_fail(c, "argument 'ns' must be a string");
         return NULL;
     }
-    const char *ns = jns ? json_string_value(jns) : "*";
+    const char *ns = jns ? json_string_value(jns) : NULL;
     if (require(c, ns, jns ? right : right | MCP_ADMIN)) return NULL;
     char *args = json_dumps(c->args, JSON_COMPACT);
     if (!args) {
@@ -509,7 +513,7 @@ json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
         return NULL;
     }
     char *out = NULL;
-    int rc = remem_call(c->db, op->name, args, strlen(args), &out);
+    int rc = remem_call_ex(c->db, op->name, args, strlen(args), REMEM_CALL_REMOTE, &out);
     free(args);
     if (rc) {
         call_fail_db(c, rc, op->name);

@@ -246,17 +246,21 @@ const api_key *keys_find(const key_table *t, const char *secret) {
     return found;
 }
 
+/* The one access decision of the server: every route and every MCP tool
+ * (mcp_route.c's callback) asks this. ns NULL means every namespace (an
+ * operation or view that names none): only a pattern that is exactly "*"
+ * covers that, never a glob that happens to match the text "*" ("?",
+ * "[!b]*"). */
 int key_allows(const api_key *key, const char *ns, unsigned right) {
     if (!key) return 1;
     if ((key->rights & right) != right) return 0;
+    if (!ns) return key->all_namespaces;
     for (size_t i = 0; i < key->n_patterns; i++)
         if (fnmatch(key->patterns[i], ns, 0) == 0) return 1;
     return 0;
 }
 
-int key_allows_all(const api_key *key, unsigned right) {
-    return !key || ((key->rights & right) == right && key->all_namespaces);
-}
+int key_allows_all(const api_key *key, unsigned right) { return key_allows(key, NULL, right); }
 
 char *serve_key_entry(const char *name, const char *hash_hex, const char *const *patterns,
                       size_t n_patterns, unsigned rights) {

@@ -47,7 +47,8 @@ void h_op(request *rq, reply *rp) {
         return;
     }
     char *out = NULL;
-    int rc = remem_call(db, op->name, rq->body ? rq->body : "", rq->body_len, &out);
+    int rc = remem_call_ex(db, op->name, rq->body ? rq->body : "", rq->body_len, REMEM_CALL_REMOTE,
+                           &out);
     if (rc)
         reply_remem_error(rp, db, rc);
     else

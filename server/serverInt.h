@@ -63,9 +63,11 @@ void keys_free(key_table *t);
 /* The key whose hash is SHA-256(secret), or NULL. Compares in constant
  * time against every key. */
 const api_key *keys_find(const key_table *t, const char *secret);
-/* May key exercise right on ns? key NULL means "no keys configured": all. */
+/* May key exercise right on ns? key NULL means "no keys configured": all.
+ * ns NULL: on every namespace (a pattern exactly "*"). HTTP routes and MCP
+ * tools both decide with this one function. */
 int key_allows(const api_key *key, const char *ns, unsigned right);
-/* May key exercise right on every namespace (store-wide views)? */
+/* key_allows(key, NULL, right): every namespace (store-wide views). */
 int key_allows_all(const api_key *key, unsigned right);
 
 /* ------------------------------------------------------------------ */

@@ -642,6 +642,19 @@ static void test_eval_benchmark(void) {
     remem_close(db);
 }
 
+/* A store file that cannot be opened is a bad argument, not a failure of
+ * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
+static void test_eval_bad_store(void) {
+    remem *db = open_mem();
+    int rc = 0;
+    json_t *r = call_rc(db, &rc, "eval.lessons", "{s:i,s:s}", "waves", 1, "store",
+                        "/nonexistent-remem-dir/sub/eval.db");
+    CHECK(r == NULL);
+    CHECK_INT(rc, REMEM_EINVAL);
+    CHECK(strstr(remem_errmsg(db), "store") != NULL);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_normalise_table);
@@ -657,5 +670,6 @@ int main(int argc, char **argv) {
     RUN(test_validation_gate);
     RUN(test_timeline);
     RUN(test_eval_benchmark);
+    RUN(test_eval_bad_store);
     return TEST_EXIT();
 }

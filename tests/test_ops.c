@@ -5,10 +5,13 @@
  * operations use (each refusal names the argument), and remem_call end to
  * end with the engine's own "memory.get": unknown operations, arguments
  * that are not JSON or not an object, unknown keys, wrong types, and a
- * successful answer.
+ * successful answer; and the arguments that name paths, which remote
+ * callers may not give.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/ops.h"
 #include "remem.h"
@@ -134,10 +137,53 @@ static void test_call(void) {
     remem_close(db);
 }
 
+/* Paths on this machine are local-only: every argument of the table that
+ * names a folder or a store file is marked "x-local", remem_call (the CLI,
+ * the C API) takes it and remem_call_ex with REMEM_CALL_REMOTE (the
+ * server, MCP) refuses it by name, writing nothing there. */
+static void test_local_args(void) {
+    static const char *const paths[][2] = {
+        {"archive", "archive_location"},      {"restore", "archive_location"},
+        {"archive.list", "archive_location"}, {"prune", "archive_location"},
+        {"maintain", "archive_location"},     {"eval.lessons", "store"}};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        const remem_op_info *op = remem_op_find(paths[i][0]);
+        CHECK(op != NULL);
+        if (!op) continue;
+        json_t *s = json_loads(op->schema, 0, NULL);
+        json_t *p = json_object_get(json_object_get(s, "properties"), paths[i][1]);
+        CHECK(json_is_true(json_object_get(p, "x-local")));
+        json_decref(s);
+    }
+    char dir[] = "/tmp/remem-local-XXXXXX", where[64], args[160];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(where, sizeof where, "%s/elsewhere", dir);
+    snprintf(args, sizeof args, "{\"ns\":\"a\",\"archive_location\":\"%s\"}", where);
+    remem *db = NULL;
+    CHECK_INT(remem_open(":memory:", NULL, &db), REMEM_OK);
+    char *out = (char *)1;
+    CHECK_INT(remem_call_ex(db, "prune", args, strlen(args), REMEM_CALL_REMOTE, &out),
+              REMEM_EINVAL);
+    CHECK(out == NULL);
+    CHECK(strstr(remem_errmsg(db), "prune: archive_location: ") != NULL);
+    CHECK(access(where, F_OK) != 0); /* nothing made there */
+    CHECK_INT(remem_call_ex(db, "prune", args, strlen(args), 0, &out), REMEM_OK);
+    remem_free(out);
+    CHECK(access(where, F_OK) == 0); /* the local caller's folder */
+    const char *plain = "{\"ns\":\"a\",\"dry_run\":true}";
+    CHECK_INT(remem_call_ex(db, "prune", plain, strlen(plain), REMEM_CALL_REMOTE, &out), REMEM_OK);
+    remem_free(out);
+    remem_close(db);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) test__only = argv[1];
     RUN(test_checker);
     RUN(test_table);
     RUN(test_call);
+    RUN(test_local_args);
     return TEST_EXIT();
 }

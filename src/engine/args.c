@@ -3,7 +3,9 @@
  * readers operations use on arguments it has checked. It implements the
  * part of JSON Schema the operations' schemas use, and refuses unknown keys
  * unless a schema says otherwise: a typo in an argument ("--reward" spelt
- * "rewad") must be an error, not a silently ignored default. A file of its
+ * "rewad") must be an error, not a silently ignored default. It also
+ * knows the arguments a schema marks "x-local" (paths on this machine),
+ * which remote callers may not give. A file of its
  * own so that the operations (which call these) and ops.c (which lists the
  * operations) never call each other in a circle.
  */
@@ -199,6 +201,26 @@ int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap
         return -1;
     }
     int rc = check(s, args, "", err, errcap);
+    json_decref(s);
+    return rc;
+}
+
+int engine_args_local(const char *schema, json_t *args, char *err, size_t errcap) {
+    json_t *s = json_loads(schema, 0, NULL);
+    json_t *props = json_object_get(s, "properties");
+    const char *k;
+    json_t *p;
+    int rc = 0;
+    json_object_foreach(props, k, p) {
+        if (!json_is_true(json_object_get(p, "x-local")) || !json_object_get(args, k)) continue;
+        snprintf(err, errcap,
+                 "%s: names a file or folder of the server's machine, so it is accepted only "
+                 "from the command line or the library of the process that owns the store; "
+                 "over HTTP and MCP it comes from that process's configuration",
+                 k);
+        rc = -1;
+        break;
+    }
     json_decref(s);
     return rc;
 }

@@ -67,6 +67,11 @@ const remem_op_info *remem_op_find(const char *name) {
 /* ---- the call ---- */
 
 int remem_call(remem *db, const char *name, const char *args, size_t len, char **out) {
+    return remem_call_ex(db, name, args, len, 0, out);
+}
+
+int remem_call_ex(remem *db, const char *name, const char *args, size_t len, unsigned flags,
+                  char **out) {
     if (!db) return REMEM_EINVAL;
     if (!out) return eng_fail(db, REMEM_EINVAL, "no place for the answer");
     *out = NULL;
@@ -83,7 +88,8 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         return eng_fail(db, REMEM_EINVAL, "%s: the arguments must be a JSON object", name);
     }
     char err[600];
-    if (engine_args_check(op->info.schema, a, err, sizeof err)) {
+    if (engine_args_check(op->info.schema, a, err, sizeof err) ||
+        ((flags & REMEM_CALL_REMOTE) && engine_args_local(op->info.schema, a, err, sizeof err))) {
         json_decref(a);
         return eng_fail(db, REMEM_EINVAL, "%s: %s", name, err);
     }

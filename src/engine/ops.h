@@ -65,6 +65,11 @@ ENGINE_STATS_HOOKS(ENGINE_STATS_DECLARE)
  * ("reward: expected a number, got a string"). */
 int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap);
 
+/* 0 when args hold no argument the schema marks "x-local": true (a file
+ * or folder of this machine, which a remote caller must not choose); else
+ * -1 with err naming it. remem_call_ex runs it for REMEM_CALL_REMOTE. */
+int engine_args_local(const char *schema, json_t *args, char *err, size_t errcap);
+
 /* Small readers for checked arguments: the value, or def when absent. */
 const char *op_str(json_t *args, const char *key, const char *def);
 double op_num(json_t *args, const char *key, double def);

@@ -357,7 +357,10 @@ static json_t *run_mode(const char *store, const char *policy, int waves, int ma
     json_t *out = NULL, *wj = json_array();
     agent ag = {.db = db, .ns = ns, .policy = policy, .seen_fps = json_array()};
     if (*rc) {
-        snprintf(err, errcap, "%s: %s", store, remem_errmsg(db));
+        snprintf(err, errcap, "store: cannot open %s: %s", store, remem_errmsg(db));
+        /* a store file the caller named that cannot be opened is a bad
+         * argument (400), not a failure of the server */
+        if (strcmp(store, ":memory:")) *rc = REMEM_EINVAL;
         goto done;
     }
     /* A kept store starts each mode over: the figures are of one run. */

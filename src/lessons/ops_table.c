@@ -168,7 +168,8 @@ const engine_op lesson_ops[] = {
       "\"max_steps\":{\"type\":\"integer\",\"minimum\":3,\"maximum\":20,\"description\":"
       "\"step "
       "budget per run (default 5)\"},"
-      "\"store\":{\"type\":\"string\",\"minLength\":1,\"description\":\"keep the "
+      "\"store\":{\"type\":\"string\",\"minLength\":1,\"x-local\":true,"
+      "\"description\":\"keep the "
       "benchmark's memories in this store file (namespaces eval:lessons:off and "
       "eval:lessons:auto, cleared first); default: in memory\"}}}"},
      lsn_op_eval},

@@ -14,7 +14,10 @@
  *   3. the rows are deleted in one transaction (history row "archive");
  *   4. NAME.pending is renamed NAME (folder fsync'd).
  *
- * maint_archive_recover, run under the write lock before any archive
+ * Every operation that writes under the folder holds its lock
+ * (maint_archive_lock, an flock on ARCHIVE/.lock) from start to end, so
+ * an unfinished file a holder finds was left by a writer that died.
+ * maint_archive_recover, run under that lock before any archive
  * operation, removes .part files, removes a .pending file whose memories
  * are still live (step 3 never committed) and renames one whose memories
  * are gone (step 4 never ran). A memory "is live" when (ns, id) exists
@@ -25,11 +28,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,24 +171,44 @@ static int ends_with(const char *s, const char *suf) {
 
 typedef int (*file_fn)(remem *db, void *ctx, const char *path);
 
-/* Each file under dir (depth first, names in order). */
-static int walk(remem *db, const char *dir, file_fn fn, void *ctx) {
+/* Is name n digits and nothing else (a YYYY, MM or DD folder)? */
+static int all_digits(const char *name, size_t n) {
+    if (strlen(name) != n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (name[i] < '0' || name[i] > '9') return 0;
+    return 1;
+}
+
+/* Each regular file of remem's own layout under dir, YYYY/MM/DD/FILE
+ * (depth first, names in order). Every entry is checked with lstat: a
+ * link, a device or a folder of any other name is never entered or
+ * handed on, so the walk stays inside what remem wrote, whatever else
+ * the folder holds. */
+static int walk_level(remem *db, const char *dir, int depth, file_fn fn, void *ctx) {
     struct dirent **list = NULL;
     int n = scandir(dir, &list, NULL, alphasort);
     if (n < 0) return REMEM_OK; /* no archive yet */
     int rc = REMEM_OK;
     for (int i = 0; i < n; i++) {
         const char *e = list[i]->d_name;
-        if (!rc && e[0] != '.') {
-            char p[2048];
-            struct stat sb;
-            snprintf(p, sizeof p, "%s/%s", dir, e);
-            if (!stat(p, &sb)) rc = S_ISDIR(sb.st_mode) ? walk(db, p, fn, ctx) : fn(db, ctx, p);
+        char p[2048];
+        struct stat sb;
+        int dir_level = depth < 3;
+        if (!rc && e[0] != '.' && (!dir_level || all_digits(e, depth ? 2 : 4)) &&
+            (size_t)snprintf(p, sizeof p, "%s/%s", dir, e) < sizeof p && !lstat(p, &sb)) {
+            if (dir_level && S_ISDIR(sb.st_mode))
+                rc = walk_level(db, p, depth + 1, fn, ctx);
+            else if (!dir_level && S_ISREG(sb.st_mode))
+                rc = fn(db, ctx, p);
         }
         free(list[i]);
     }
     free(list);
     return rc;
+}
+
+static int walk(remem *db, const char *dir, file_fn fn, void *ctx) {
+    return walk_level(db, dir, 0, fn, ctx);
 }
 
 static void dir_of(const char *path, char *out, size_t cap) {
@@ -242,6 +267,15 @@ static int settle(remem *db, const char *src, const char *final) {
     return REMEM_OK;
 }
 
+/* settle under the store's write lock, for this one file. */
+static int settle_locked(remem *db, const char *src, const char *final) {
+    int rc = store_begin(db->st);
+    if (rc) return eng_store_fail(db, rc);
+    rc = settle(db, src, final);
+    store_rollback(db->st);
+    return rc;
+}
+
 static int recover_one(remem *db, void *ctx, const char *p) {
     (void)ctx;
     char final[2048];
@@ -251,24 +285,59 @@ static int recover_one(remem *db, void *ctx, const char *p) {
     }
     if (ends_with(p, ".pending")) {
         snprintf(final, sizeof final, "%.*s", (int)(strlen(p) - strlen(".pending")), p);
-        return settle(db, p, final);
+        return settle_locked(db, p, final);
     }
     if (ends_with(p, ".settle")) {
         snprintf(final, sizeof final, "%.*s", (int)(strlen(p) - strlen(".settle")), p);
-        int rc = access(final, F_OK) ? REMEM_OK : settle(db, final, final);
+        int rc = access(final, F_OK) ? REMEM_OK : settle_locked(db, final, final);
         if (!rc) unlink(p);
         return rc;
     }
     return REMEM_OK;
 }
 
+/* The id lists of prunes that died (prune.c names them .prune-ids-*.part
+ * at the top of the folder): under the folder's lock no live prune has
+ * one open. */
+static void remove_dead_prune_lists(const char *dir) {
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        const char *e = list[i]->d_name;
+        char p[2048];
+        struct stat sb;
+        if (!strncmp(e, ".prune-ids-", 11) && ends_with(e, ".part") &&
+            (size_t)snprintf(p, sizeof p, "%s/%s", dir, e) < sizeof p && !lstat(p, &sb) &&
+            S_ISREG(sb.st_mode))
+            unlink(p);
+        free(list[i]);
+    }
+    free(list);
+}
+
 int maint_archive_recover(remem *db, const char *dir) {
     if (db->opt.read_only || access(dir, F_OK)) return REMEM_OK;
-    int rc = store_begin(db->st); /* excludes a concurrent archiver */
-    if (rc) return eng_store_fail(db, rc);
-    rc = walk(db, dir, recover_one, NULL);
-    store_rollback(db->st);
-    return rc;
+    remove_dead_prune_lists(dir);
+    return walk(db, dir, recover_one, NULL);
+}
+
+int maint_archive_lock(remem *db, const char *dir, int create, int *fd) {
+    char p[1100];
+    *fd = -1;
+    if (!create && access(dir, F_OK)) return REMEM_OK;
+    if (create && arch_mkdirs(dir))
+        return eng_fail(db, REMEM_EIO, "cannot create the archive folder %s: %s", dir,
+                        strerror(errno));
+    snprintf(p, sizeof p, "%s/.lock", dir);
+    int f = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (f < 0) return eng_fail(db, REMEM_EIO, "cannot open %s: %s", p, strerror(errno));
+    while (flock(f, LOCK_EX) && errno == EINTR) {}
+    *fd = f;
+    return REMEM_OK;
+}
+
+void maint_archive_unlock(int fd) {
+    if (fd >= 0) close(fd); /* closing the only descriptor releases the flock */
 }
 
 /* ---- archiving ---- */
@@ -524,10 +593,12 @@ static int op_restore(remem *db, json_t *args, json_t **result) {
     if (!c.dry_run && db->opt.read_only)
         return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
     char dir[1024];
+    int lk;
     archive_dir(db, args, dir, sizeof dir);
-    if ((rc = maint_archive_recover(db, dir))) return rc;
+    if ((rc = maint_archive_lock(db, dir, 0, &lk))) return rc;
     c.ids = json_array();
-    rc = walk(db, dir, restore_file, &c);
+    if (!(rc = maint_archive_recover(db, dir))) rc = walk(db, dir, restore_file, &c);
+    maint_archive_unlock(lk);
     if (!rc && c.id && !c.restored && !c.already)
         rc = eng_fail(db, REMEM_ENOTFOUND, "restore: %s is in no archive of %s under %s", c.id,
                       c.ns, dir);
@@ -584,8 +655,11 @@ static int op_archive(remem *db, json_t *args, json_t **result) {
         json_array_foreach(ids, i, v) json_object_set(s.want, json_string_value(v), json_true());
     }
     char dir[1024];
+    int lk;
     archive_dir(db, args, dir, sizeof dir);
-    if ((rc = maint_archive_recover(db, dir))) {
+    if ((rc = maint_archive_lock(db, dir, !db->opt.read_only, &lk)) ||
+        (rc = maint_archive_recover(db, dir))) {
+        maint_archive_unlock(lk);
         json_decref(s.want);
         return rc;
     }
@@ -596,6 +670,7 @@ static int op_archive(remem *db, json_t *args, json_t **result) {
     for (size_t i = 0; !rc && i < s.n; i += batch)
         rc = maint_archive_rows(db, dir, ns, s.rowids + i, s.n - i < batch ? s.n - i : batch,
                                 util_now_ms(), "archive", done);
+    maint_archive_unlock(lk);
     free(s.rowids);
     json_decref(s.want);
     if (rc) {
@@ -650,10 +725,18 @@ static int op_archive_list(remem *db, json_t *args, json_t **result) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     char dir[1024];
+    int lk;
     archive_dir(db, args, dir, sizeof dir);
-    if ((rc = maint_archive_recover(db, dir))) return rc;
+    /* A folder this process may not write is listed as it is, unlocked:
+     * recovery could not change it anyway. */
+    if (maint_archive_lock(db, dir, 0, &lk)) eng_ok(db);
+    if (lk >= 0 && (rc = maint_archive_recover(db, dir))) {
+        maint_archive_unlock(lk);
+        return rc;
+    }
     list_ctx c = {op_str(args, "ns", NULL), json_array(), json_array(), op_bool(args, "ids", 0)};
     rc = walk(db, dir, list_file, &c);
+    maint_archive_unlock(lk);
     if (rc) {
         json_decref(c.files);
         json_decref(c.ids);
@@ -668,8 +751,9 @@ static int op_archive_list(remem *db, json_t *args, json_t **result) {
 }
 
 #define S_NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
-#define S_LOC                                                                                     \
-    "\"archive_location\":{\"type\":\"string\",\"minLength\":1,\"description\":\"archive folder " \
+#define S_LOC                                                                     \
+    "\"archive_location\":{\"type\":\"string\",\"minLength\":1,\"x-local\":true," \
+    "\"description\":\"archive folder "                                           \
     "(default: archiveLocation of the config, else the store's path + .archive)\"}"
 
 const engine_op archive_ops[] = {

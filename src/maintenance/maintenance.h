@@ -55,7 +55,22 @@ int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t
 /* Finish or undo what a crash left under dir: a .pending file whose rows
  * are still live is removed (its transaction never committed), one whose
  * rows are gone takes its final name; a file marked for settling (a
- * restore's) is rewritten without the records that are live again. */
+ * restore's) is rewritten without the records that are live again; .part
+ * files and a dead prune's id list are removed. It walks only remem's own
+ * layout (dir/YYYY/MM/DD/FILE, checked with lstat: a link is never
+ * followed) and takes the store's write lock for one file at a time. The
+ * caller holds the folder's lock (maint_archive_lock). */
 int maint_archive_recover(remem *db, const char *dir);
+/* The archive folder's lock: archive, restore, archive.list and prune hold
+ * it from their recovery to their last file, so that within a process and
+ * across processes one operation at a time writes under dir, and whatever
+ * unfinished file a holder finds was left by one that died. It is an
+ * flock(2) on dir/.lock (released by the kernel when a process dies).
+ * create: make dir first (else a missing dir gives *fd = -1 and REMEM_OK:
+ * nothing to lock). Returns REMEM_OK or REMEM_EIO (the message names the
+ * folder). */
+int maint_archive_lock(remem *db, const char *dir, int create, int *fd);
+/* Release a lock of maint_archive_lock; fd -1 is a no-op. */
+void maint_archive_unlock(int fd);
 
 #endif

@@ -23,7 +23,9 @@
  * "ids_limit" ids (the counts are always exact); the report file under
  * ARCHIVE/reports/ lists them all.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,7 +422,9 @@ static int write_report(prune_run *pr, json_t *report, const char *ids_path, cha
     snprintf(dir, sizeof dir, "%s/reports", pr->pol.archive_location);
     if (arch_mkdirs(dir)) return eng_fail(pr->db, REMEM_EIO, "cannot create %s", dir);
     remem_format_time(pr->now, iso, sizeof iso);
-    snprintf(out, cap, "%s/prune-%s-%d.json", dir, iso, (int)getpid());
+    static atomic_uint counter; /* two reports of one millisecond */
+    snprintf(out, cap, "%s/prune-%s-%d-%u.json", dir, iso, (int)getpid(),
+             atomic_fetch_add(&counter, 1));
     FILE *f = fopen(out, "w");
     if (!f) return eng_fail(pr->db, REMEM_EIO, "cannot create %s", out);
     /* The full lists come from the id file, one id a line. */
@@ -442,6 +446,33 @@ static int write_report(prune_run *pr, json_t *report, const char *ids_path, cha
     return rc ? eng_fail(pr->db, REMEM_EIO, "writing %s failed", out) : REMEM_OK;
 }
 
+/* A prune that writes: the archive folder's lock (held until the report
+ * is written), recovery, and the file listing every removed id, under a
+ * name of its own (two prunes never share one; recovery removes the list
+ * of a prune that died). */
+static int prune_begin(prune_run *pr, int *lk, char *ids_path, size_t cap) {
+    const char *dir = pr->pol.archive_location;
+    int rc = maint_archive_lock(pr->db, dir, 1, lk);
+    if (!rc) rc = maint_archive_recover(pr->db, dir);
+    int fd = -1;
+    if (!rc) {
+        snprintf(ids_path, cap, "%s/.prune-ids-%d-XXXXXX.part", dir, (int)getpid());
+        fd = mkstemps(ids_path, 5);
+        if (fd < 0 || !(pr->all_ids = fdopen(fd, "w+")))
+            rc = eng_fail(pr->db, REMEM_EIO, "cannot create %s: %s", ids_path, strerror(errno));
+    }
+    if (rc) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(ids_path);
+        }
+        ids_path[0] = '\0';
+        maint_archive_unlock(*lk);
+        *lk = -1;
+    }
+    return rc;
+}
+
 static int op_prune(remem *db, json_t *args, json_t **result) {
     int rc = eng_need_open(db);
     if (rc) return rc;
@@ -459,16 +490,9 @@ static int op_prune(remem *db, json_t *args, json_t **result) {
         return eng_fail(db, REMEM_EINVAL, "now: \"%s\" is not a valid time (%s)", nowt, why);
     if (!pr.dry_run && db->opt.read_only)
         return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
-    if (!pr.dry_run && (rc = maint_archive_recover(db, pr.pol.archive_location))) return rc;
     char ids_path[1300] = "";
-    if (!pr.dry_run) {
-        if (arch_mkdirs(pr.pol.archive_location))
-            return eng_fail(db, REMEM_EIO, "cannot create %s", pr.pol.archive_location);
-        snprintf(ids_path, sizeof ids_path, "%s/.prune-ids-%d.part", pr.pol.archive_location,
-                 (int)getpid());
-        pr.all_ids = fopen(ids_path, "w+");
-        if (!pr.all_ids) return eng_fail(db, REMEM_EIO, "cannot create %s", ids_path);
-    }
+    int lk = -1;
+    if (!pr.dry_run && (rc = prune_begin(&pr, &lk, ids_path, sizeof ids_path))) return rc;
     pr.removed = json_array();
     pr.summaries = json_array();
     rc = prune_ns(&pr);
@@ -509,6 +533,7 @@ static int op_prune(remem *db, json_t *args, json_t **result) {
         json_object_set_new(rep, "text", json_string(text));
     }
     if (ids_path[0]) unlink(ids_path);
+    maint_archive_unlock(lk);
     json_decref(pr.removed);
     json_decref(pr.summaries);
     if (rc) {
@@ -596,8 +621,8 @@ static int op_maintain_schedule(remem *db, json_t *args, json_t **result) {
     "\"similarityThreshold: cosine at which episodes cluster (default 0.7)\"},"                    \
     "\"strategy\":{\"enum\":[\"none\",\"heuristic\",\"llm\"],\"description\":"                     \
     "\"summarizationStrategy (none: no clustering)\"},"                                            \
-    "\"archive_location\":{\"type\":\"string\",\"minLength\":1,\"description\":"                   \
-    "\"archiveLocation\"},"                                                                        \
+    "\"archive_location\":{\"type\":\"string\",\"minLength\":1,\"x-local\":true,"                  \
+    "\"description\":\"archiveLocation\"},"                                                        \
     "\"now\":{\"type\":\"string\",\"description\":\"the time ages are measured from (default "     \
     "now)\"}"
 
