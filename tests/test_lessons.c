@@ -8,6 +8,7 @@
  */
 #include <jansson.h>
 #include <stdarg.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "remem.h"
@@ -646,13 +647,16 @@ static void test_eval_benchmark(void) {
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
     remem *db = open_mem();
+    char dir[] = "/tmp/remem-evalstore-XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/missing/eval.db", dir); /* its folder does not exist */
     int rc = 0;
-    json_t *r = call_rc(db, &rc, "eval.lessons", "{s:i,s:s}", "waves", 1, "store",
-                        "/nonexistent-remem-dir/sub/eval.db");
+    json_t *r = call_rc(db, &rc, "eval.lessons", "{s:i,s:s}", "waves", 1, "store", path);
     CHECK(r == NULL);
     CHECK_INT(rc, REMEM_EINVAL);
-    CHECK(strstr(remem_errmsg(db), "store") != NULL);
+    CHECK(strstr(remem_errmsg(db), "store: cannot open") != NULL);
     remem_close(db);
+    rmdir(dir);
 }
 
 int main(int argc, char **argv) {

@@ -263,6 +263,62 @@ static void test_client_live(void) {
     llm_close(l);
 }
 
+/* Credentials in the base URL (userinfo, a query-string token) are used
+ * but never shown: not by llm_url, a failure's message, config.show or the
+ * usage counts; and a base with a query keeps it after the endpoint's
+ * path (".../v1/chat/completions?token=..."). */
+static void test_url_credentials(void) {
+    llm_standin s;
+    if (llm_standin_start(&s, NULL)) {
+        SKIP("python3 or the stand-in is not available");
+        return;
+    }
+    llm_standin_rules(&s, "[{\"match\": \"always500\", \"status\": 500, \"reply\": \"no\"},"
+                          " {\"match\": \"\", \"reply\": \"fine\"}]");
+    char url[512];
+    snprintf(url, sizeof url, "http://bob:hunter2@%s?token=abc123", s.url + strlen("http://"));
+    llm *l = NULL;
+    char err[512] = "", *a = NULL;
+    llm_config c = {.url = url, .model = "tiny", .retries = 0, .backoff_ms = 10};
+    CHECK_INT(llm_open(&c, &l, err, sizeof err), 0);
+    CHECK(!strstr(llm_url(l), "hunter2") && !strstr(llm_url(l), "abc123"));
+    llm_usage u = {0};
+    CHECK_INT(llm_chat(l, NULL, "hello", 0, &a, &u, err, sizeof err), 0);
+    free(a);
+    a = NULL;
+    json_t *rq = last_request(&s);
+    CHECK_STR(json_string_value(json_object_get(rq, "path")), "/v1/chat/completions?token=abc123");
+    json_decref(rq);
+    CHECK_INT(llm_chat(l, NULL, "always500", 0, &a, &u, err, sizeof err), REMEM_ELLM);
+    CHECK(strstr(err, "500") != NULL);
+    CHECK(!strstr(err, "hunter2") && !strstr(err, "abc123"));
+    llm_close(l);
+
+    remem_options o;
+    remem_options_init(&o);
+    o.llm_url = url;
+    o.embedder = "hash";
+    remem *db = NULL;
+    setenv("REMEM_LLM_URL", url, 1); /* what config.show reports */
+    CHECK_INT(remem_open(":memory:", &o, &db), REMEM_OK);
+    char *out = NULL;
+    const char *args = "{\"ns\":\"a\"}";
+    CHECK_INT(remem_call(db, "config.show", args, strlen(args), &out), REMEM_OK);
+    CHECK(out && strstr(out, "127.0.0.1") && !strstr(out, "hunter2") && !strstr(out, "abc123"));
+    remem_free(out);
+    out = NULL;
+    CHECK_INT(remem_llm_usage(db, &out), REMEM_OK);
+    CHECK(out && !strstr(out, "hunter2") && !strstr(out, "abc123"));
+    remem_free(out);
+    out = NULL;
+    args = "{\"ns\":\"a\",\"text\":\"always500\"}";
+    CHECK(remem_call(db, "rate", args, strlen(args), &out) != REMEM_OK);
+    CHECK(!strstr(remem_errmsg(db), "hunter2") && !strstr(remem_errmsg(db), "abc123"));
+    remem_close(db);
+    unsetenv("REMEM_LLM_URL");
+    llm_standin_stop(&s);
+}
+
 int main(int argc, char **argv) {
     test__only = argc > 1 ? argv[1] : NULL;
     RUN(test_answer_number_table);
@@ -270,5 +326,6 @@ int main(int argc, char **argv) {
     RUN(test_parse_completion);
     RUN(test_open_checks);
     RUN(test_client_live);
+    RUN(test_url_credentials);
     return TEST_EXIT();
 }

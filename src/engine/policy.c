@@ -21,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "engine/ops.h"
+#include "net/net.h"
 #include "score/score.h"
 #include "util/util.h"
 
@@ -186,7 +187,9 @@ static int op_config_show(remem *db, json_t *args, json_t **result) {
     cfg_llm l;
     cfg_llm_effective(db->conf, &l);
     json_t *lj = json_object();
-    json_object_set_new(lj, "url", l.url ? json_string(l.url) : json_null());
+    char shown[1024];
+    if (l.url) net_url_redact(l.url, shown, sizeof shown); /* never its credentials */
+    json_object_set_new(lj, "url", l.url ? json_string(shown) : json_null());
     json_object_set_new(lj, "model", l.model ? json_string(l.model) : json_null());
     /* Never the key itself: config.show is readable by any reader. */
     json_object_set_new(lj, "api_key", json_boolean(l.api_key != NULL));

@@ -34,8 +34,8 @@
 
 struct llm {
     net_client *net;
-    char *url;      /* as given, without a trailing '/' */
-    char *endpoint; /* url + "/chat/completions" */
+    char *url;      /* as it may be shown: credentials redacted (net_url_redact) */
+    char *endpoint; /* the base's path + "/chat/completions", its query kept */
     char *model;
     char *api_key;
     int timeout_ms, retries, backoff_ms;
@@ -50,25 +50,31 @@ int llm_open(const llm_config *c, llm **out, char *err, size_t errcap) {
     *out = NULL;
     if (!c || !c->url || !c->url[0])
         return util_errf(err, errcap, REMEM_EINVAL, "llm: no URL (set REMEM_LLM_URL)");
+    char shown[1024];
+    net_url_redact(c->url, shown, sizeof shown);
     if (strncmp(c->url, "http://", 7) && strncmp(c->url, "https://", 8))
         return util_errf(err, errcap, REMEM_EINVAL,
                          "llm: URL %s: expected http:// or https:// (a base such as "
                          "http://127.0.0.1:11434/v1)",
-                         c->url);
+                         shown);
     llm *l = calloc(1, sizeof *l);
     if (!l) return util_errf(err, errcap, REMEM_ENOMEM, "llm: out of memory");
-    size_t n = strlen(c->url);
-    while (n > 0 && c->url[n - 1] == '/') n--;
-    l->url = strndup(c->url, n);
+    size_t n = strlen(shown);
+    while (n > 0 && shown[n - 1] == '/') n--;
+    l->url = strndup(shown, n);
     l->model = dup_or(c->model, "default");
     l->api_key = c->api_key && c->api_key[0] ? strdup(c->api_key) : NULL;
-    l->endpoint = malloc(n + sizeof "/chat/completions");
-    if (!l->url || !l->model || !l->endpoint || (c->api_key && c->api_key[0] && !l->api_key)) {
+    /* With libcurl's URL parser, not by pasting text: a base with a query
+     * ("...?token=abc") keeps it after the new path. */
+    l->endpoint = net_url_join(c->url, "/chat/completions");
+    if (!l->endpoint) {
+        llm_close(l);
+        return util_errf(err, errcap, REMEM_EINVAL, "llm: URL %s does not parse", shown);
+    }
+    if (!l->url || !l->model || (c->api_key && c->api_key[0] && !l->api_key)) {
         llm_close(l);
         return util_errf(err, errcap, REMEM_ENOMEM, "llm: out of memory");
     }
-    memcpy(l->endpoint, l->url, n);
-    memcpy(l->endpoint + n, "/chat/completions", sizeof "/chat/completions");
     l->timeout_ms = c->timeout_ms > 0 ? c->timeout_ms : 30000;
     l->retries = c->retries < 0 ? 2 : c->retries;
     l->backoff_ms = c->backoff_ms > 0 ? c->backoff_ms : NET_DEFAULT_BACKOFF_MS;

@@ -256,7 +256,9 @@ static void describe_transfer(const net_request *rq, CURL *curl, CURLcode cc, co
     } else {
         snprintf(cause, sizeof cause, "%s", curl_msg[0] ? curl_msg : curl_easy_strerror(cc));
     }
-    util_errf(err, errcap, REMEM_EIO, "%s: %s %s: %s after %d %s", rq->what, method, rq->url, cause,
+    char url[1024];
+    net_url_redact(rq->url, url, sizeof url);
+    util_errf(err, errcap, REMEM_EIO, "%s: %s %s: %s after %d %s", rq->what, method, url, cause,
               tries, tries_word(tries));
 }
 
@@ -271,12 +273,14 @@ static void describe_status(const net_request *rq, const net_response *resp, int
     }
     shown[n] = '\0';
     const char *method = rq->body ? "POST" : "GET";
+    char url[1024];
+    net_url_redact(rq->url, url, sizeof url);
     if (retried)
         util_errf(err, errcap, REMEM_EIO, "%s: %s %s answered HTTP %ld after %d %s: %s", rq->what,
-                  method, rq->url, resp->status, resp->tries, tries_word(resp->tries), shown);
+                  method, url, resp->status, resp->tries, tries_word(resp->tries), shown);
     else
-        util_errf(err, errcap, REMEM_EIO, "%s: %s %s answered HTTP %ld: %s", rq->what, method,
-                  rq->url, resp->status, shown);
+        util_errf(err, errcap, REMEM_EIO, "%s: %s %s answered HTTP %ld: %s", rq->what, method, url,
+                  resp->status, shown);
 }
 
 static void describe_too_big(const net_request *rq, const try_state *t, char *err, size_t errcap) {
@@ -285,8 +289,10 @@ static void describe_too_big(const net_request *rq, const try_state *t, char *er
         snprintf(cap, sizeof cap, "%s", rq->cap_name);
     else
         snprintf(cap, sizeof cap, "%lld bytes", (long long)t->cap);
+    char url[1024];
+    net_url_redact(rq->url, url, sizeof url);
     util_errf(err, errcap, REMEM_EIO, "%s: %s %s: larger than %s", rq->what,
-              rq->body ? "POST" : "GET", rq->url, cap);
+              rq->body ? "POST" : "GET", url, cap);
 }
 
 static double now_s(void) {
@@ -356,4 +362,70 @@ int net_perform(net_client *c, const net_request *rq, net_response *resp, char *
         }
         sleep_backoff(net_backoff_ms(rq->backoff_ms, retry + 1));
     }
+}
+
+/* ---- URLs as they may be shown, and joined ---- */
+
+/* "a=1&b=2" as "a=***&b=***" (a part without '=' is all value). */
+static void redact_query(const char *q, char *out, size_t cap) {
+    size_t o = 0;
+    out[0] = '\0';
+    while (*q && o + 1 < cap) {
+        size_t n = strcspn(q, "&"), k = strcspn(q, "=");
+        int named = k < n;
+        int w = snprintf(out + o, cap - o, "%s%.*s%s***", o ? "&" : "", named ? (int)k : 0, q,
+                         named ? "=" : "");
+        if (w < 0 || (size_t)w >= cap - o) break;
+        o += (size_t)w;
+        q += n;
+        if (*q == '&') q++;
+    }
+}
+
+void net_url_redact(const char *url, char *out, size_t cap) {
+    CURLU *u = curl_url();
+    char *part = NULL, *whole = NULL;
+    if (!cap) return;
+    snprintf(out, cap, "%s", "(a URL that does not parse)");
+    if (!u || !url || curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME)) goto done;
+    if (!curl_url_get(u, CURLUPART_USER, &part, 0) ||
+        !curl_url_get(u, CURLUPART_PASSWORD, &part, 0)) {
+        curl_url_set(u, CURLUPART_USER, "***", 0);
+        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+    }
+    curl_free(part);
+    part = NULL;
+    if (!curl_url_get(u, CURLUPART_QUERY, &part, 0)) {
+        char q[512];
+        redact_query(part, q, sizeof q);
+        curl_url_set(u, CURLUPART_QUERY, q, 0);
+    }
+    curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
+    if (!curl_url_get(u, CURLUPART_URL, &whole, 0)) snprintf(out, cap, "%s", whole);
+done:
+    curl_free(part);
+    curl_free(whole);
+    curl_url_cleanup(u);
+}
+
+char *net_url_join(const char *base, const char *tail) {
+    CURLU *u = curl_url();
+    char *path = NULL, *whole = NULL, *out = NULL;
+    if (!u || curl_url_set(u, CURLUPART_URL, base, CURLU_NON_SUPPORT_SCHEME) ||
+        curl_url_get(u, CURLUPART_PATH, &path, 0))
+        goto done;
+    size_t n = strlen(path);
+    while (n > 0 && path[n - 1] == '/') n--;
+    char *joined = malloc(n + strlen(tail) + 1);
+    if (!joined) goto done;
+    memcpy(joined, path, n);
+    strcpy(joined + n, tail);
+    int bad = curl_url_set(u, CURLUPART_PATH, joined, 0) != CURLUE_OK;
+    free(joined);
+    if (!bad && !curl_url_get(u, CURLUPART_URL, &whole, 0)) out = strdup(whole);
+done:
+    curl_free(path);
+    curl_free(whole);
+    curl_url_cleanup(u);
+    return out;
 }

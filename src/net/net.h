@@ -118,4 +118,17 @@ void net_response_free(net_response *r);
  * jitter: backoff_ms * 2^(retry-1), at most NET_MAX_BACKOFF_MS. */
 long net_backoff_ms(long backoff_ms, int retry);
 
+/* url as it may be shown (a message, config.show, usage, logs): a user name
+ * and password become "***", every query value "***" (names kept:
+ * "?token=***"), the fragment goes. A URL that does not parse is shown as
+ * "(a URL that does not parse)", never as itself. Writes at most cap
+ * bytes, NUL-terminated. */
+void net_url_redact(const char *url, char *out, size_t cap);
+
+/* base with tail appended to its path ("/chat/completions"), its query
+ * kept after the new path: "http://h/v1?token=x" gives
+ * "http://h/v1/chat/completions?token=x". A new string (free()), or NULL
+ * when base does not parse as a URL or memory runs out. */
+char *net_url_join(const char *base, const char *tail);
+
 #endif

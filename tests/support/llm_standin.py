@@ -163,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
         self.state.log({"path": self.path, "body": body if body is not None else raw,
                         "authorization": self.headers.get("Authorization"),
                         "rule": idx})
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
             self.send(404, json.dumps({"error": {"message": "no such path: " + self.path}}))
             return
         if body is None or not isinstance(messages, list):
