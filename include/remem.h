@@ -778,7 +778,8 @@ enum remem_call_flags {
      * configuration of the process that owns the store. */
     REMEM_CALL_REMOTE = 1
 };
-/* remem_call with flags (enum remem_call_flags, or 0: remem_call). */
+/* remem_call with flags (enum remem_call_flags, or 0: remem_call); other
+ * bits are refused with REMEM_EINVAL. */
 REMEM_API int remem_call_ex(remem *db, const char *op, const char *args, size_t len, unsigned flags,
                             char **out);
 

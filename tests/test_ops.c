@@ -173,6 +173,8 @@ static void test_local_args(void) {
     const char *plain = "{\"ns\":\"a\",\"dry_run\":true}";
     CHECK_INT(remem_call_ex(db, "prune", plain, strlen(plain), REMEM_CALL_REMOTE, &out), REMEM_OK);
     remem_free(out);
+    CHECK_INT(remem_call_ex(db, "prune", plain, strlen(plain), 0x80, &out), REMEM_EINVAL);
+    CHECK(strstr(remem_errmsg(db), "unknown flags") != NULL);
     remem_close(db);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

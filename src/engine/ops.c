@@ -75,6 +75,8 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
     if (!db) return REMEM_EINVAL;
     if (!out) return eng_fail(db, REMEM_EINVAL, "no place for the answer");
     *out = NULL;
+    if (flags & ~(unsigned)REMEM_CALL_REMOTE)
+        return eng_fail(db, REMEM_EINVAL, "remem_call_ex: unknown flags 0x%x", flags);
     eng_ok(db);
     const engine_op *op = op_lookup(name);
     if (!op) return eng_fail(db, REMEM_ENOTFOUND, "no operation called \"%s\"", name ? name : "");
