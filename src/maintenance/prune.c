@@ -333,7 +333,7 @@ static int prune_ns(prune_run *pr) {
             if (p1.e[i].created < cut) p1.e[i].gone = 1, pr->by_age++;
     }
     /* count: newest first within each project */
-    if (!rc && pr->pol.max_episodes_per_project > 0) {
+    if (!rc && pr->pol.max_episodes_per_project > 0 && p1.n) {
         qsort(p1.e, p1.n, sizeof *p1.e, by_project_newest);
         int64_t kept = 0;
         for (size_t i = 0; i < p1.n; i++) {
@@ -342,7 +342,7 @@ static int prune_ns(prune_run *pr) {
             if (++kept > pr->pol.max_episodes_per_project) p1.e[i].gone = 2, pr->by_count++;
         }
     }
-    qsort(p1.e, p1.n, sizeof *p1.e, by_rowid);
+    if (p1.n) qsort(p1.e, p1.n, sizeof *p1.e, by_rowid); /* p1.e is NULL when empty */
     if (!rc) rc = archive_marked(pr, &p1, 1);
     if (!rc) rc = archive_marked(pr, &p1, 2);
     if (ret) {
