@@ -494,8 +494,10 @@ json_t *mcp_tool_list_namespaces(tool_call *c) {
 /* A library operation: the arguments go to remem_call as they are (the
  * library checks them against the operation's schema, as for every face);
  * the key needs the operation's right over "ns", or over every namespace
- * (ns NULL to the access callback) when the operation names none. The answer's "text", when it has
- * one, is what the model reads; the whole answer is structuredContent. */
+ * (ns NULL to the access callback) when the operation names none. A path
+ * argument ("x-local") is refused: the caller is remote. The answer's
+ * "text", when it has one, is what the model reads; the whole answer is
+ * structuredContent. */
 json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
     int right = !strcmp(op->right, "read")    ? MCP_READ
                 : !strcmp(op->right, "write") ? MCP_WRITE

@@ -5,9 +5,9 @@
  * unless a schema says otherwise: a typo in an argument ("--reward" spelt
  * "rewad") must be an error, not a silently ignored default. It also
  * knows the arguments a schema marks "x-local" (paths on this machine),
- * which remote callers may not give. A file of its
- * own so that the operations (which call these) and ops.c (which lists the
- * operations) never call each other in a circle.
+ * which remote callers may not give. A file of its own so that the
+ * operations (which call these) and ops.c (which lists the operations)
+ * never call each other in a circle.
  */
 #include <math.h>
 #include <stdio.h>
