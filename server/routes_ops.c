@@ -5,8 +5,10 @@
  * the library against the operation's schema (the same check the CLI, MCP
  * and Python get). Access: the key needs the operation's right ("read",
  * "write" or "admin") over the namespace named by "ns", and an admin key
- * over every namespace when the operation names none. The answer is the
- * library's JSON.
+ * over every namespace when the operation names none. The call is a
+ * remote one (REMEM_CALL_REMOTE): an argument naming a path on this
+ * machine ("x-local": archive_location, store) is refused with 400. The
+ * answer is the library's JSON.
  */
 #include <stdio.h>
 #include <stdlib.h>
