@@ -646,9 +646,9 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
     const char *auth = srv->keys_on ? " -H \"Authorization: Bearer $REMEM_KEY\"" : "";
     if (!srv->cfg.quiet) {
         char shown[1024];
-        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n",
+        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads, up to %d workers\n",
                 shown_uri(srv->cfg.db_path, shown, sizeof shown), remem_embedder_name(db),
-                remem_embedder_model(db), srv->cfg.threads);
+                remem_embedder_model(db), srv->cfg.threads, srv->cfg.workers);
         if (srv->keys_on)
             fprintf(out, "remem serve: %zu API keys from %s\n", srv->keys.n, srv->cfg.keys_path);
         else
@@ -756,6 +756,7 @@ static void abandon(server *srv, FILE *out) {
             "remem serve: %d requests still running %d s after the signal: exiting without them "
             "(their clients get no answer; what they committed is stored)\n",
             ws.running, srv->cfg.grace_s);
+    remem_telemetry_flush(); /* the spans queued (bounded by the export timeout) */
     fflush(out);
     fflush(NULL);
     _exit(1);
