@@ -66,13 +66,6 @@ long net_backoff_ms(long backoff_ms, int retry) {
     return wait > NET_MAX_BACKOFF_MS ? NET_MAX_BACKOFF_MS : wait;
 }
 
-/* The wait, stretched by 0-25% at random: never shorter than the backoff
- * promised, but spread so that clients failed together come back apart. */
-static void sleep_backoff(long ms) {
-    ms += (long)arc4random_uniform((uint32_t)(ms / 4 + 1));
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
 
 /* One try's bookkeeping, shared with the body callback. */
 typedef struct try_state {
@@ -140,6 +133,19 @@ static long time_left(const net_request *rq) {
     if (d <= 0) return -1;
     int64_t left = d - net_mono_ms();
     return left < 1 ? 1 : (long)left;
+}
+
+/* The wait, stretched by 0-25% at random: never shorter than the backoff
+ * promised, but spread so that clients failed together come back apart.
+ * Slept in slices, so that a stop (net_cancel) ends it within 50 ms. */
+static void sleep_backoff(const net_request *rq, long ms) {
+    ms += (long)arc4random_uniform((uint32_t)(ms / 4 + 1));
+    while (ms > 0 && !cancelled(rq)) {
+        long slice = ms < 50 ? ms : 50;
+        struct timespec ts = {0, slice * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+        ms -= slice;
+    }
 }
 
 /* libcurl calls this about once a second, and on every chunk: the place
@@ -396,6 +402,6 @@ int net_perform(net_client *c, const net_request *rq, net_response *resp, char *
         }
         long wait = net_backoff_ms(rq->backoff_ms, retry + 1), left = time_left(rq);
         if (left > 0 && wait >= left) return describe_cut(rq, resp->tries, err, errcap);
-        sleep_backoff(wait);
+        sleep_backoff(rq, wait);
     }
 }
