@@ -792,11 +792,12 @@ REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx
  * milliseconds from now, all tries and waits between them included. A
  * request still unanswered then is cut, and the call fails with
  * REMEM_ETIMEOUT, its message naming the operation ("rate: llm: POST URL:
- * no answer within the deadline of 60000 ms ..."); as with any LLM failure
- * the operation writes nothing (an add whose embedding is cut is stored
- * without its vector, as in an embedder outage: docs/storage.md). ms 0
- * removes the bound; each call replaces the last, and also clears a
- * remem_interrupt. For servers, which give each request its own bound. */
+ * no answer within the caller's deadline after 1 try"); as with any LLM
+ * failure the operation writes nothing. An add whose embedding is cut is
+ * stored without its vector, as in an embedder outage, and embedded later
+ * ("pending.embed", docs/maintenance.md). ms 0 removes the bound; each
+ * call replaces the last, and also clears a remem_interrupt. For servers,
+ * which give each request its own bound. Never fails; db NULL is ignored. */
 REMEM_API void remem_set_deadline(remem *db, int64_t ms);
 /* From any thread: cut the LLM or embedder request db is waiting on, and
  * any it would start, as if its deadline had passed (REMEM_ETIMEOUT, "...

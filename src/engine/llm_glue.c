@@ -10,6 +10,10 @@
  * (remem_llm_usage(NULL), what the server's /metrics shows, since a server
  * spreads its requests over a pool of handles).
  *
+ * The handle's net_cancel (engine.h) is handed to its LLM client and its
+ * http embedder, so remem_set_deadline and remem_interrupt, here, bound
+ * every model request the handle makes (REMEM_ETIMEOUT when cut).
+ *
  * The process counts are a short list under one mutex: a handful of
  * operation names, touched once per LLM call (itself a network round
  * trip), so a lock costs nothing that matters.
