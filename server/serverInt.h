@@ -316,7 +316,7 @@ typedef struct work_pool {
     pthread_cond_t ready; /* a request was queued, or stop */
     pthread_cond_t gone;  /* a worker ended */
     request *head, *tail; /* the queue, oldest first */
-    int queued, running, threads, idle;
+    int queued, running, threads;
     int min_threads, max_threads, max_queued;
     long long rejected; /* refused because the queue was full */
     int stop, ok;
@@ -324,7 +324,8 @@ typedef struct work_pool {
 } work_pool;
 
 typedef struct work_stats {
-    int queued, running, threads;
+    int queued; /* waiting: beyond what the free workers are about to take */
+    int running, threads;
     long long rejected;
 } work_stats;
 

@@ -8,7 +8,8 @@
  * The pool is elastic: min_threads workers live for good; when a request is
  * queued and none is idle, another is started, up to max_threads; one with
  * nothing to do for WORK_IDLE_MS above the minimum ends. The queue is
- * bounded (max_queued): past it work_submit refuses, and http.c answers 503
+ * bounded: when max_queued requests already wait with every worker busy
+ * (and no more may start), work_submit refuses, and http.c answers 503
  * with Retry-After at once, so that a burst is told to come back instead of
  * waiting with no answer. Queued and running requests are counted for
  * /metrics and for the drain at shutdown, which takes back the requests not
@@ -42,17 +43,14 @@ int work_init(work_pool *w, int min_threads, int max_threads, int max_queued,
  * too long above the minimum). Called and returns with w->mu held. */
 static request *next_request(work_pool *w) {
     while (!w->head && !w->stop) {
-        w->idle++;
         if (w->threads > w->min_threads) {
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_sec += WORK_IDLE_MS / 1000;
             int rc = pthread_cond_timedwait(&w->ready, &w->mu, &until);
-            w->idle--;
             if (rc == ETIMEDOUT && !w->head && w->threads > w->min_threads) return NULL;
         } else {
             pthread_cond_wait(&w->ready, &w->mu);
-            w->idle--;
         }
     }
     if (w->stop) return NULL;
@@ -102,9 +100,16 @@ int work_start(work_pool *w) {
     return rc;
 }
 
+/* Requests queued that no worker, idle or just started, is about to take;
+ * with w->mu held. */
+static int waiting(const work_pool *w) {
+    int free_workers = w->threads - w->running;
+    return w->queued > free_workers ? w->queued - free_workers : 0;
+}
+
 int work_submit(work_pool *w, request *rq) {
     pthread_mutex_lock(&w->mu);
-    if (w->stop || w->queued >= w->max_queued) {
+    if (w->stop || (w->threads >= w->max_threads && waiting(w) >= w->max_queued)) {
         w->rejected++;
         pthread_mutex_unlock(&w->mu);
         return -1;
@@ -116,9 +121,9 @@ int work_submit(work_pool *w, request *rq) {
         w->head = rq;
     w->tail = rq;
     w->queued++;
-    /* Every idle worker may already have been woken for an earlier request:
-     * start one more whenever the queue outgrows them. */
-    if (w->queued > w->idle && w->threads < w->max_threads && spawn(w) != 0 && w->threads == 0) {
+    /* More queued than workers free to take them (idle, or started and not
+     * yet waiting): start one more. */
+    if (waiting(w) > 0 && w->threads < w->max_threads && spawn(w) != 0 && w->threads == 0) {
         /* No worker at all and none can start: take it back. */
         w->head = w->tail = NULL;
         w->queued--;
@@ -142,7 +147,7 @@ request *work_take_queued(work_pool *w) {
 
 void work_counts(work_pool *w, work_stats *out) {
     pthread_mutex_lock(&w->mu);
-    out->queued = w->queued;
+    out->queued = waiting(w);
     out->running = w->running;
     out->threads = w->threads;
     out->rejected = w->rejected;
