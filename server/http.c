@@ -752,10 +752,14 @@ static int drain_and_stop(server *srv, const sigset_t *signals) {
 static void abandon(server *srv, FILE *out) {
     work_stats ws;
     work_counts(&srv->work, &ws);
-    fprintf(stderr,
-            "remem serve: %d requests still running %d s after the signal: exiting without them "
-            "(their clients get no answer; what they committed is stored)\n",
-            ws.running, srv->cfg.grace_s);
+    if (ws.running > 0)
+        fprintf(stderr,
+                "remem serve: %d requests still running after the grace and the cut: exiting "
+                "without them (their clients get no answer; what they committed is stored)\n",
+                ws.running);
+    else
+        fprintf(stderr, "remem serve: exiting without the maintenance under way (what it "
+                        "committed is stored)\n");
     remem_telemetry_flush(); /* the spans queued (bounded by the export timeout) */
     fflush(out);
     fflush(NULL);
@@ -920,8 +924,9 @@ int serve_run(const serve_config *cfg, FILE *out) {
         fprintf(out, "remem serve: %s: finishing %d requests in flight\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", atomic_load(&srv->in_flight));
     fflush(out);
-    serve_maint_stop();
+    serve_maint_cut(); /* it may finish its chore during the drain */
     int drained = drain_and_stop(srv, &signals);
+    if (drained >= 0 && serve_maint_stop(DRAIN_CUT_MS) != 0) drained = -1;
     if (drained < 0) abandon(srv, out);
     work_stop(&srv->work, DRAIN_CUT_MS);
     rater_stop(&srv->rater, DRAIN_CUT_MS);
@@ -934,7 +939,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
     free(srv);
     return drained ? 1 : 0;
 fail:
-    serve_maint_stop();
+    serve_maint_stop(DRAIN_CUT_MS);
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
     work_stop(&srv->work, DRAIN_CUT_MS);

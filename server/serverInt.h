@@ -392,8 +392,12 @@ char *metrics_render(const server *srv, json_t *namespaces);
 const char *openapi_document(size_t *len);
 
 /* The maintenance thread (maintain.c): started after the banner when an
- * interval is set, stopped first on shutdown. 0, or -1 with err. */
+ * interval is set, told to stop first on shutdown. 0, or -1 with err. */
 int serve_maint_start(const serve_config *cfg, FILE *log, char *err, size_t cap);
-void serve_maint_stop(void);
+/* Ask it to stop and cut the embedder call it waits on; returns at once. */
+void serve_maint_cut(void);
+/* serve_maint_cut, then wait up to wait_ms for it. 0, or -1 when it still
+ * runs (a long chore; its handle is left open). */
+int serve_maint_stop(int wait_ms);
 
 #endif
