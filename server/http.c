@@ -729,9 +729,9 @@ static int drain_and_stop(server *srv, const sigset_t *signals) {
     atomic_store(&srv->draining, 1);
     MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
-    int64_t grace_ms = (int64_t)srv->cfg.grace_s * 1000;
+    srv->grace_end_ms = remem_now() + (int64_t)srv->cfg.grace_s * 1000;
     int rc = 0;
-    if (wait_drained(srv, signals, remem_now() + grace_ms))
+    if (wait_drained(srv, signals, srv->grace_end_ms))
         fprintf(stderr, "remem serve: second signal, not waiting for %d requests in flight\n",
                 atomic_load(&srv->in_flight));
     if (atomic_load(&srv->in_flight) > 0) {
@@ -758,8 +758,8 @@ static void abandon(server *srv, FILE *out) {
                 "without them (their clients get no answer; what they committed is stored)\n",
                 ws.running);
     else
-        fprintf(stderr, "remem serve: exiting without the maintenance under way (what it "
-                        "committed is stored)\n");
+        fprintf(stderr, "remem serve: exiting without the background work under way "
+                        "(maintenance or auto-rating; what it committed is stored)\n");
     remem_telemetry_flush(); /* the spans queued (bounded by the export timeout) */
     fflush(out);
     fflush(NULL);
@@ -927,9 +927,12 @@ int serve_run(const serve_config *cfg, FILE *out) {
     serve_maint_cut(); /* it may finish its chore during the drain */
     int drained = drain_and_stop(srv, &signals);
     if (drained >= 0 && serve_maint_stop(DRAIN_CUT_MS) != 0) drained = -1;
+    /* A rating under way may use what is left of the grace. */
+    int64_t left = srv->grace_end_ms - remem_now();
+    if (drained >= 0 && rater_stop(&srv->rater, left > 0 ? (int)left : 0, DRAIN_CUT_MS) != 0)
+        drained = -1;
     if (drained < 0) abandon(srv, out);
     work_stop(&srv->work, DRAIN_CUT_MS);
-    rater_stop(&srv->rater, DRAIN_CUT_MS);
     if (!srv->cfg.quiet)
         fprintf(out, "remem serve: stopped%s\n",
                 drained ? " (requests still in flight at the end of the grace were cut)" : "");
@@ -944,7 +947,7 @@ fail:
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
     work_stop(&srv->work, DRAIN_CUT_MS);
     if (pool_ready) pool_close(&srv->pool);
-    rater_stop(&srv->rater, DRAIN_CUT_MS);
+    rater_stop(&srv->rater, 0, DRAIN_CUT_MS);
     keys_free(&srv->keys);
     free(srv);
     return rc;

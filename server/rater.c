@@ -125,8 +125,8 @@ int rater_start(rater *r, const char *uri, const remem_options *opt) {
     return 0;
 }
 
-void rater_stop(rater *r, int wait_ms) {
-    if (!r->running) return;
+int rater_stop(rater *r, int wait_ms, int cut_ms) {
+    if (!r->running) return 0;
     pthread_mutex_lock(&r->mu);
     r->stop = 1;
     pthread_cond_signal(&r->wake);
@@ -137,17 +137,18 @@ void rater_stop(rater *r, int wait_ms) {
     int joined = 0;
     for (int round = 0; round < 2 && !joined; round++) {
         if (round) rater_interrupt(r);
+        int ms = round ? cut_ms : wait_ms;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (long)(ms % 1000) * 1000000L;
         if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
         joined = pthread_timedjoin_np(r->thread, NULL, &until) == 0;
     }
     if (!joined) {
         fprintf(stderr, "remem serve: auto-rate: the rating under way did not end\n");
         r->running = 0;
-        return;
+        return -1;
     }
     if (r->queued)
         fprintf(stderr, "remem serve: auto-rate: %d memories left unrated at shutdown\n",
@@ -161,4 +162,5 @@ void rater_stop(rater *r, int wait_ms) {
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->wake);
     r->running = 0;
+    return 0;
 }

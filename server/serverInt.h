@@ -106,9 +106,10 @@ int rater_start(rater *r, const char *uri, const remem_options *opt);
 void rater_interrupt(rater *r);
 /* A remem_rate_later_fn: queue (ns, id) for rating; ctx is the rater. */
 void rater_enqueue(void *ctx, const char *ns, const char *id);
-/* Finish the rating under way, drop the queue (saying how many), join
- * (waiting at most wait_ms: a thread still busy then is left behind). */
-void rater_stop(rater *r, int wait_ms);
+/* Let the rating under way finish (up to wait_ms; then its LLM call is cut
+ * and it gets cut_ms more), drop the queue (saying how many), join. 0, or
+ * -1 when the thread is still busy: it is left behind, its handle open. */
+int rater_stop(rater *r, int wait_ms, int cut_ms);
 
 /* Open the first handle (so that a bad store fails at startup). The pool
  * grows lazily up to cap handles. 0, or -1 with err filled. */
@@ -363,6 +364,7 @@ struct server {
     atomic_int exports;              /* export streams running */
     atomic_int connections;          /* open client connections */
     _Atomic int64_t last_request_ms; /* when the latest request began */
+    int64_t grace_end_ms;            /* shutdown: when the grace ends */
     int max_exports;
     int64_t started_ms;
 };
