@@ -4,9 +4,10 @@
 # `remem serve` and the LLM stand-in (tests/support/llm_standin.py)
 # answering slowly:
 #   1. 50 quick writes beside 4 slow LLM calls (`rate`) on a server with 2
-#      threads and a 2 s connection timeout: every write is answered 2xx
-#      before the first slow call ends, all are in the store, and every slow
-#      call gets its answer too (none is closed unanswered);
+#      threads and a 2 s connection timeout: the 4 slow calls are at the
+#      LLM together, every write is answered 2xx before the first slow call
+#      ends, all are in the store, and every slow call gets its answer too
+#      (none is closed unanswered);
 #   2. an LLM slower than --llm-deadline: 504 REMEM_ETIMEOUT naming the
 #      operation, nothing written;
 #   3. a full queue (--workers 1 --queue 1): 503 with Retry-After, counted
@@ -15,7 +16,9 @@
 #      --grace (plus the cut), the stuck request answered, exit status 1;
 #   5. the same with two SIGTERMs: it ends at once;
 #   6. a handler stuck on a store lock held by another process (nothing to
-#      cut) and two SIGTERMs: the process still ends at once, status 1.
+#      cut) and two SIGTERMs: the process still ends at once, status 1;
+#   7. the auto-rater stuck on the LLM (an add under an auto_rate policy)
+#      and one SIGTERM: the process ends within --grace (plus the cut).
 set -euo pipefail
 root=${REMEM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 export REMEM_BIN=${REMEM_BIN:-$root/build/remem}
@@ -72,21 +75,47 @@ try:
         with lock:
             slow.append((time.time(), r[0], r[2]))
 
+    # The writers keep their connections open (kept alive) from before the
+    # slow calls, as agents do: a connection then belongs to whichever
+    # thread accepted it, and must not wait on that thread's slow work.
+    go = threading.Event()
+
+    def write(conn, i):
+        try:
+            conn.request("POST", "/v1/namespaces/q/memories",
+                         body=json.dumps({"id": i, "text": "quick note %s" % i}),
+                         headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            r.read()
+            return r.status
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            return "dropped"
+
     def quick_writes(t):
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+        write(conn, "warm-%d" % t)
+        go.wait()
         for n in range(10):
             i = "w%d-%d" % (t, n)
-            r = post(srv, "/v1/namespaces/q/memories", {"id": i, "text": "quick note %s" % i},
-                     timeout=60)
+            st = write(conn, i)
             with lock:
-                quick.append((time.time(), i, r[0]))
+                quick.append((time.time(), i, st))
+        conn.close()
 
-    slows = [threading.Thread(target=slow_call, args=(i,)) for i in range(4)]
-    for th in slows:
-        th.start()
-    wait_for(lambda: llm_requests_with(SLOW) >= 4, 4)
     quicks = [threading.Thread(target=quick_writes, args=(t,)) for t in range(5)]
     for th in quicks:
         th.start()
+    time.sleep(0.3)
+    slows = [threading.Thread(target=slow_call, args=(i,)) for i in range(4)]
+    for th in slows:
+        th.start()
+    # Each slow call holds a worker of its own, not the threads' turn: all
+    # four reach the model together, though the server has 2 threads.
+    check(wait_for(lambda: llm_requests_with(SLOW) >= 4, 4),
+          "4 slow calls on a server of 2 threads are all at the LLM at once (%d are)"
+          % llm_requests_with(SLOW))
+    go.set()
     for th in quicks + slows:
         th.join()
     bad = [(i, st) for _, i, st in quick if st not in (200, 201)]
@@ -103,7 +132,7 @@ try:
     st, _, body = srv.request("GET", "/v1/namespaces/q/export")
     stored = {json.loads(l)["id"] for l in body.decode().splitlines()} if st == 200 else set()
     missing = [i for _, i, st in quick if st in (200, 201) and i not in stored]
-    check(st == 200 and not missing and len(stored) == 50,
+    check(st == 200 and not missing and len(stored) == 55,
           "every acknowledged write is in the store (%d stored, missing %s)"
           % (len(stored), missing[:5]))
     check(srv.stop() == 0, "a server with nothing in flight stops with status 0")
@@ -222,6 +251,26 @@ try:
               % (took, status))
         check("exiting without them" in srv.log_text(),
               "the server says it left a running request behind")
+    # 7. The auto-rater's rating stuck on the LLM (no request in flight).
+    conf = os.path.join(tmp, "auto.yaml")
+    with open(conf, "w") as f:
+        f.write('policies:\n  "auto:*":\n    auto_rate: true\n')
+    srv = Server(args=["--config", conf] + (["--grace", str(grace)] if has_grace else []), env=env)
+    st, _, _ = post(srv, "/v1/namespaces/auto:1/memories", {"text": "stuck-marker 7: rated later"})
+    check(st == 201, "an add under auto_rate is answered at once (%s)" % st)
+    check(wait_for(lambda: llm_requests_with("stuck-marker 7") >= 1, 5),
+          "the auto-rater asked the LLM")
+    t0 = time.time()
+    srv.proc.send_signal(signal.SIGTERM)
+    try:
+        status = srv.proc.wait(grace + 15)
+    except subprocess.TimeoutExpired:
+        status = "still running"
+    took = time.time() - t0
+    srv.kill()
+    check(status != "still running" and took <= grace + 5,
+          "the auto-rater stuck on the LLM and one SIGTERM: the server ended in %.1f s (limit %d s)"
+          % (took, grace + 5))
 finally:
     llm.stop()
 finish()
