@@ -402,8 +402,8 @@ static int take_body(request *rq, const char *data, size_t n) {
 
 /* Routes cheap enough to answer on the I/O thread: no store, no model. */
 static int runs_inline(int route) {
-    return route == R_HEALTHZ || route == R_OPENAPI || route == R_PROFILES ||
-           route == R_PROFILE || route == R_OPS_LIST;
+    return route == R_HEALTHZ || route == R_OPENAPI || route == R_PROFILES || route == R_PROFILE ||
+           route == R_OPS_LIST;
 }
 
 /* The worker's reply becomes the one the next call sends; the connection
@@ -806,9 +806,9 @@ static int listen_socket(const listen_addr *la, char *err, size_t errcap) {
 }
 
 static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la, int fd) {
-    unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-        MHD_ALLOW_SUSPEND_RESUME; /* the workers' hand-off (work.c) */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME; /* the workers' hand-off (work.c) */
     if (la->v6) flags |= MHD_USE_IPv6;
     return MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
                             mhd_log, NULL, /* first, to see all */

@@ -83,7 +83,7 @@ typedef struct handle_pool {
     remem_options opt;
     remem_rate_later_fn rate_later; /* set on every handle opened (rater.c) */
     void *rate_later_ctx;
-    remem **busy; /* the handles checked out (n_open - n_idle of them) */
+    remem **busy;        /* the handles checked out (n_open - n_idle of them) */
     int64_t deadline_ms; /* remem_set_deadline on each checkout (0: none) */
 } handle_pool;
 
@@ -215,8 +215,8 @@ typedef struct request {
     int responded;          /* a response was queued */
     int status;             /* its status, for the metrics */
     int64_t t0_ns;
-    int bad_framing; /* refused for its framing headers: close after */
-    int trim;        /* return freed memory to the system once the reply is sent */
+    int bad_framing;          /* refused for its framing headers: close after */
+    int trim;                 /* return freed memory to the system once the reply is sent */
     struct reply *work_reply; /* filled by the worker, then moved to deferred */
     int handed;               /* suspended and queued for a worker */
 } request;

@@ -66,7 +66,6 @@ long net_backoff_ms(long backoff_ms, int retry) {
     return wait > NET_MAX_BACKOFF_MS ? NET_MAX_BACKOFF_MS : wait;
 }
 
-
 /* One try's bookkeeping, shared with the body callback. */
 typedef struct try_state {
     const net_request *rq;
