@@ -18,6 +18,8 @@ static void serve_usage(FILE *f) {
             "usage: remem serve [--db PATH] [--listen ADDR:PORT] [--keys FILE]\n"
             "                   [--threads N] [--max-body BYTES] [--timeout SECONDS]\n"
             "                   [--max-connections N] [--maintain-every HOURS]\n"
+            "                   [--workers N] [--queue N] [--grace SECONDS]\n"
+            "                   [--llm-deadline SECONDS]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -29,7 +31,18 @@ static void serve_usage(FILE *f) {
             "                      Without --keys only loopback addresses.\n"
             "  --keys FILE         API keys: {\"keys\":[{\"name\",\"sha256\",\n"
             "                      \"namespaces\":[\"a:*\"],\"rights\":[\"read\"]}]}\n"
-            "  --threads N         worker threads (default 2 per core, at least 4)\n"
+            "  --threads N         I/O threads, and workers kept running (default 2\n"
+            "                      per core, at least 4)\n"
+            "  --workers N         requests worked on at once; workers beyond\n"
+            "                      --threads start when requests wait (default\n"
+            "                      4 x --threads)\n"
+            "  --queue N           requests waiting for a worker; more get 503\n"
+            "                      with Retry-After (default %d)\n"
+            "  --grace SECONDS     on SIGTERM, how long requests in flight may\n"
+            "                      finish before they are cut (default %d)\n"
+            "  --llm-deadline SECONDS  each request's LLM and embedder calls,\n"
+            "                      retries included; past it 504 (default %d;\n"
+            "                      0: none)\n"
             "  --max-body BYTES    larger request bodies get 413 (default %u)\n"
             "  --timeout SECONDS   idle connections are closed (default %d)\n"
             "  --max-connections N concurrent connections (default %d)\n"
@@ -44,7 +57,8 @@ static void serve_usage(FILE *f) {
             "  --name, --ns, --rights  the entry's name, namespace patterns\n"
             "                      (repeat --ns; default \"*\") and rights\n"
             "                      (default read,write)\n",
-            SERVE_DEFAULT_LISTEN, SERVE_DEFAULT_MAX_BODY, SERVE_DEFAULT_TIMEOUT_S,
+            SERVE_DEFAULT_LISTEN, SERVE_DEFAULT_QUEUE, SERVE_DEFAULT_GRACE_S,
+            SERVE_DEFAULT_LLM_DEADLINE_S, SERVE_DEFAULT_MAX_BODY, SERVE_DEFAULT_TIMEOUT_S,
             SERVE_DEFAULT_MAX_CONNECTIONS);
 }
 
@@ -142,6 +156,25 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             if ((n = positive(v)) < 0 || n > 86400)
                 return cli_fail("--timeout: expected seconds, got %s", v), 2;
             cfg.timeout_s = (int)n;
+        } else if ((v = cli_opt(argc, argv, &i, "--workers"))) {
+            if ((n = positive(v)) < 0 || n > 1024)
+                return cli_fail("--workers: expected 1..1024, got %s", v), 2;
+            cfg.workers = (int)n;
+        } else if ((v = cli_opt(argc, argv, &i, "--queue"))) {
+            if ((n = positive(v)) < 0 || n > 1000000)
+                return cli_fail("--queue: expected 1..1000000, got %s", v), 2;
+            cfg.queue = (int)n;
+        } else if ((v = cli_opt(argc, argv, &i, "--grace"))) {
+            if ((n = positive(v)) < 0 || n > 86400)
+                return cli_fail("--grace: expected seconds (1..86400), got %s", v), 2;
+            cfg.grace_s = (int)n;
+        } else if ((v = cli_opt(argc, argv, &i, "--llm-deadline"))) {
+            if (!strcmp(v, "0"))
+                cfg.llm_deadline_s = 0;
+            else if ((n = positive(v)) < 0 || n > 86400)
+                return cli_fail("--llm-deadline: expected seconds (0..86400), got %s", v), 2;
+            else
+                cfg.llm_deadline_s = (int)n;
         } else if ((v = cli_opt(argc, argv, &i, "--maintain-every"))) {
             char *end;
             cfg.maintain_every_hours = strtod(v, &end);

@@ -159,7 +159,8 @@ REMEM_API int remem_version_number(void);
     X(REMEM_EAMBIGUOUS, -13, "id exists in several namespaces") \
     X(REMEM_ECORRUPT, -14, "corrupt or unsupported file")       \
     X(REMEM_EUNSUPPORTED, -15, "not supported")                 \
-    X(REMEM_ELLM, -16, "language model failed")
+    X(REMEM_ELLM, -16, "language model failed")                 \
+    X(REMEM_ETIMEOUT, -17, "deadline passed")
 
 enum remem_status {
 #define REMEM__ENUM(name, val, msg) name = val,
@@ -803,6 +804,24 @@ REMEM_API int remem_llm_usage(remem *db, char **json);
  * fn must not call back into db. No side effects on the store. */
 typedef void (*remem_rate_later_fn)(void *ctx, const char *ns, const char *id);
 REMEM_API void remem_set_rate_later(remem *db, remem_rate_later_fn fn, void *ctx);
+/* Bound the network work of the calls that follow on db: every request to
+ * the LLM (and to the http embedder) that they make must end within ms
+ * milliseconds from now, all tries and waits between them included. A
+ * request still unanswered then is cut, and the call fails with
+ * REMEM_ETIMEOUT, its message naming the operation ("rate: llm: POST URL:
+ * no answer within the caller's deadline after 1 try"); as with any LLM
+ * failure the operation writes nothing. An add whose embedding is cut is
+ * stored without its vector, as in an embedder outage, and embedded later
+ * ("pending.embed", docs/maintenance.md). ms 0 removes the bound; each
+ * call replaces the last, and also clears a remem_interrupt. For servers,
+ * which give each request its own bound. Never fails; db NULL is ignored. */
+REMEM_API void remem_set_deadline(remem *db, int64_t ms);
+/* From any thread: cut the LLM or embedder request db is waiting on, and
+ * any it would start, as if its deadline had passed (REMEM_ETIMEOUT, "...
+ * interrupted"), until the next remem_set_deadline. Only the network wait
+ * is cut: store work under way finishes. For a server shutting down. Never
+ * fails; db NULL is ignored. */
+REMEM_API void remem_interrupt(remem *db);
 /* The lesson validation gate's retry counters in this process (the
  * "lesson.validate" operation with a run: seed 002's same-step retry cap):
  * *attempts counts invalid inputs answered "retry" (regenerate, same

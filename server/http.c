@@ -11,16 +11,28 @@
  *   2. body     (upload calls) copied up to --max-body; past it, dropped
  *               and counted (413 at the end; the connection is cut when a
  *               client keeps sending far past the limit).
- *   3. handler  (last call)   routes*.c on a pooled handle, reply queued.
+ *   3. handler  (last call)   the connection is suspended and the request
+ *               queued for a worker (work.c), which runs routes*.c on a
+ *               pooled handle, keeps the reply and resumes the
+ *               connection; the next call queues that reply. So an I/O
+ *               thread never waits on a handler: a quick request is never
+ *               stuck behind a slow one (an LLM call) that happened to
+ *               share its thread. The queue is bounded: when full, 503
+ *               with Retry-After, at once. Only the routes that touch no
+ *               store (health, the API description, profiles) run inline.
  *   4. done     (completion)  metrics, free, in-flight count down.
  *
  * Shutdown: SIGINT/SIGTERM are blocked in every thread and taken by the
  * main thread with sigwait. Then the listening socket is closed (quiesce),
  * requests arriving on kept-alive connections get 503 with
- * "Connection: close", and the ones in flight finish (up to a grace
- * period; a second signal cuts it short) before the daemon stops and every
- * handle is closed. A request's write is committed before its reply is
- * queued, so a 2xx always means durable.
+ * "Connection: close", and the ones in flight finish (up to --grace; a
+ * second signal cuts it short) before the daemon stops and every handle is
+ * closed. Past the grace the requests still queued get 503, the LLM and
+ * embedder calls under way are cut (remem_interrupt: they answer 504), and
+ * a handler still running a moment later is left behind: the process
+ * ends with _exit(1) (its handle cannot be closed under it). A request's
+ * write is committed before its reply is queued, so a 2xx always means
+ * durable.
  *
  * Export streaming is in export.c, the /mcp transport in mcp_route.c, the
  * route table in route_table.c, dispatch in routes.c: this file calls down
@@ -44,7 +56,8 @@
 #include "../mcp/mcp.h"
 #include "serverInt.h"
 
-#define DRAIN_GRACE_MS   30000
+/* Past the grace: how long the cut requests get to answer. */
+#define DRAIN_CUT_MS     2500
 /* While draining, an open connection with no request for this long is let
  * go (closed by the daemon's stop). */
 #define DRAIN_IDLE_MS    500
@@ -61,6 +74,9 @@ void serve_config_init(serve_config *cfg) {
     cfg->max_body = SERVE_DEFAULT_MAX_BODY;
     cfg->timeout_s = SERVE_DEFAULT_TIMEOUT_S;
     cfg->max_connections = SERVE_DEFAULT_MAX_CONNECTIONS;
+    cfg->queue = SERVE_DEFAULT_QUEUE;
+    cfg->grace_s = SERVE_DEFAULT_GRACE_S;
+    cfg->llm_deadline_s = SERVE_DEFAULT_LLM_DEADLINE_S;
     cfg->maintain_every_hours = -1;
 }
 
@@ -120,6 +136,11 @@ static enum MHD_Result send_reply(request *rq, reply *rp) {
     if (rp->session[0]) MHD_add_response_header(resp, "Mcp-Session-Id", rp->session);
     if (rp->bearer_challenge)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"remem\"");
+    if (rp->retry_after > 0) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", rp->retry_after);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     if (atomic_load(&rq->srv->draining) || rq->too_large || rq->bad_framing)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)rp->status, resp);
@@ -375,6 +396,63 @@ static int take_body(request *rq, const char *data, size_t n) {
     return 1;
 }
 
+/* ------------------------------------------------------------------ */
+/* Handing the work to the workers (work.c)                            */
+/* ------------------------------------------------------------------ */
+
+/* Routes cheap enough to answer on the I/O thread: no store, no model. */
+static int runs_inline(int route) {
+    return route == R_HEALTHZ || route == R_OPENAPI || route == R_PROFILES || route == R_PROFILE ||
+           route == R_OPS_LIST;
+}
+
+/* The worker's reply becomes the one the next call sends; the connection
+ * goes back to its I/O thread. rq may be freed as soon as this returns. */
+static void finish_work(request *rq) {
+    rq->deferred = rq->work_reply;
+    rq->work_reply = NULL;
+    rq->handed = 0;
+    MHD_resume_connection(rq->conn);
+}
+
+/* A worker's job (work_pool.run). */
+static void run_request(request *rq) {
+    route_handle(rq, rq->work_reply);
+    finish_work(rq);
+}
+
+/* Answer a request taken back from the queue at shutdown, or refused by
+ * a full queue: it never reached a handler, so nothing of it was done. */
+static void refuse_queued(request *rq, int shutting_down) {
+    if (shutting_down)
+        reply_error(rq->work_reply, 503, "REMEM_ESHUTDOWN",
+                    "the server is shutting down: this request was not started (nothing of it "
+                    "was done)");
+    else
+        reply_error(rq->work_reply, 503, "REMEM_EBUSY",
+                    "%d requests are waiting for a worker (--queue): this one was not started "
+                    "(nothing of it was done); retry shortly",
+                    rq->srv->work.max_queued);
+    rq->work_reply->retry_after = shutting_down ? 0 : 1;
+    finish_work(rq);
+}
+
+/* Suspend the connection and queue rq for a worker. */
+static enum MHD_Result hand_to_worker(request *rq) {
+    reply rp;
+    if (!(rq->work_reply = malloc(sizeof *rq->work_reply))) {
+        reply_init(&rp);
+        reply_error(&rp, 500, "REMEM_ENOMEM", "out of memory");
+        return send_reply(rq, &rp);
+    }
+    reply_init(rq->work_reply);
+    rq->handed = 1;
+    /* Suspended before it is queued: a worker may resume it at once. */
+    MHD_suspend_connection(rq->conn);
+    if (work_submit(&rq->srv->work, rq) != 0) refuse_queued(rq, atomic_load(&rq->srv->draining));
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
@@ -412,7 +490,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         return take_body(rq, upload_data, n) ? MHD_YES : MHD_NO;
     }
-    if (rq->responded) return MHD_YES;
+    if (rq->responded || rq->handed) return MHD_YES;
     if (rq->deferred) {
         rp = *rq->deferred;
         free(rq->deferred);
@@ -423,6 +501,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rq->too_large)
         reply_error(&rp, 413, "REMEM_ETOOLARGE", "body over the limit of %zu bytes (--max-body)",
                     srv->cfg.max_body);
+    else if (!runs_inline(rq->route))
+        return hand_to_worker(rq);
     else
         route_handle(rq, &rp);
     return send_reply(rq, &rp);
@@ -437,6 +517,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     metrics_record(rq->route, rq->status, (now_ns() - rq->t0_ns) / 1e9);
     if (rq->deferred) reply_release(rq->deferred);
     free(rq->deferred);
+    if (rq->work_reply) reply_release(rq->work_reply);
+    free(rq->work_reply);
     free(rq->ns);
     free(rq->id);
     /* A large body or reply leaves freed pages in glibc's arenas, where
@@ -564,9 +646,9 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
     const char *auth = srv->keys_on ? " -H \"Authorization: Bearer $REMEM_KEY\"" : "";
     if (!srv->cfg.quiet) {
         char shown[1024];
-        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads\n",
+        fprintf(out, "remem serve: store %s, embedder %s (%s), %d threads, up to %d workers\n",
                 shown_uri(srv->cfg.db_path, shown, sizeof shown), remem_embedder_name(db),
-                remem_embedder_model(db), srv->cfg.threads);
+                remem_embedder_model(db), srv->cfg.threads, srv->cfg.workers);
         if (srv->keys_on)
             fprintf(out, "remem serve: %zu API keys from %s\n", srv->keys.n, srv->cfg.keys_path);
         else
@@ -598,33 +680,90 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
     fflush(out);
 }
 
-/* Stop accepting, let the requests in flight finish, stop the daemon. */
-static void drain_and_stop(server *srv, const sigset_t *signals) {
-    atomic_store(&srv->draining, 1);
-    MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
-    if (lfd != MHD_INVALID_SOCKET) close(lfd);
-    int64_t deadline = remem_now() + DRAIN_GRACE_MS;
+/* Wait until the requests in flight are answered and the open connections
+ * have gone (or stayed idle DRAIN_IDLE_MS: a request arriving on one gets
+ * its 503 with Connection: close, which stopping the daemon under it would
+ * drop), up to deadline. 1 when a second signal came first. */
+static int wait_drained(server *srv, const sigset_t *signals, int64_t deadline) {
     struct timespec tick = {0, 10 * 1000 * 1000};
-    /* Wait for the requests in flight, and then for the open connections
-     * to go: a request arriving on one gets its 503 with Connection: close
-     * (stopping the daemon under it would drop it unanswered). A connection
-     * that stays idle is closed after DRAIN_IDLE_MS without a request. */
     while (remem_now() < deadline &&
            (atomic_load(&srv->in_flight) > 0 ||
             (atomic_load(&srv->connections) > 0 &&
              remem_now() - atomic_load(&srv->last_request_ms) < DRAIN_IDLE_MS))) {
-        if (sigtimedwait(signals, NULL, &tick) > 0) {
-            fprintf(stderr,
-                    "remem serve: second signal, not waiting for %d "
-                    "requests in flight\n",
-                    atomic_load(&srv->in_flight));
-            break;
-        }
+        if (sigtimedwait(signals, NULL, &tick) > 0) return 1;
+    }
+    return 0;
+}
+
+/* The grace is over (or a second signal came): answer the requests still
+ * queued with 503, cut the LLM and embedder calls under way (their
+ * handlers answer 504), and give them DRAIN_CUT_MS to answer. Returns how
+ * many handlers are still running after that. */
+static int cut_work(server *srv) {
+    work_stats ws;
+    work_counts(&srv->work, &ws);
+    fprintf(stderr,
+            "remem serve: %d requests still running and %d queued: cutting them (queued ones get "
+            "503, LLM and embedder calls under way are stopped)\n",
+            ws.running, ws.queued);
+    for (request *rq = work_take_queued(&srv->work), *next; rq; rq = next) {
+        next = rq->next;
+        refuse_queued(rq, 1);
+    }
+    pool_interrupt(&srv->pool);
+    rater_interrupt(&srv->rater);
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    int64_t until = remem_now() + DRAIN_CUT_MS;
+    for (;;) {
+        work_counts(&srv->work, &ws);
+        if (remem_now() >= until || (ws.running == 0 && atomic_load(&srv->in_flight) == 0))
+            return ws.running;
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* Stop accepting, let the requests in flight finish, stop the daemon.
+ * 0: all of them finished; 1: some were cut; -1: a handler is still
+ * running (the daemon is left as it is: see serve_run). */
+static int drain_and_stop(server *srv, const sigset_t *signals) {
+    atomic_store(&srv->draining, 1);
+    MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
+    if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    srv->grace_end_ms = remem_now() + (int64_t)srv->cfg.grace_s * 1000;
+    int rc = 0;
+    if (wait_drained(srv, signals, srv->grace_end_ms))
+        fprintf(stderr, "remem serve: second signal, not waiting for %d requests in flight\n",
+                atomic_load(&srv->in_flight));
+    if (atomic_load(&srv->in_flight) > 0) {
+        rc = 1;
+        if (cut_work(srv) > 0) return -1;
     }
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
     /* Export threads end once their pipe is closed; wait for their handles. */
+    struct timespec tick = {0, 10 * 1000 * 1000};
     while (atomic_load(&srv->exports) > 0) nanosleep(&tick, NULL);
+    return rc;
+}
+
+/* Handlers stuck past the grace and the cut: end the process now, with
+ * what can be flushed flushed. Their handles are in use and cannot be
+ * closed; what they committed is in the store, what they had not is not. */
+static void abandon(server *srv, FILE *out) {
+    work_stats ws;
+    work_counts(&srv->work, &ws);
+    if (ws.running > 0)
+        fprintf(stderr,
+                "remem serve: %d requests still running after the grace and the cut: exiting "
+                "without them (their clients get no answer; what they committed is stored)\n",
+                ws.running);
+    else
+        fprintf(stderr, "remem serve: exiting without the background work under way "
+                        "(maintenance or auto-rating; what it committed is stored)\n");
+    remem_telemetry_flush(); /* the spans queued (bounded by the export timeout) */
+    fflush(out);
+    fflush(NULL);
+    _exit(1);
 }
 
 /* The listening socket, bound here rather than by libmicrohttpd so that a
@@ -667,8 +806,9 @@ static int listen_socket(const listen_addr *la, char *err, size_t errcap) {
 }
 
 static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la, int fd) {
-    unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME; /* the workers' hand-off (work.c) */
     if (la->v6) flags |= MHD_USE_IPv6;
     return MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
                             mhd_log, NULL, /* first, to see all */
@@ -694,6 +834,11 @@ int serve_run(const serve_config *cfg, FILE *out) {
     /* libmicrohttpd splits the connection limit among its threads: no
      * thread may be left with none. */
     if (srv->cfg.threads > srv->cfg.max_connections) srv->cfg.threads = srv->cfg.max_connections;
+    if (srv->cfg.workers <= 0) srv->cfg.workers = 4 * srv->cfg.threads;
+    if (srv->cfg.workers < srv->cfg.threads) srv->cfg.workers = srv->cfg.threads;
+    if (srv->cfg.queue <= 0) srv->cfg.queue = SERVE_DEFAULT_QUEUE;
+    if (srv->cfg.grace_s <= 0) srv->cfg.grace_s = SERVE_DEFAULT_GRACE_S;
+    if (srv->cfg.llm_deadline_s < 0) srv->cfg.llm_deadline_s = SERVE_DEFAULT_LLM_DEADLINE_S;
     srv->max_exports = srv->cfg.threads;
     srv->started_ms = remem_now();
     char err[1024];
@@ -739,11 +884,22 @@ int serve_run(const serve_config *cfg, FILE *out) {
         snprintf(err, sizeof err, "cannot start the auto-rate thread");
         goto fail;
     }
-    if (pool_init(&srv->pool, cfg->db_path, &cfg->opt, srv->cfg.threads + srv->max_exports, err,
+    int64_t deadline_ms = (int64_t)srv->cfg.llm_deadline_s * 1000;
+    pthread_mutex_lock(&srv->rater.mu);
+    srv->rater.deadline_ms = deadline_ms;
+    pthread_mutex_unlock(&srv->rater.mu);
+    /* A handle per worker, and per export stream. */
+    if (pool_init(&srv->pool, cfg->db_path, &cfg->opt, srv->cfg.workers + srv->max_exports, err,
                   sizeof err) != 0)
         goto fail;
     pool_ready = 1;
     pool_rate_later(&srv->pool, rater_enqueue, &srv->rater);
+    pool_deadline(&srv->pool, deadline_ms);
+    if (work_init(&srv->work, srv->cfg.threads, srv->cfg.workers, srv->cfg.queue, run_request) ||
+        work_start(&srv->work)) {
+        snprintf(err, sizeof err, "cannot start the worker threads");
+        goto fail;
+    }
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);
@@ -768,17 +924,30 @@ int serve_run(const serve_config *cfg, FILE *out) {
         fprintf(out, "remem serve: %s: finishing %d requests in flight\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", atomic_load(&srv->in_flight));
     fflush(out);
-    serve_maint_stop();
-    drain_and_stop(srv, &signals);
-    rc = 0;
-    if (!srv->cfg.quiet) fprintf(out, "remem serve: stopped\n");
+    serve_maint_cut(); /* it may finish its chore during the drain */
+    int drained = drain_and_stop(srv, &signals);
+    if (drained >= 0 && serve_maint_stop(DRAIN_CUT_MS) != 0) drained = -1;
+    /* A rating under way may use what is left of the grace. */
+    int64_t left = srv->grace_end_ms - remem_now();
+    if (drained >= 0 && rater_stop(&srv->rater, left > 0 ? (int)left : 0, DRAIN_CUT_MS) != 0)
+        drained = -1;
+    if (drained < 0) abandon(srv, out);
+    work_stop(&srv->work, DRAIN_CUT_MS);
+    if (!srv->cfg.quiet)
+        fprintf(out, "remem serve: stopped%s\n",
+                drained ? " (requests still in flight at the end of the grace were cut)" : "");
     fflush(out);
+    if (pool_ready) pool_close(&srv->pool);
+    keys_free(&srv->keys);
+    free(srv);
+    return drained ? 1 : 0;
 fail:
-    serve_maint_stop();
+    serve_maint_stop(DRAIN_CUT_MS);
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
+    work_stop(&srv->work, DRAIN_CUT_MS);
     if (pool_ready) pool_close(&srv->pool);
-    rater_stop(&srv->rater);
+    rater_stop(&srv->rater, 0, DRAIN_CUT_MS);
     keys_free(&srv->keys);
     free(srv);
     return rc;

@@ -11,7 +11,9 @@
  *     was down ("pending.embed", src/engine/pending.c): looked at every 30
  *     s, the wait doubling up to 5 minutes while the embedder still fails.
  *
- * Stopping wakes it at once.
+ * Stopping wakes it at once and cuts the embedder call it may be waiting
+ * on (remem_interrupt); a chore that still runs (a long prune) is waited
+ * for only up to a bound, so that a shutdown ends within its grace.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -126,14 +128,30 @@ int serve_maint_start(const serve_config *cfg, FILE *log, char *err, size_t cap)
     return 0;
 }
 
-void serve_maint_stop(void) {
+void serve_maint_cut(void) {
     if (!g_maint.running) return;
     pthread_mutex_lock(&g_maint.mu);
     g_maint.stop = 1;
     pthread_cond_signal(&g_maint.cv);
     pthread_mutex_unlock(&g_maint.mu);
-    pthread_join(g_maint.thread, NULL);
+    remem_interrupt(g_maint.db);
+}
+
+int serve_maint_stop(int wait_ms) {
+    if (!g_maint.running) return 0;
+    serve_maint_cut();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    if (pthread_timedjoin_np(g_maint.thread, NULL, &until) != 0) {
+        fprintf(stderr, "remem serve: the maintenance under way did not end within %d ms\n",
+                wait_ms);
+        return -1; /* its handle stays open under it */
+    }
     remem_close(g_maint.db);
     g_maint.db = NULL;
     g_maint.running = 0;
+    return 0;
 }

@@ -5,7 +5,8 @@
  * into one fixed-bucket histogram per route. Everything is a relaxed atomic
  * in static arrays: recording a request costs a few increments and no lock,
  * and a scrape reads whatever is there (counters only grow, so a scrape
- * racing a request is off by that request at most).
+ * racing a request is off by that request at most). The workers' queue
+ * (work.c) is read under its own lock at scrape time.
  */
 #include <math.h>
 #include <stdio.h>
@@ -223,6 +224,30 @@ static void render_telemetry(FILE *f) {
     json_decref(t);
 }
 
+/* The workers (work.c): how busy, how much waits, what was turned away. */
+static void render_work(FILE *f, const server *srv) {
+    work_stats ws;
+    work_counts((work_pool *)&srv->work, &ws);
+    fprintf(f,
+            "# HELP remem_http_queue_waiting Requests waiting for a worker.\n"
+            "# TYPE remem_http_queue_waiting gauge\n"
+            "remem_http_queue_waiting %d\n"
+            "# HELP remem_http_queue_limit Requests that may wait (--queue).\n"
+            "# TYPE remem_http_queue_limit gauge\n"
+            "remem_http_queue_limit %d\n"
+            "# HELP remem_http_queue_rejected_total Requests answered 503 because the queue "
+            "was full.\n"
+            "# TYPE remem_http_queue_rejected_total counter\n"
+            "remem_http_queue_rejected_total %lld\n"
+            "# HELP remem_http_workers_busy Workers running a request.\n"
+            "# TYPE remem_http_workers_busy gauge\n"
+            "remem_http_workers_busy %d\n"
+            "# HELP remem_http_workers Worker threads running.\n"
+            "# TYPE remem_http_workers gauge\n"
+            "remem_http_workers %d\n",
+            ws.queued, srv->work.max_queued, ws.rejected, ws.running, ws.threads);
+}
+
 char *metrics_render(const server *srv, json_t *namespaces) {
     char *text = NULL;
     size_t len = 0;
@@ -238,6 +263,7 @@ char *metrics_render(const server *srv, json_t *namespaces) {
             "# TYPE remem_start_time_seconds gauge\n"
             "remem_start_time_seconds %.3f\n",
             atomic_load(&((server *)srv)->in_flight), srv->started_ms / 1000.0);
+    render_work(f, srv);
     /* The lesson validation gate's same-step retries (seed 002), under the
      * names the seed gives them. */
     uint64_t retries, capped;

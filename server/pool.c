@@ -13,6 +13,11 @@
  * with several agents each on its own namespace, each tends to stay on one
  * handle and nothing reloads. This is only a preference: a request never
  * waits for a particular handle.
+ *
+ * The pool also knows which handles are checked out, so that a shutdown
+ * can cut the LLM and embedder calls they wait on (pool_interrupt), and
+ * gives each checkout the server's deadline for that work (pool_deadline:
+ * a checkout is one request).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +34,8 @@ int pool_init(handle_pool *p, const char *uri, const remem_options *opt, int cap
     p->uri = strdup(uri);
     p->idle = calloc((size_t)p->cap, sizeof *p->idle);
     p->idle_ns = calloc((size_t)p->cap, sizeof *p->idle_ns);
-    if (!p->uri || !p->idle || !p->idle_ns) {
+    p->busy = calloc((size_t)p->cap, sizeof *p->busy);
+    if (!p->uri || !p->idle || !p->idle_ns || !p->busy) {
         snprintf(err, errcap, "out of memory");
         return -1;
     }
@@ -60,6 +66,22 @@ static uint64_t ns_hash(const char *ns) {
     return h ? h : 1;
 }
 
+/* Note db as checked out; with p->mu held. */
+static void mark_busy(handle_pool *p, remem *db) {
+    for (int i = 0; i < p->cap; i++)
+        if (!p->busy[i]) {
+            p->busy[i] = db;
+            break;
+        }
+    remem_set_deadline(db, p->deadline_ms);
+}
+
+static void unmark_busy(handle_pool *p, remem *db) {
+    for (int i = 0; i < p->cap; i++)
+        if (p->busy[i] == db) p->busy[i] = NULL;
+    remem_set_deadline(db, 0);
+}
+
 remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
     uint64_t want = ns_hash(ns);
     pthread_mutex_lock(&p->mu);
@@ -76,6 +98,7 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
         memmove(p->idle + pick, p->idle + pick + 1, (size_t)(p->n_idle - pick) * sizeof *p->idle);
         memmove(p->idle_ns + pick, p->idle_ns + pick + 1,
                 (size_t)(p->n_idle - pick) * sizeof *p->idle_ns);
+        mark_busy(p, db);
         pthread_mutex_unlock(&p->mu);
         return db;
     }
@@ -86,6 +109,9 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap) {
     int rc = remem_open(p->uri, &p->opt, &db);
     if (rc == REMEM_OK) {
         if (p->rate_later) remem_set_rate_later(db, p->rate_later, p->rate_later_ctx);
+        pthread_mutex_lock(&p->mu);
+        mark_busy(p, db);
+        pthread_mutex_unlock(&p->mu);
         return db;
     }
     char shown[1024];
@@ -110,14 +136,29 @@ void pool_rate_later(handle_pool *p, remem_rate_later_fn fn, void *ctx) {
 void pool_put(handle_pool *p, remem *db, const char *ns) {
     if (!db) return;
     pthread_mutex_lock(&p->mu);
+    unmark_busy(p, db);
     p->idle_ns[p->n_idle] = ns_hash(ns);
     p->idle[p->n_idle++] = db;
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->mu);
 }
 
+void pool_deadline(handle_pool *p, int64_t ms) {
+    pthread_mutex_lock(&p->mu);
+    p->deadline_ms = ms > 0 ? ms : 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void pool_interrupt(handle_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->cap; i++)
+        if (p->busy[i]) remem_interrupt(p->busy[i]);
+    pthread_mutex_unlock(&p->mu);
+}
+
 void pool_close(handle_pool *p) {
     for (int i = 0; i < p->n_idle; i++) remem_close(p->idle[i]);
+    free(p->busy);
     free(p->idle);
     free(p->idle_ns);
     free(p->uri);

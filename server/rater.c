@@ -13,10 +13,14 @@
  * (what it was written with) and is logged on stderr with the cause. At
  * shutdown the thread finishes the rating under way; ids still queued are
  * reported as left unrated (their memories are stored, only unrated).
+ * Each rating gets the server's deadline for LLM work, and a shutdown past
+ * its grace cuts the one under way (rater_interrupt).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "serverInt.h"
 
 typedef struct rate_job {
@@ -50,7 +54,7 @@ void rater_enqueue(void *ctx, const char *ns, const char *id) {
     pthread_mutex_unlock(&r->mu);
 }
 
-static void rate_one(rater *r, remem **db, rate_job *j) {
+static void rate_one(rater *r, remem **db, rate_job *j, int64_t deadline_ms) {
     if (!*db) {
         int rc = remem_open(r->uri, &r->opt, db);
         if (rc) {
@@ -60,7 +64,11 @@ static void rate_one(rater *r, remem **db, rate_job *j) {
             *db = NULL;
             return;
         }
+        pthread_mutex_lock(&r->mu);
+        r->db = *db;
+        pthread_mutex_unlock(&r->mu);
     }
+    remem_set_deadline(*db, deadline_ms);
     json_t *a = json_pack("{s:s, s:s}", "ns", j->ns, "id", j->id);
     char *args = a ? json_dumps(a, JSON_COMPACT) : NULL, *out = NULL;
     json_decref(a);
@@ -83,14 +91,23 @@ static void *rater_main(void *arg) {
         r->head = j->next;
         if (!r->head) r->tail = NULL;
         r->queued--;
+        int64_t deadline_ms = r->deadline_ms;
         pthread_mutex_unlock(&r->mu);
-        rate_one(r, &db, j);
+        rate_one(r, &db, j, deadline_ms);
         job_free(j);
         pthread_mutex_lock(&r->mu);
     }
+    r->db = NULL;
     pthread_mutex_unlock(&r->mu);
     remem_close(db);
     return NULL;
+}
+
+void rater_interrupt(rater *r) {
+    if (!r->running) return;
+    pthread_mutex_lock(&r->mu);
+    if (r->db) remem_interrupt(r->db);
+    pthread_mutex_unlock(&r->mu);
 }
 
 int rater_start(rater *r, const char *uri, const remem_options *opt) {
@@ -108,13 +125,31 @@ int rater_start(rater *r, const char *uri, const remem_options *opt) {
     return 0;
 }
 
-void rater_stop(rater *r) {
-    if (!r->running) return;
+int rater_stop(rater *r, int wait_ms, int cut_ms) {
+    if (!r->running) return 0;
     pthread_mutex_lock(&r->mu);
     r->stop = 1;
     pthread_cond_signal(&r->wake);
     pthread_mutex_unlock(&r->mu);
-    pthread_join(r->thread, NULL);
+    /* The rating under way may finish; past wait_ms its LLM call is cut,
+     * and a thread stuck past that too is left behind (the process is
+     * ending). */
+    int joined = 0;
+    for (int round = 0; round < 2 && !joined; round++) {
+        if (round) rater_interrupt(r);
+        int ms = round ? cut_ms : wait_ms;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (long)(ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        joined = pthread_timedjoin_np(r->thread, NULL, &until) == 0;
+    }
+    if (!joined) {
+        fprintf(stderr, "remem serve: auto-rate: the rating under way did not end\n");
+        r->running = 0;
+        return -1;
+    }
     if (r->queued)
         fprintf(stderr, "remem serve: auto-rate: %d memories left unrated at shutdown\n",
                 r->queued);
@@ -127,4 +162,5 @@ void rater_stop(rater *r) {
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->wake);
     r->running = 0;
+    return 0;
 }

@@ -30,6 +30,7 @@ int http_status_for(int rc) {
     case REMEM_EBUSY: return 503;
     case REMEM_EUNSUPPORTED: return 501; /* e.g. planning with no LLM configured */
     case REMEM_ELLM: return 502;         /* the LLM behind remem failed */
+    case REMEM_ETIMEOUT: return 504;     /* the LLM did not answer in time (--llm-deadline) */
     default: return 500;
     }
 }

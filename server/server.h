@@ -16,13 +16,23 @@
 #define SERVE_DEFAULT_MAX_BODY        (8u << 20)
 #define SERVE_DEFAULT_TIMEOUT_S       30
 #define SERVE_DEFAULT_MAX_CONNECTIONS 512
+#define SERVE_DEFAULT_QUEUE           256
+#define SERVE_DEFAULT_GRACE_S         30
+#define SERVE_DEFAULT_LLM_DEADLINE_S  60
 
 typedef struct serve_config {
     const char *db_path;         /* the store's URI */
     remem_options opt;           /* how every handle of the pool is opened */
     const char *listen;          /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 picks one */
     const char *keys_path;       /* JSON keys file, or NULL: loopback only */
-    int threads;                 /* worker threads (0: the number of cores) */
+    int threads;                 /* I/O threads and the workers kept alive
+                                    (0: 2 per core, at least 4) */
+    int workers;                 /* requests worked on at once (0: 4 x threads) */
+    int queue;                   /* requests waiting for a worker; more get
+                                    503 with Retry-After */
+    int grace_s;                 /* shutdown: how long requests in flight may
+                                    take to finish */
+    int llm_deadline_s;          /* each request's LLM and embedder work */
     size_t max_body;             /* bytes; larger bodies get 413 */
     int timeout_s;               /* idle connection timeout */
     int max_connections;         /* concurrent connections accepted */
@@ -38,8 +48,14 @@ void serve_config_init(serve_config *cfg);
  * Open the store, start listening, print the banner to out (address, the
  * machine-readable line "listening on http://ADDR:PORT", a first curl to
  * try) and serve until SIGINT or SIGTERM; then stop accepting, let the
- * requests in flight finish, close every handle and return 0. On a startup
- * failure it prints "remem: ..." to stderr and returns 1.
+ * requests in flight finish, close every handle and return 0. When they
+ * do not finish within the grace (or a second signal comes), the requests
+ * not yet started get 503, the LLM and embedder calls under way are cut
+ * (their requests answer 504), and if some handler still runs a moment
+ * later the process ends at once with _exit(1), having flushed its
+ * output (a handle in use cannot be closed). Returns 1 when requests had
+ * to be cut. On a startup failure it prints "remem: ..." to stderr and
+ * returns 1.
  */
 int serve_run(const serve_config *cfg, FILE *out);
 

@@ -24,6 +24,8 @@
  *   keys.c     API keys: the keys file, SHA-256 of secrets, namespace globs.
  *   pool.c     remem handles checked out per request (a handle is used by
  *              one thread at a time; they all open the same store).
+ *   work.c     the worker threads that run handlers, and their bounded
+ *              queue (http.c hands them each request's work).
  *   metrics.c  Prometheus counters and latency histograms.
  *   openapi.c  docs/openapi.json, embedded into the binary at build time.
  *
@@ -83,6 +85,8 @@ typedef struct handle_pool {
     remem_options opt;
     remem_rate_later_fn rate_later; /* set on every handle opened (rater.c) */
     void *rate_later_ctx;
+    remem **busy;        /* the handles checked out (n_open - n_idle of them) */
+    int64_t deadline_ms; /* remem_set_deadline on each checkout (0: none) */
 } handle_pool;
 
 /* The auto-rater (rater.c): ids of memories to rate, and the thread with
@@ -95,13 +99,19 @@ typedef struct rater {
     int queued, stop, running;
     char *uri;
     remem_options opt;
+    remem *db;           /* its handle once open (rater_interrupt) */
+    int64_t deadline_ms; /* each rating's LLM work (remem_set_deadline) */
 } rater;
 /* Start the thread (its handle opens on the first id). 0 or -1. */
 int rater_start(rater *r, const char *uri, const remem_options *opt);
+/* Cut the LLM request the rating under way waits on (remem_interrupt). */
+void rater_interrupt(rater *r);
 /* A remem_rate_later_fn: queue (ns, id) for rating; ctx is the rater. */
 void rater_enqueue(void *ctx, const char *ns, const char *id);
-/* Finish the rating under way, drop the queue (saying how many), join. */
-void rater_stop(rater *r);
+/* Let the rating under way finish (up to wait_ms; then its LLM call is cut
+ * and it gets cut_ms more), drop the queue (saying how many), join. 0, or
+ * -1 when the thread is still busy: it is left behind, its handle open. */
+int rater_stop(rater *r, int wait_ms, int cut_ms);
 
 /* Open the first handle (so that a bad store fails at startup). The pool
  * grows lazily up to cap handles. 0, or -1 with err filled. */
@@ -120,6 +130,12 @@ remem *pool_get(handle_pool *p, const char *ns, char *err, size_t errcap);
 const char *shown_uri(const char *uri, char *buf, size_t cap);
 /* Put db back, noting the namespace it served (may be NULL). */
 void pool_put(handle_pool *p, remem *db, const char *ns);
+/* Give each handle's LLM and embedder work ms milliseconds from its
+ * checkout (remem_set_deadline; 0: no bound). Call before the handles are
+ * in use. */
+void pool_deadline(handle_pool *p, int64_t ms);
+/* remem_interrupt every handle checked out now (a shutdown's cut). */
+void pool_interrupt(handle_pool *p);
 /* Close every handle; all must have been put back. */
 void pool_close(handle_pool *p);
 
@@ -186,6 +202,7 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
 typedef struct server server;
 
 typedef struct request {
+    struct request *next; /* in the workers' queue (work.c) */
     server *srv;
     struct MHD_Connection *conn;
     int route;          /* enum route_id or R_UNMATCHED */
@@ -200,8 +217,10 @@ typedef struct request {
     int responded;          /* a response was queued */
     int status;             /* its status, for the metrics */
     int64_t t0_ns;
-    int bad_framing; /* refused for its framing headers: close after */
-    int trim;        /* return freed memory to the system once the reply is sent */
+    int bad_framing;          /* refused for its framing headers: close after */
+    int trim;                 /* return freed memory to the system once the reply is sent */
+    struct reply *work_reply; /* filled by the worker, then moved to deferred */
+    int handed;               /* suspended and queued for a worker */
 } request;
 
 /* Limits of POST /v1/embed (docs/server.md): texts per request and bytes of
@@ -220,6 +239,7 @@ typedef struct reply {
     char allow[192];      /* for 405 (route_match also says here why a -400) */
     char session[72];     /* Mcp-Session-Id to send back */
     int bearer_challenge; /* add WWW-Authenticate (401) */
+    int retry_after;      /* > 0: a Retry-After header, in seconds */
 } reply;
 
 /* Fill rp with {"error":{"code":code,"message":...}}. */
@@ -292,6 +312,44 @@ json_t *visible_namespaces(request *rq, reply *rp, remem *db);
 void route_handle(request *rq, reply *rp);
 
 /* ------------------------------------------------------------------ */
+/* Workers (work.c)                                                    */
+/* ------------------------------------------------------------------ */
+typedef struct work_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t ready; /* a request was queued, or stop */
+    pthread_cond_t gone;  /* a worker ended */
+    request *head, *tail; /* the queue, oldest first */
+    int queued, running, threads;
+    int min_threads, max_threads, max_queued;
+    long long rejected; /* refused because the queue was full */
+    int stop, ok;
+    void (*run)(request *rq); /* the handler: fills rq, resumes it */
+} work_pool;
+
+typedef struct work_stats {
+    int queued; /* waiting: beyond what the free workers are about to take */
+    int running, threads;
+    long long rejected;
+} work_stats;
+
+/* Set up (no thread yet): min_threads live for good, up to max_threads
+ * when requests wait, at most max_queued waiting. 0 or -1. */
+int work_init(work_pool *w, int min_threads, int max_threads, int max_queued,
+              void (*run)(request *));
+/* Start the min_threads workers. 0 or -1. */
+int work_start(work_pool *w);
+/* Queue rq for a worker. 0, or -1 when the queue is full or stopping
+ * (counted as rejected): rq stays the caller's. */
+int work_submit(work_pool *w, request *rq);
+/* Empty the queue and return what it held (a list through ->next): the
+ * requests no worker has started. */
+request *work_take_queued(work_pool *w);
+void work_counts(work_pool *w, work_stats *out);
+/* Tell the workers to end once their request is done, and wait up to
+ * wait_ms for them. Returns how many are still running. */
+int work_stop(work_pool *w, int wait_ms);
+
+/* ------------------------------------------------------------------ */
 /* The server (http.c)                                                 */
 /* ------------------------------------------------------------------ */
 struct server {
@@ -300,6 +358,7 @@ struct server {
     int keys_on;
     handle_pool pool;
     rater rater;
+    work_pool work;
     struct MHD_Daemon *daemon;
     char addr[128];                  /* "127.0.0.1:8077" as bound */
     atomic_int in_flight;            /* requests between first call and completion */
@@ -307,6 +366,7 @@ struct server {
     atomic_int exports;              /* export streams running */
     atomic_int connections;          /* open client connections */
     _Atomic int64_t last_request_ms; /* when the latest request began */
+    int64_t grace_end_ms;            /* shutdown: when the grace ends */
     int max_exports;
     int64_t started_ms;
 };
@@ -336,8 +396,12 @@ char *metrics_render(const server *srv, json_t *namespaces);
 const char *openapi_document(size_t *len);
 
 /* The maintenance thread (maintain.c): started after the banner when an
- * interval is set, stopped first on shutdown. 0, or -1 with err. */
+ * interval is set, told to stop first on shutdown. 0, or -1 with err. */
 int serve_maint_start(const serve_config *cfg, FILE *log, char *err, size_t cap);
-void serve_maint_stop(void);
+/* Ask it to stop and cut the embedder call it waits on; returns at once. */
+void serve_maint_cut(void);
+/* serve_maint_cut, then wait up to wait_ms for it. 0, or -1 when it still
+ * runs (a long chore; its handle is left open). */
+int serve_maint_stop(int wait_ms);
 
 #endif

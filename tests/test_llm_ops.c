@@ -16,13 +16,18 @@
  *     not shown, an unknown action or garbage writes nothing; the model
  *     sees numbers, never ids;
  *   - llm.check answers with the time taken, or says why not;
+ *   - remem_set_deadline cuts a slow answer (REMEM_ETIMEOUT naming the
+ *     operation, before the model answers, nothing written), and
+ *     remem_interrupt from another thread cuts one with no deadline;
  *   - the auto-rate policy (a config file's auto_rate) in remem_add.
  * Skipped when python3 is missing.
  */
 #include "test.h"
 #include "support/op_call.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "remem.h"
 #include "support/llm_standin.h"
@@ -491,6 +496,74 @@ static void test_auto_rate(void) {
     llm_standin_stop(&s);
 }
 
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *interrupt_later(void *db) {
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    remem_interrupt(db);
+    return NULL;
+}
+
+static void test_rate_deadline_and_interrupt(void) {
+    llm_standin s;
+    if (llm_standin_start(&s, "[{\"delay_ms\": 5000, \"reply\": \"7\"}]")) {
+        SKIP("python3 or the stand-in is not available");
+        return;
+    }
+    remem *db = open_with(s.url, 30000);
+    char *id = add(db, "agent:a", "I missed the last train", NULL);
+    char args[256];
+    snprintf(args, sizeof args, "{\"ns\":\"agent:a\",\"id\":\"%s\"}", id);
+    char *before = snapshot(db);
+    /* A deadline shorter than the model's answer: cut at the deadline. */
+    remem_set_deadline(db, 400);
+    int rc;
+    int64_t t0 = mono_ms();
+    json_t *r = call(db, "rate", args, &rc);
+    int64_t took = mono_ms() - t0;
+    CHECK(r == NULL);
+    CHECK_INT(rc, REMEM_ETIMEOUT);
+    CHECK(strncmp(remem_errmsg(db), "rate: ", 6) == 0);
+    CHECK(strstr(remem_errmsg(db), "deadline") != NULL);
+    CHECK(took < 3000); /* the model answers after 5000 */
+    CHECK_STR(remem_status_name(rc), "REMEM_ETIMEOUT");
+    /* No deadline, interrupted from another thread. */
+    remem_set_deadline(db, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, interrupt_later, db);
+    t0 = mono_ms();
+    r = call(db, "rate", args, &rc);
+    took = mono_ms() - t0;
+    pthread_join(t, NULL);
+    CHECK(r == NULL);
+    CHECK_INT(rc, REMEM_ETIMEOUT);
+    CHECK(strstr(remem_errmsg(db), "interrupted") != NULL);
+    CHECK(took < 3000);
+    char *after = snapshot(db);
+    CHECK_STR(after, before);
+    free(after);
+    /* The next remem_set_deadline clears the interrupt; a quick answer
+     * within the deadline is taken. */
+    llm_standin_rules(&s, "[{\"reply\": \"{\\\"rating\\\": 6}\"}]");
+    remem_set_deadline(db, 20000);
+    r = call(db, "rate", args, &rc);
+    CHECK_INT(rc, 0);
+    json_decref(r);
+    json_t *m = get_json(db, "agent:a", id);
+    CHECK(json_real_value(json_object_get(m, "importance")) > 0.59 &&
+          json_real_value(json_object_get(m, "importance")) < 0.61);
+    json_decref(m);
+    free(before);
+    free(id);
+    remem_close(db);
+    llm_standin_stop(&s);
+}
+
 int main(int argc, char **argv) {
     test__only = argc > 1 ? argv[1] : NULL;
     RUN(test_rate_stored_and_text);
@@ -499,5 +572,6 @@ int main(int argc, char **argv) {
     RUN(test_llm_check);
     RUN(test_consolidate);
     RUN(test_auto_rate);
+    RUN(test_rate_deadline_and_interrupt);
     return TEST_EXIT();
 }

@@ -6,10 +6,13 @@
  * connection, an answer over the size cap (in memory and streamed), a
  * streamed download into a sink with progress, an error answer kept out of
  * the sink, a sink's own error, and the backoff schedule. Retries wait
- * 10 ms here.
+ * 10 ms here. A net_cancel: its deadline caps a slow try and stops the
+ * retries (REMEM_ETIMEOUT), and its stop flag, set from another thread,
+ * cuts a try and a backoff wait.
  */
 #include "test.h"
 
+#include <pthread.h>
 #include <time.h>
 
 #include "net/net.h"
@@ -148,6 +151,66 @@ static void test_slow_server_times_out(void) {
     snprintf(want, sizeof want, "test: POST %s: timed out (no answer within 200 ms) after 2 tries",
              url);
     CHECK_STR(err, want);
+    net_response_free(&resp);
+    net_client_free(c);
+    embed_server_stop(s);
+}
+
+static void *stop_later(void *arg) {
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    atomic_store(&((net_cancel *)arg)->stop, 1);
+    return NULL;
+}
+
+static void test_cancel_deadline_and_stop(void) {
+    embed_server *s = embed_server_start(4);
+    if (!s) return;
+    char url[128], err[512] = "";
+    snprintf(url, sizeof url, "%s/embeddings", embed_server_url(s));
+    net_client *c = net_client_new(err, sizeof err);
+    net_response resp = {0};
+    net_cancel cancel = {0};
+    /* A slow server, 30 s tries, 3 retries: the deadline ends it all. */
+    net_request rq = post(url, 30000, 3);
+    rq.cancel = &cancel;
+    embed_server_set_delay_ms(s, 3000);
+    atomic_store(&cancel.deadline_ms, net_mono_ms() + 400);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK_INT(net_perform(c, &rq, &resp, err, sizeof err), REMEM_ETIMEOUT);
+    double took = seconds_since(&t0);
+    CHECK(took >= 0.35 && took < 2.0);
+    CHECK_INT(resp.tries, 1);
+    CHECK_HAS(err, "no answer within the caller's deadline after 1 try");
+    /* Failing fast with long waits between retries: no wait past it. */
+    embed_server_set_delay_ms(s, 0);
+    embed_server_fail_next(s, 10, 503);
+    rq.backoff_ms = 2000;
+    atomic_store(&cancel.deadline_ms, net_mono_ms() + 500);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK_INT(net_perform(c, &rq, &resp, err, sizeof err), REMEM_ETIMEOUT);
+    CHECK(seconds_since(&t0) < 1.0);
+    /* No deadline; stop set from another thread, during a slow try and
+     * then during a backoff wait. */
+    atomic_store(&cancel.deadline_ms, 0);
+    embed_server_set_delay_ms(s, 5000);
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            embed_server_set_delay_ms(s, 0);
+            embed_server_fail_next(s, 10, 503);
+            rq.backoff_ms = 5000;
+        }
+        atomic_store(&cancel.stop, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, stop_later, &cancel);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        CHECK_INT(net_perform(c, &rq, &resp, err, sizeof err), REMEM_ETIMEOUT);
+        took = seconds_since(&t0);
+        pthread_join(t, NULL);
+        CHECK(took < 2.5);
+        CHECK_HAS(err, "interrupted");
+    }
     net_response_free(&resp);
     net_client_free(c);
     embed_server_stop(s);
@@ -343,6 +406,7 @@ int main(int argc, char **argv) {
     RUN(test_retries_exhausted_and_4xx);
     RUN(test_slow_server_times_out);
     RUN(test_connection_refused);
+    RUN(test_cancel_deadline_and_stop);
     RUN(test_download_to_sink);
     RUN(test_oversized_answer_in_memory);
     RUN(test_backoff_schedule);

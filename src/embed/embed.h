@@ -40,6 +40,10 @@ typedef struct embed_config {
     int retry_backoff_ms;  /* http: wait before the first retry, doubled for
                               each next one up to 5 s (0: 200) */
     const char *model_dir; /* minilm: folder with model.safetensors, vocab.txt, config.json */
+    /* http: the owner's bound on each request (net.h's net_cancel; NULL:
+     * none); kept, so it must outlive the embedder. A cut request is an
+     * embedder failure (REMEM_EEMBED) whose message says so. */
+    const struct net_cancel *cancel;
 } embed_config;
 
 int embed_hash_create(const embed_config *cfg, embedder **out, char *err, size_t errcap);

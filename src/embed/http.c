@@ -63,6 +63,7 @@ typedef struct http_state {
     int retries;
     int batch;
     int backoff_ms;
+    const net_cancel *cancel;
 } http_state;
 
 /* JSON strings must be UTF-8; a text that is not (remem accepts any bytes)
@@ -265,6 +266,7 @@ static int embed_all(const http_state *st, const char *const *texts, size_t n, i
             .backoff_ms = st->backoff_ms,
             .max_bytes = MAX_RESPONSE,
             .cap_name = "256 MiB",
+            .cancel = st->cancel,
         };
         rc = net_perform(client, &rq, &resp, err, errcap);
         free(body);
@@ -364,6 +366,7 @@ int embed_http_create(const embed_config *cfg, embedder **out, char *err, size_t
     st->retries = cfg->retries < 0 ? 0 : cfg->retries ? cfg->retries : DEFAULT_RETRIES;
     st->batch = cfg->batch ? cfg->batch : DEFAULT_BATCH;
     st->backoff_ms = cfg->retry_backoff_ms ? cfg->retry_backoff_ms : DEFAULT_BACKOFF_MS;
+    st->cancel = cfg->cancel;
 
     e->name = "http";
     snprintf(e->model_id, sizeof e->model_id, "http:%s", cfg->model);

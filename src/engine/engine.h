@@ -15,6 +15,7 @@
 #include "index/flat.h"
 #include "lexical/lexical.h"
 #include "llm/llm.h"
+#include "net/net.h"
 #include "store/store.h"
 #include "text/analyse.h"
 #include "util/util.h"
@@ -102,6 +103,9 @@ struct remem {
     /* Set: auto-rating is left to the caller (remem_set_rate_later). */
     remem_rate_later_fn rate_later;
     void *rate_later_ctx;
+    /* The bound on this handle's LLM and embedder requests
+     * (remem_set_deadline, remem_interrupt; llm_glue.c). */
+    net_cancel cancel;
     char err[1024];
 };
 

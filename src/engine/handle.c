@@ -213,6 +213,7 @@ static int make_embedder(remem *db) {
     cfg.retries = o->embed_retries;
     cfg.batch = o->embed_batch;
     cfg.model_dir = env_or(o->model_dir, "REMEM_MODEL_DIR");
+    cfg.cancel = &db->cancel;
     const char *name = env_or(o->embedder, "REMEM_EMBEDDER");
     char err[512] = "";
     int rc;

@@ -10,6 +10,10 @@
  * (remem_llm_usage(NULL), what the server's /metrics shows, since a server
  * spreads its requests over a pool of handles).
  *
+ * The handle's net_cancel (engine.h) is handed to its LLM client and its
+ * http embedder, so remem_set_deadline and remem_interrupt, here, bound
+ * every model request the handle makes (REMEM_ETIMEOUT when cut).
+ *
  * The process counts are a short list under one mutex: a handful of
  * operation names, touched once per LLM call (itself a network round
  * trip), so a lock costs nothing that matters.
@@ -57,6 +61,7 @@ int eng_llm_open(remem *db) {
                       : f                   ? f->timeout_ms
                                             : 0,
         .retries = f && f->retries >= 0 ? f->retries : -1,
+        .cancel = &db->cancel,
     };
     if (!c.url) return REMEM_OK; /* no LLM: the operations' fallbacks */
     char err[512] = "";
@@ -170,4 +175,14 @@ int remem_llm_usage(remem *db, char **json) {
     if (o) *json = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     return *json ? REMEM_OK : REMEM_ENOMEM;
+}
+
+void remem_set_deadline(remem *db, int64_t ms) {
+    if (!db) return;
+    atomic_store(&db->cancel.deadline_ms, ms > 0 ? net_mono_ms() + ms : 0);
+    atomic_store(&db->cancel.stop, 0);
+}
+
+void remem_interrupt(remem *db) {
+    if (db) atomic_store(&db->cancel.stop, 1);
 }

@@ -39,6 +39,7 @@ struct llm {
     char *model;
     char *api_key;
     int timeout_ms, retries, backoff_ms;
+    const net_cancel *cancel;
 };
 
 static char *dup_or(const char *s, const char *def) {
@@ -78,6 +79,7 @@ int llm_open(const llm_config *c, llm **out, char *err, size_t errcap) {
     l->timeout_ms = c->timeout_ms > 0 ? c->timeout_ms : 30000;
     l->retries = c->retries < 0 ? 2 : c->retries;
     l->backoff_ms = c->backoff_ms > 0 ? c->backoff_ms : NET_DEFAULT_BACKOFF_MS;
+    l->cancel = c->cancel;
     l->net = net_client_new(err, errcap);
     if (!l->net) {
         llm_close(l);
@@ -195,12 +197,13 @@ int llm_chat(llm *l, const char *system, const char *user, int json_mode, char *
         .backoff_ms = l->backoff_ms,
         .max_bytes = LLM_MAX_ANSWER,
         .cap_name = "16 MiB",
+        .cancel = l->cancel,
     };
     net_response resp = {0};
     char nerr[768] = "";
     int rc = net_perform(l->net, &rq, &resp, nerr, sizeof nerr);
     free(body);
-    if (rc == REMEM_ENOMEM) {
+    if (rc == REMEM_ENOMEM || rc == REMEM_ETIMEOUT) {
         util_errf(err, errcap, rc, "%s", nerr);
     } else if (rc != REMEM_OK) {
         rc = util_errf(err, errcap, REMEM_ELLM, "%s", nerr);

@@ -28,6 +28,9 @@ typedef struct llm_config {
     int timeout_ms;      /* 0: 30000 */
     int retries;         /* <0: 2 */
     int backoff_ms;      /* first wait before a retry; 0: 200 (net.h) */
+    /* The owner's bound on every request (net.h's net_cancel; NULL: none);
+     * kept, not copied: it must outlive the client. */
+    const struct net_cancel *cancel;
 } llm_config;
 
 /* Tokens as the server reports them in "usage" (0 when it does not). */
@@ -49,7 +52,9 @@ const char *llm_url(const llm *l);
  * assistant's content (malloc'd). *u (may be NULL) is ADDED to. Returns 0,
  * or non-zero with err naming the cause: the endpoint down (after retries),
  * an HTTP status with the server's message, a timeout, an answer that is
- * not a chat completion. */
+ * not a chat completion. REMEM_ETIMEOUT when the config's cancel cut the
+ * request (its deadline passed, or it was told to stop); REMEM_ELLM for
+ * every other failure of the model or the endpoint. */
 int llm_chat(llm *l, const char *system, const char *user, int json_mode, char **answer,
              llm_usage *u, char *err, size_t errcap);
 

@@ -66,14 +66,6 @@ long net_backoff_ms(long backoff_ms, int retry) {
     return wait > NET_MAX_BACKOFF_MS ? NET_MAX_BACKOFF_MS : wait;
 }
 
-/* The wait, stretched by 0-25% at random: never shorter than the backoff
- * promised, but spread so that clients failed together come back apart. */
-static void sleep_backoff(long ms) {
-    ms += (long)arc4random_uniform((uint32_t)(ms / 4 + 1));
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
 /* One try's bookkeeping, shared with the body callback. */
 typedef struct try_state {
     const net_request *rq;
@@ -120,13 +112,50 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg) {
     return n;
 }
 
+int64_t net_mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* 1 when rq's cancel says stop now (set, or its deadline passed). */
+static int cancelled(const net_request *rq) {
+    const net_cancel *c = rq->cancel;
+    if (!c) return 0;
+    int64_t d = atomic_load(&c->deadline_ms);
+    return atomic_load(&c->stop) || (d > 0 && net_mono_ms() >= d);
+}
+
+/* Milliseconds left before rq's deadline (at least 1), or -1: none. */
+static long time_left(const net_request *rq) {
+    int64_t d = rq->cancel ? atomic_load(&rq->cancel->deadline_ms) : 0;
+    if (d <= 0) return -1;
+    int64_t left = d - net_mono_ms();
+    return left < 1 ? 1 : (long)left;
+}
+
+/* The wait, stretched by 0-25% at random: never shorter than the backoff
+ * promised, but spread so that clients failed together come back apart.
+ * Slept in slices, so that a stop (net_cancel) ends it within 50 ms. */
+static void sleep_backoff(const net_request *rq, long ms) {
+    ms += (long)arc4random_uniform((uint32_t)(ms / 4 + 1));
+    while (ms > 0 && !cancelled(rq)) {
+        long slice = ms < 50 ? ms : 50;
+        struct timespec ts = {0, slice * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+        ms -= slice;
+    }
+}
+
+/* libcurl calls this about once a second, and on every chunk: the place
+ * to report progress and to cut a transfer whose caller gave up. */
 static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow) {
     (void)ultotal;
     (void)ulnow;
     const net_request *rq = arg;
-    rq->progress(rq->progress_ctx, (int64_t)dlnow, (int64_t)dltotal);
-    return 0;
+    if (rq->progress) rq->progress(rq->progress_ctx, (int64_t)dlnow, (int64_t)dltotal);
+    return cancelled(rq); /* non-zero: CURLE_ABORTED_BY_CALLBACK */
 }
 
 /* Curl failures worth another try: the server may be restarting, busy or
@@ -201,6 +230,9 @@ static int set_options(CURL *curl, const net_request *rq, try_state *t, char *cu
     } else {
         curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     }
+    long left = time_left(rq);
+    if (left > 0 && (timeout <= 0 || left < timeout)) timeout = left;
+    if (left > 0 && left < connect) connect = left;
     if (timeout > 0) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect);
     if (rq->stall_ms > 0) {
@@ -222,7 +254,7 @@ static int set_options(CURL *curl, const net_request *rq, try_state *t, char *cu
         curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
         curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     }
-    if (rq->progress) {
+    if (rq->progress || rq->cancel) {
         curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(curl, CURLOPT_XFERINFODATA, rq);
         curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
@@ -301,6 +333,17 @@ static double now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The message of a request cut by its net_cancel. */
+static int describe_cut(const net_request *rq, int tries, char *err, size_t errcap) {
+    const char *method = rq->body ? "POST" : "GET";
+    if (atomic_load(&rq->cancel->stop))
+        return util_errf(err, errcap, REMEM_ETIMEOUT, "%s: %s %s: interrupted after %d %s",
+                         rq->what, method, rq->url, tries, tries_word(tries));
+    return util_errf(err, errcap, REMEM_ETIMEOUT,
+                     "%s: %s %s: no answer within the caller's deadline after %d %s", rq->what,
+                     method, rq->url, tries, tries_word(tries));
+}
+
 /* One try. Returns REMEM_OK (answered; resp->status says how), a final
  * failure status (message in err), or 1: a failure worth retrying, with
  * its message in err in case it is the last. */
@@ -318,6 +361,7 @@ static int try_once(net_client *c, const net_request *rq, net_response *resp, tr
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
     if (cc == CURLE_OK) return REMEM_OK;
     if (t->sink_rc) return t->sink_rc;
+    if (rq->cancel && cancelled(rq)) return describe_cut(rq, resp->tries, err, errcap);
     if (t->too_big) {
         describe_too_big(rq, t, err, errcap);
         return REMEM_EIO;
@@ -336,6 +380,7 @@ int net_perform(net_client *c, const net_request *rq, net_response *resp, char *
     resp->status = 0;
     resp->tries = 0;
     for (int retry = 0;; retry++) {
+        if (cancelled(rq)) return describe_cut(rq, resp->tries, err, errcap);
         try_state t = {.rq = rq, .curl = c->curl, .resp = resp, .err = err, .errcap = errcap};
         t.cap = rq->max_bytes > 0 ? rq->max_bytes : NET_DEFAULT_MAX_BYTES;
         resp->body.len = 0; /* each try starts with an empty body */
@@ -360,7 +405,9 @@ int net_perform(net_client *c, const net_request *rq, net_response *resp, char *
             int src = rq->restart(rq->sink, err, errcap);
             if (src) return src;
         }
-        sleep_backoff(net_backoff_ms(rq->backoff_ms, retry + 1));
+        long wait = net_backoff_ms(rq->backoff_ms, retry + 1), left = time_left(rq);
+        if (left > 0 && wait >= left) return describe_cut(rq, resp->tries, err, errcap);
+        sleep_backoff(rq, wait);
     }
 }
 

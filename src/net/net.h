@@ -34,6 +34,7 @@
 #ifndef REMEM_NET_H
 #define REMEM_NET_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,19 @@ enum {
 #define NET_DEFAULT_MAX_BYTES ((int64_t)256 << 20)
 
 typedef struct net_client net_client;
+
+/* A bound that the owner of a request may move from another thread while it
+ * runs (a server's per-request deadline, a shutdown): the request ends with
+ * REMEM_ETIMEOUT once net_mono_ms() passes deadline_ms (0: no deadline) or
+ * once stop is set; a try is given no more time than what is left, a retry
+ * that would start past the deadline is not made, and a transfer under way
+ * is cut within about a second (libcurl's progress callback). */
+typedef struct net_cancel {
+    _Atomic int64_t deadline_ms; /* net_mono_ms() clock; 0: none */
+    atomic_int stop;             /* set: cut now */
+} net_cancel;
+/* Milliseconds of CLOCK_MONOTONIC: the clock of net_cancel.deadline_ms. */
+int64_t net_mono_ms(void);
 
 /* Receives the next n bytes of a 2xx answer. Returns 0, or a REMEM_ status
  * with a message in err (say what failed: "PATH: No space left on
@@ -88,6 +102,7 @@ typedef struct net_request {
     void *sink;               /* ctx of write and restart */
     net_progress_fn progress; /* NULL: none */
     void *progress_ctx;
+    const net_cancel *cancel; /* NULL: none; see net_cancel */
 } net_request;
 
 typedef struct net_response {
@@ -110,6 +125,8 @@ void net_client_free(net_client *c);
  *                 which; resp->status tells an answered error apart);
  *   REMEM_EINVAL  no URL;
  *   REMEM_ENOMEM  out of memory;
+ *   REMEM_ETIMEOUT rq->cancel's deadline passed or its stop was set (err
+ *                 says which);
  *   or the status a sink returned. */
 int net_perform(net_client *c, const net_request *rq, net_response *resp, char *err, size_t errcap);
 void net_response_free(net_response *r);
