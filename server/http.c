@@ -120,6 +120,11 @@ static enum MHD_Result send_reply(request *rq, reply *rp) {
     if (rp->session[0]) MHD_add_response_header(resp, "Mcp-Session-Id", rp->session);
     if (rp->bearer_challenge)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"remem\"");
+    if (rp->retry_after > 0) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", rp->retry_after);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     if (atomic_load(&rq->srv->draining) || rq->too_large || rq->bad_framing)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)rp->status, resp);
@@ -744,6 +749,11 @@ int serve_run(const serve_config *cfg, FILE *out) {
         goto fail;
     pool_ready = 1;
     pool_rate_later(&srv->pool, rater_enqueue, &srv->rater);
+    /* Background ingests: its first look resumes what a previous run left. */
+    if (ingest_runner_start(&srv->ingest, cfg->db_path, &cfg->opt, cfg->ingest_queue) != 0) {
+        snprintf(err, sizeof err, "cannot start the ingest thread");
+        goto fail;
+    }
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);
@@ -777,6 +787,7 @@ fail:
     serve_maint_stop();
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
+    ingest_runner_stop(&srv->ingest);
     if (pool_ready) pool_close(&srv->pool);
     rater_stop(&srv->rater);
     keys_free(&srv->keys);

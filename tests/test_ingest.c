@@ -356,12 +356,22 @@ static void test_failures_then_resume(void) {
     CHECK_STR(json_string_value(json_object_get(st, "status")), "pending");
     CHECK_INT(json_integer_value(json_object_get(st, "chunks_done")), 0);
     json_decref(st);
+    /* the queue a restarted server reads names it */
+    json_t *pend = call_ok(db, "ingest.pending", "{}");
+    CHECK_INT(json_integer_value(json_object_get(pend, "count")), 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(pend, "jobs"), 0),
+                                                "job")),
+              job);
+    json_decref(pend);
     /* the LLM back: resume finishes it, once */
     llm_standin_rules(&s, "[{\"match\": \"Write down the facts\", \"reply\": \"" FACTS_REPLY "\"}]");
     json_t *r = call_ok(db, "ingest.resume", args);
     CHECK_STR(json_string_value(json_object_get(r, "status")), "done");
     CHECK_INT(json_integer_value(json_object_get(r, "added")), 2);
     json_decref(r);
+    pend = call_ok(db, "ingest.pending", "{}");
+    CHECK_INT(json_integer_value(json_object_get(pend, "count")), 0);
+    json_decref(pend);
     size_t n = llm_standin_count(&s);
     r = call_ok(db, "ingest.resume", args);
     CHECK_INT(json_integer_value(json_object_get(r, "added")), 0);

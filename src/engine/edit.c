@@ -261,3 +261,8 @@ int eng_invalidate_in_txn(remem *db, txn *x, const char *ns, const char *id,
     inval_ctx c = {superseded_by && *superseded_by ? superseded_by : NULL, now};
     return edit_in_txn(db, x, ns, id, apply_invalidate, &c, NULL, reason, now, NULL);
 }
+
+int eng_purge_in_txn(remem *db, txn *x, const char *ns, const char *id, int64_t now) {
+    int purge = 1;
+    return edit_in_txn(db, x, ns, id, apply_forget, &purge, NULL, NULL, now, NULL);
+}

@@ -334,6 +334,10 @@ int eng_update_in_txn(remem *db, txn *x, const char *ns, const char *id, const r
                       const float *newvec, int64_t now);
 int eng_invalidate_in_txn(remem *db, txn *x, const char *ns, const char *id,
                           const char *superseded_by, const char *reason, int64_t now);
+/* Delete the memory (ns, id) for good inside x, as remem_forget's purge
+ * does, but without scrubbing the store's files afterwards: for
+ * bookkeeping rows that hold nothing to scrub. */
+int eng_purge_in_txn(remem *db, txn *x, const char *ns, const char *id, int64_t now);
 /* The namespace's stored vectors come from the handle's model (or none yet). */
 int eng_check_model(remem *db, const char *ns);
 /* Record the handle's model as the namespace's. */

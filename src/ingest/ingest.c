@@ -16,6 +16,12 @@
  *              at this chunk (so two runners never apply a chunk twice),
  *              writes the facts (linked to their messages), the updates, the
  *              invalidations and the job's progress.
+ *   the queue  an unfinished job also has a marker row in the namespace
+ *              INGEST_QUEUE_NS (id "<job>@<namespace hash>", metadata
+ *              {ns, job}), written with the job and deleted by the
+ *              transaction of its last chunk, so that "ingest.pending" (what
+ *              a restarted server runs) finds every unfinished job by
+ *              reading that one namespace.
  */
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +39,11 @@
 #define ACTOR "ingest"
 #define NEIGHBOURS_PER_FACT 3
 #define NEIGHBOURS_MAX 24
+#define INGEST_QUEUE_NS "remem:ingest-queue"
+
+static void marker_id(const char *ns, const char *job, char out[64]) {
+    snprintf(out, 64, "%s@%016llx", job, (unsigned long long)util_hash64(ns, strlen(ns)));
+}
 
 /* ---- the messages of a call ---- */
 
@@ -173,8 +184,10 @@ typedef struct tally {
 
 static int verbatim(remem *db, const char *ns, json_t *args, msgs *ms, json_t *ids, tally *t) {
     const char *session = op_str(args, "session", NULL);
-    int rc = mark_existing(db, ns, ms);
-    if (rc) return rc;
+    int rc = REMEM_OK;
+    /* Which turns are stored already is asked inside the write transaction
+     * (one read transaction, not one per message): a known turn's vector
+     * is computed for nothing, which costs less than a read each. */
     const char **texts = malloc((ms->n ? ms->n : 1) * sizeof *texts);
     size_t *which = malloc((ms->n ? ms->n : 1) * sizeof *which);
     size_t n = 0;
@@ -331,7 +344,7 @@ static int stage(remem *db, const char *ns, json_t *args, msgs *ms, int64_t sess
                         "counts");
     if (!j->meta) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     /* The rows: each new message, then the job. */
-    size_t nn = (size_t)n + 1, k = 0;
+    size_t nn = (size_t)n + 2, k = 0;
     const char **texts = malloc(nn * sizeof *texts);
     remem_memory *rows = calloc(nn, sizeof *rows);
     char **metas = calloc(nn, sizeof *metas);
@@ -360,6 +373,19 @@ static int stage(remem *db, const char *ns, json_t *args, msgs *ms, int64_t sess
         rows[k].kind = INGEST_KIND_JOB, rows[k].importance = 0, rows[k].metadata = metas[k];
         texts[k] = jtext;
         if (!metas[k]) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
+    char mid[64];
+    marker_id(ns, j->id, mid);
+    if (!rc) {
+        json_t *meta = json_pack("{s:s, s:s}", "ns", ns, "job", j->id);
+        metas[k + 1] = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+        json_decref(meta);
+        remem_memory_init(&rows[k + 1]);
+        rows[k + 1].ns = INGEST_QUEUE_NS, rows[k + 1].id = mid, rows[k + 1].text = jtext;
+        rows[k + 1].kind = INGEST_KIND_JOB, rows[k + 1].importance = 0;
+        rows[k + 1].metadata = metas[k + 1];
+        texts[k + 1] = jtext;
+        if (!metas[k + 1]) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
     float *vecs = NULL;
     int pending = 0;
@@ -629,6 +655,12 @@ static int chunk_write(remem *db, const char *ns, job *j, size_t from, const ing
         rc = mt ? eng_update_in_txn(db, &x, ns, j->id, &p, NULL, now)
                 : eng_fail(db, REMEM_ENOMEM, "out of memory");
         free(mt);
+        if (!rc && done >= job_int(j, "chunks")) { /* off the queue */
+            char mid[64];
+            marker_id(ns, j->id, mid);
+            rc = eng_purge_in_txn(db, &x, INGEST_QUEUE_NS, mid, now);
+            if (rc == REMEM_ENOTFOUND) rc = REMEM_OK, eng_ok(db);
+        }
         if (!rc) json_decref(j->meta), j->meta = meta;
         else json_decref(meta);
     }
@@ -833,6 +865,36 @@ int op_ingest_status(remem *db, json_t *args, json_t **result) {
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
+typedef struct pending_ctx {
+    json_t *jobs;
+    int64_t limit;
+} pending_ctx;
+
+static int pending_row(void *ctx, const store_row *r) {
+    pending_ctx *p = ctx;
+    json_t *meta = r->m.metadata ? json_loads(r->m.metadata, 0, NULL) : NULL;
+    if (json_is_string(json_object_get(meta, "ns")) && json_is_string(json_object_get(meta, "job")) &&
+        (int64_t)json_array_size(p->jobs) < p->limit)
+        json_array_append(p->jobs, meta);
+    json_decref(meta);
+    return 0;
+}
+
+int op_ingest_pending(remem *db, json_t *args, json_t **result) {
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    pending_ctx p = {json_array(), op_int(args, "limit", 1000)};
+    if ((rc = store_scan(db->st, INGEST_QUEUE_NS, 0, pending_row, &p))) {
+        json_decref(p.jobs);
+        return eng_store_fail(db, rc);
+    }
+    char line[96];
+    snprintf(line, sizeof line, "%zu unfinished ingest jobs", json_array_size(p.jobs));
+    *result = json_pack("{s:o, s:I, s:s}", "jobs", p.jobs, "count",
+                        (json_int_t)json_array_size(p.jobs), "text", line);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
 #define NS_PROP "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
 #define JOB_PROP                                                                                  \
     "\"job\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"the job id " \
@@ -878,5 +940,10 @@ const engine_op ingest_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"job\"],\"x-positional\":[\"job\"],"
       "\"properties\":{" NS_PROP "," JOB_PROP "}}"},
      op_ingest_status},
+    {{"ingest.pending", "admin",
+      "The ingest jobs not finished yet, in every namespace (what a restarted server resumes).",
+      "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,"
+      "\"maximum\":100000,\"description\":\"at most this many (default 1000)\"}}}"},
+     op_ingest_pending},
 };
 const size_t ingest_ops_n = sizeof ingest_ops / sizeof ingest_ops[0];
