@@ -72,6 +72,7 @@ static void transcript(const char *text) {
     char *out = NULL;
     int rc = remem_call(g_db, "ingest", a, strlen(a), &out);
     free(a);
+    int said = remem_errmsg(g_db)[0] != '\0'; /* before stats, which resets it */
     char *st = NULL;
     json_int_t stored = 0;
     if (remem_stats(g_db, "fuzz", &st) == REMEM_OK) {
@@ -86,7 +87,7 @@ static void transcript(const char *text) {
         assert((size_t)stored <= given);
         json_decref(r);
     } else {
-        assert(stored == 0 && remem_errmsg(g_db)[0]);
+        assert(stored == 0 && said);
     }
     remem_free(out);
 }

@@ -92,7 +92,10 @@ static void derive_id(const char *session, const msg *m, char out[64]) {
               (long long)m->at, m->content);
     uint64_t h = util_hash64(b.data ? b.data : "", b.len);
     sb_free(&b);
-    snprintf(out, 64, "msg_%016llx", (unsigned long long)h);
+    /* The time first: a transcript's ids then sort as its turns do, and
+     * the store's id index grows at its end instead of everywhere. */
+    snprintf(out, 64, "msg_%012llx%016llx", (unsigned long long)(m->at & 0xffffffffffffLL),
+             (unsigned long long)h);
 }
 
 /* Read args' messages; a bad one is REMEM_EINVAL naming it
