@@ -80,6 +80,33 @@ static int has_turn(const conv *c, const char *id) {
     return 0;
 }
 
+/* --ingest: the session's turns go through the "ingest" operation without
+ * an LLM (each turn kept verbatim: "speaker: text" with the turn's id and
+ * time), as an agent would hand remem its transcript, instead of being
+ * added as memories directly. */
+static int use_ingest;
+
+static int ingest_turns(remem *db, const char *ns, const remem_memory *ms, size_t n) {
+    json_t *msgs = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const char *colon = strstr(ms[i].text, ": ");
+        json_t *m = json_pack("{s:s, s:s, s:I, s:s}", "role", "user", "content",
+                              colon ? colon + 2 : ms[i].text, "created_at",
+                              (json_int_t)ms[i].created_at, "id", ms[i].id);
+        if (colon) json_object_set_new(m, "name", json_stringn(ms[i].text, colon - ms[i].text));
+        json_array_append_new(msgs, m);
+    }
+    json_t *args = json_pack("{s:s, s:o, s:s}", "ns", ns, "messages", msgs, "extract", "none");
+    char *text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+    json_decref(args);
+    if (!text) return REMEM_ENOMEM;
+    char *out = NULL;
+    int rc = remem_call(db, "ingest", text, strlen(text), &out);
+    free(text);
+    remem_free(out);
+    return rc;
+}
+
 /* Load one conversation as memories. */
 static int load_conv(remem *db, json_t *sample, conv *c, int quiet) {
     json_t *cv = json_object_get(sample, "conversation");
@@ -148,7 +175,7 @@ static int load_conv(remem *db, json_t *sample, conv *c, int quiet) {
             k++;
         }
         long bad;
-        int rc = k ? remem_add_batch(db, ms, k, NULL, 0, &bad) : 0;
+        int rc = !k ? 0 : use_ingest ? ingest_turns(db, c->ns, ms, k) : remem_add_batch(db, ms, k, NULL, 0, &bad);
         for (size_t i = 0; i < k; i++) free(texts[i]);
         free(texts);
         free(ms);
@@ -301,11 +328,12 @@ int cmd_eval(const cli_env *env, int argc, char **argv) {
              "       remem eval locomo FILE [--k N] [--profile P | --all-profiles]\n"
              "                 [--store PATH] [--json] [--w-relevance X] [--w-lexical X]\n"
              "                 [--w-recency X] [--w-importance X] [--w-context X]\n"
-             "                 [--candidates N] [--normalize 0|1]\n\n"
+             "                 [--candidates N] [--normalize 0|1] [--ingest]\n\n"
              "Loads a benchmark file in LoCoMo's format into a store (in memory unless\n"
              "--store), asks every question of categories 1-4 and prints recall@5, @10,\n"
              "@20 (and @N) and hit@10, overall and per category. The weight options\n"
-             "override the profile's, to study the fusion.");
+             "override the profile's, to study the fusion. --ingest feeds each session\n"
+             "through the ingest operation (turns kept verbatim) instead of adding them.");
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "locomo") != 0)
@@ -338,6 +366,8 @@ int cmd_eval(const cli_env *env, int argc, char **argv) {
             store = v;
         else if (!strcmp(argv[i], "--all-profiles"))
             all = 1;
+        else if (!strcmp(argv[i], "--ingest"))
+            use_ingest = 1;
         else if (!file && argv[i][0] != '-')
             file = argv[i];
         else {

@@ -20,6 +20,7 @@ static void serve_usage(FILE *f) {
             "                   [--max-connections N] [--maintain-every HOURS]\n"
             "                   [--workers N] [--queue N] [--grace SECONDS]\n"
             "                   [--llm-deadline SECONDS]\n"
+            "                   [--ingest-queue N]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -50,6 +51,8 @@ static void serve_usage(FILE *f) {
             "                      archive) this often in a background thread\n"
             "                      (default: pruneIntervalHours of the config;\n"
             "                      0: never)\n"
+            "  --ingest-queue N    background ingests waiting at most; more get\n"
+            "                      503 with Retry-After (default 256)\n"
             "  --hash-key SECRET   print the keys-file entry for SECRET (- reads\n"
             "                      it from stdin) and exit\n"
             "  --new-key           make a random secret, append its entry to\n"
@@ -180,6 +183,10 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             cfg.maintain_every_hours = strtod(v, &end);
             if (!*v || *end || cfg.maintain_every_hours < 0)
                 return cli_fail("--maintain-every: expected hours (a number >= 0), got %s", v), 2;
+        } else if ((v = cli_opt(argc, argv, &i, "--ingest-queue"))) {
+            if ((n = positive(v)) < 0 || n > 1000000)
+                return cli_fail("--ingest-queue: expected a count, got %s", v), 2;
+            cfg.ingest_queue = (int)n;
         } else if ((v = cli_opt(argc, argv, &i, "--max-connections"))) {
             if ((n = positive(v)) < 0 || n > 100000)
                 return cli_fail("--max-connections: expected a count, got %s", v), 2;

@@ -900,6 +900,12 @@ int serve_run(const serve_config *cfg, FILE *out) {
         snprintf(err, sizeof err, "cannot start the worker threads");
         goto fail;
     }
+    /* Background ingests: its first look resumes what a previous run left. */
+    if (ingest_runner_start(&srv->ingest, cfg->db_path, &cfg->opt, cfg->ingest_queue,
+                            (int)deadline_ms) != 0) {
+        snprintf(err, sizeof err, "cannot start the ingest thread");
+        goto fail;
+    }
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);
@@ -925,6 +931,9 @@ int serve_run(const serve_config *cfg, FILE *out) {
                 sig == SIGINT ? "SIGINT" : "SIGTERM", atomic_load(&srv->in_flight));
     fflush(out);
     serve_maint_cut(); /* it may finish its chore during the drain */
+    /* A background ingest under way is cut (its job stays pending and the
+     * next start finishes it): it is nobody's request in flight. */
+    ingest_runner_stop(&srv->ingest);
     int drained = drain_and_stop(srv, &signals);
     if (drained >= 0 && serve_maint_stop(DRAIN_CUT_MS) != 0) drained = -1;
     /* A rating under way may use what is left of the grace. */
@@ -946,6 +955,7 @@ fail:
     if (rc != 0) fprintf(stderr, "remem: %s\n", err);
     if (srv->daemon) MHD_stop_daemon(srv->daemon);
     work_stop(&srv->work, DRAIN_CUT_MS);
+    ingest_runner_stop(&srv->ingest);
     if (pool_ready) pool_close(&srv->pool);
     rater_stop(&srv->rater, 0, DRAIN_CUT_MS);
     keys_free(&srv->keys);

@@ -278,6 +278,7 @@ char *metrics_render(const server *srv, json_t *namespaces) {
             "# TYPE tool_validation_retry_capped_events counter\n"
             "tool_validation_retry_capped_events %llu\n",
             (unsigned long long)retries, (unsigned long long)capped);
+    ingest_runner_metrics(&((server *)srv)->ingest, f);
     if (namespaces) render_namespaces(f, namespaces);
     render_llm(f);
     render_telemetry(f);

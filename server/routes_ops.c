@@ -41,6 +41,18 @@ void h_op(request *rq, reply *rp) {
         json_decref(args);
         return;
     }
+    /* A background ingest: answered 202 once its job is stored, finished
+     * by the ingest thread (ingest_runner.c); refused while the queue is
+     * full, before anything is written. */
+    int background = !strcmp(op->name, "ingest") && json_is_true(json_object_get(args, "background"));
+    if (background && ingest_runner_full(&rq->srv->ingest)) {
+        reply_error(rp, 503, "REMEM_EBUSY",
+                    "ingest: %d background jobs are waiting (--ingest-queue): try again later",
+                    rq->srv->ingest.limit);
+        rp->retry_after = 5;
+        json_decref(args);
+        return;
+    }
     char err[512];
     remem *db = pool_get(&rq->srv->pool, ns, err, sizeof err);
     if (!db) {
@@ -51,10 +63,12 @@ void h_op(request *rq, reply *rp) {
     char *out = NULL;
     int rc = remem_call_ex(db, op->name, rq->body ? rq->body : "", rq->body_len, REMEM_CALL_REMOTE,
                            &out);
+    int pending = !rc && background && out && strstr(out, "\"status\":\"pending\"");
     if (rc)
         reply_remem_error(rp, db, rc);
     else
-        reply_text(rp, 200, out, remem_free, "application/json");
+        reply_text(rp, pending ? 202 : 200, out, remem_free, "application/json");
+    if (pending) ingest_runner_wake(&rq->srv->ingest);
     pool_put(&rq->srv->pool, db, ns);
     json_decref(args); /* ns points into it */
 }

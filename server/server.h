@@ -37,6 +37,7 @@ typedef struct serve_config {
     int timeout_s;               /* idle connection timeout */
     int max_connections;         /* concurrent connections accepted */
     int quiet;                   /* no banner */
+    int ingest_queue;            /* background ingest jobs accepted at most (0: 256) */
     double maintain_every_hours; /* run "maintain" this often; < 0 (the
                                     default): pruneIntervalHours of the
                                     configuration; 0: never */

@@ -35,6 +35,7 @@
 #define REMEM_SERVER_INT_H
 
 #include <jansson.h>
+#include <stdio.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -352,6 +353,29 @@ int work_stop(work_pool *w, int wait_ms);
 /* ------------------------------------------------------------------ */
 /* The server (http.c)                                                 */
 /* ------------------------------------------------------------------ */
+/* Background ingests (ingest_runner.c): one thread with its own handle
+ * that resumes the store's unfinished ingest jobs. */
+typedef struct ingest_runner {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    int stop, woken, running, limit, deadline_ms;
+    char *uri;
+    remem *db; /* the thread's handle once opened (under mu) */
+    remem_options opt;
+    atomic_int pending;                  /* jobs known unfinished (the last look, plus wakes) */
+    _Atomic unsigned long long done, failures;
+} ingest_runner;
+
+int ingest_runner_start(ingest_runner *r, const char *uri, const remem_options *opt, int limit,
+                        int deadline_ms);
+/* A background ingest was accepted: look now. */
+void ingest_runner_wake(ingest_runner *r);
+/* The queue holds its limit: refuse another background ingest. */
+int ingest_runner_full(ingest_runner *r);
+void ingest_runner_stop(ingest_runner *r);
+void ingest_runner_metrics(ingest_runner *r, FILE *f);
+
 struct server {
     serve_config cfg;
     key_table keys;
@@ -359,6 +383,7 @@ struct server {
     handle_pool pool;
     rater rater;
     work_pool work;
+    ingest_runner ingest;
     struct MHD_Daemon *daemon;
     char addr[128];                  /* "127.0.0.1:8077" as bound */
     atomic_int in_flight;            /* requests between first call and completion */

@@ -153,6 +153,17 @@ static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) 
         }
     }
     if (json_is_array(v)) {
+        json_t *mn = json_object_get(s, "minItems"), *mx = json_object_get(s, "maxItems");
+        char a[32];
+        if (json_is_integer(mn) && json_array_size(v) < (size_t)json_integer_value(mn)) {
+            snprintf(a, sizeof a, "%lld", (long long)json_integer_value(mn));
+            return fail_at(err, cap, path, "must hold at least %s item%s", a,
+                           json_integer_value(mn) == 1 ? "" : "s");
+        }
+        if (json_is_integer(mx) && json_array_size(v) > (size_t)json_integer_value(mx)) {
+            snprintf(a, sizeof a, "%lld", (long long)json_integer_value(mx));
+            return fail_at(err, cap, path, "must hold at most %s items%s", a, "");
+        }
         json_t *items = json_object_get(s, "items");
         size_t i;
         json_t *e;

@@ -55,24 +55,14 @@ int remem_get(remem *db, const char *ns, const char *id, remem_record **out) {
  * of the stored memory) and names the history op; it may set *purge. */
 typedef int (*edit_fn)(remem *db, void *ctx, remem_memory *m, const char **op, int *purge);
 
-static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx,
-                const float *newvec, const char *actor) {
-    int rc = eng_need_open(db);
-    if (rc) return rc;
-    if (!id || !*id) return eng_fail(db, REMEM_EINVAL, "no id given");
-    if ((rc = eng_check_utf8(db, "namespace", ns)) || (rc = eng_check_utf8(db, "id", id)))
-        return rc;
-    if (eng_memory_off(db, ns)) return REMEM_OK; /* accepted, dropped */
-    if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
-    if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
-    txn x = {0};
+/* Apply fn to the row (ns, id) inside the open transaction x, at now.
+ * *purged receives the deleted row's rowid when fn asked for a purge (the
+ * caller scrubs the files after the commit). */
+static int edit_in_txn(remem *db, txn *x, const char *ns, const char *id, edit_fn fn, void *ctx,
+                       const float *newvec, const char *actor, int64_t now, int *purged) {
     store_row old;
-    rc = store_find(db->st, ns, id, 0, &old);
-    if (rc) {
-        eng_store_fail(db, rc);
-        return eng_txn_end(db, &x, rc);
-    }
-    int64_t now = util_now_ms();
+    int rc = store_find(db->st, ns, id, 0, &old);
+    if (rc) return eng_store_fail(db, rc);
     remem_memory m = old.m;
     const char *op = "update";
     int purge = 0;
@@ -123,17 +113,34 @@ static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx
         if (!newvec) free((float *)m.vector);
         free(norm);
     }
-    if (!rc) rc = eng_txn_row(db, &x, old.m.ns, old.rowid);
+    if (!rc) rc = eng_txn_row(db, x, old.m.ns, old.rowid);
+    if (purged) *purged = !rc && purge;
+    store_row_clear(&old);
+    return rc;
+}
+
+static int edit(remem *db, const char *ns, const char *id, edit_fn fn, void *ctx,
+                const float *newvec, const char *actor) {
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    if (!id || !*id) return eng_fail(db, REMEM_EINVAL, "no id given");
+    if ((rc = eng_check_utf8(db, "namespace", ns)) || (rc = eng_check_utf8(db, "id", id)))
+        return rc;
+    if (eng_memory_off(db, ns)) return REMEM_OK; /* accepted, dropped */
+    if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
+    txn x = {0};
+    int purged = 0;
+    rc = edit_in_txn(db, &x, ns, id, fn, ctx, newvec, actor, util_now_ms(), &purged);
     rc = eng_txn_end(db, &x, rc);
-    if (!rc && purge) {
+    if (!rc && purged) {
         rc = store_scrub_deleted(db->st);
         if (rc)
             eng_fail(db, rc,
                      "%s/%s was deleted, but scrubbing the store's files failed: %s "
                      "(run the purge again)",
-                     old.m.ns, old.m.id, store_errmsg(db->st));
+                     ns, id, store_errmsg(db->st));
     }
-    store_row_clear(&old);
     return rc;
 }
 
@@ -239,4 +246,23 @@ static int apply_forget(remem *db, void *ctx, remem_memory *m, const char **op, 
 
 int remem_forget(remem *db, const char *ns, const char *id, int purge) {
     return edit(db, ns, id, apply_forget, &purge, NULL, NULL);
+}
+
+/* ---- inside a caller's transaction (engine.h) ---- */
+
+int eng_update_in_txn(remem *db, txn *x, const char *ns, const char *id, const remem_patch *p,
+                      const float *newvec, int64_t now) {
+    assert(!(p->fields & REMEM_SET_TEXT) || newvec); /* a new text comes with its vector */
+    return edit_in_txn(db, x, ns, id, apply_patch, (void *)p, newvec, p->actor, now, NULL);
+}
+
+int eng_invalidate_in_txn(remem *db, txn *x, const char *ns, const char *id,
+                          const char *superseded_by, const char *reason, int64_t now) {
+    inval_ctx c = {superseded_by && *superseded_by ? superseded_by : NULL, now};
+    return edit_in_txn(db, x, ns, id, apply_invalidate, &c, NULL, reason, now, NULL);
+}
+
+int eng_purge_in_txn(remem *db, txn *x, const char *ns, const char *id, int64_t now) {
+    int purge = 1;
+    return edit_in_txn(db, x, ns, id, apply_forget, &purge, NULL, NULL, now, NULL);
 }

@@ -255,6 +255,12 @@ llm *eng_llm(remem *db);
  * REMEM_EUNSUPPORTED "OP needs an LLM: set REMEM_LLM_URL". */
 int eng_llm_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
                  char **answer, llm_usage *u);
+/* The same asking for an answer that follows the JSON Schema text schema
+ * (llm_chat_schema: json_schema, then json_object, then plain text, as
+ * the endpoint takes them). */
+int eng_llm_chat_schema(remem *db, const char *op, const char *system, const char *user,
+                        const char *schema_name, const char *schema, char **answer,
+                        llm_usage *u);
 /* The "llm" member of an operation's answer: {"model", "prompt_tokens",
  * "completion_tokens"} from u. New reference (NULL: out of memory). */
 json_t *eng_llm_answer(remem *db, const llm_usage *u);
@@ -323,6 +329,19 @@ int eng_history(remem *db, const remem_memory *before, const remem_memory *after
  * changes. */
 int eng_add_in_txn(remem *db, txn *x, const remem_memory *m, const float *vec, int64_t now,
                    char *id_out, size_t id_cap, int *outcome);
+/* Update (the patch's fields; a new text with its unit vector newvec) or
+ * invalidate the memory (ns, id) inside the open transaction x, with one
+ * history row, as remem_update and remem_invalidate do in their own
+ * transaction (edit.c): several changes of one operation then commit
+ * together. REMEM_ENOTFOUND when it is not there. */
+int eng_update_in_txn(remem *db, txn *x, const char *ns, const char *id, const remem_patch *p,
+                      const float *newvec, int64_t now);
+int eng_invalidate_in_txn(remem *db, txn *x, const char *ns, const char *id,
+                          const char *superseded_by, const char *reason, int64_t now);
+/* Delete the memory (ns, id) for good inside x, as remem_forget's purge
+ * does, but without scrubbing the store's files afterwards: for
+ * bookkeeping rows that hold nothing to scrub. */
+int eng_purge_in_txn(remem *db, txn *x, const char *ns, const char *id, int64_t now);
 /* The namespace's stored vectors come from the handle's model (or none yet). */
 int eng_check_model(remem *db, const char *ns);
 /* Record the handle's model as the namespace's. */

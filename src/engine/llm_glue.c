@@ -104,8 +104,10 @@ void eng_llm_count(remem *db, const char *op, const llm_usage *u) {
     pthread_mutex_unlock(&g_lock);
 }
 
-int eng_llm_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
-                 char **answer, llm_usage *u) {
+/* eng_llm_chat and eng_llm_chat_schema: json_mode as llm_chat's, or a
+ * schema (name, text) for llm_chat_schema when schema is not NULL. */
+static int chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
+                const char *schema_name, const char *schema, char **answer, llm_usage *u) {
     *answer = NULL;
     if (!db->llm) return eng_fail(db, REMEM_EUNSUPPORTED, "%s needs an LLM: set REMEM_LLM_URL", op);
     llm_usage one = {0};
@@ -121,7 +123,9 @@ int eng_llm_chat(remem *db, const char *op, const char *system, const char *user
         tm_span_str(s, "gen_ai.request.model", model);
         tm_span_str(s, "remem.op", op);
     }
-    int rc = llm_chat(db->llm, system, user, json_mode, answer, &one, err, sizeof err);
+    int rc = schema ? llm_chat_schema(db->llm, system, user, schema_name, schema, answer, &one,
+                                      err, sizeof err)
+                    : llm_chat(db->llm, system, user, json_mode, answer, &one, err, sizeof err);
     if (!rc) {
         tm_span_int(s, "gen_ai.usage.input_tokens", one.prompt_tokens);
         tm_span_int(s, "gen_ai.usage.output_tokens", one.completion_tokens);
@@ -142,6 +146,17 @@ int eng_llm_chat(remem *db, const char *op, const char *system, const char *user
         u->completion_tokens += one.completion_tokens;
     }
     return REMEM_OK;
+}
+
+int eng_llm_chat(remem *db, const char *op, const char *system, const char *user, int json_mode,
+                 char **answer, llm_usage *u) {
+    return chat(db, op, system, user, json_mode, NULL, NULL, answer, u);
+}
+
+int eng_llm_chat_schema(remem *db, const char *op, const char *system, const char *user,
+                        const char *schema_name, const char *schema, char **answer,
+                        llm_usage *u) {
+    return chat(db, op, system, user, 1, schema_name, schema, answer, u);
 }
 
 json_t *eng_llm_answer(remem *db, const llm_usage *u) {

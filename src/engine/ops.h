@@ -38,7 +38,8 @@ typedef struct engine_op {
     X(archive_ops)          \
     X(maintenance_ops)      \
     X(pending_ops)          \
-    X(check_ops)
+    X(check_ops)            \
+    X(ingest_ops)
 
 #define ENGINE_OP_DECLARE(t)    \
     extern const engine_op t[]; \
@@ -61,7 +62,7 @@ ENGINE_STATS_HOOKS(ENGINE_STATS_DECLARE)
 /* Check args against a JSON Schema text (the subset remem's operation
  * schemas use: type, properties, required, additionalProperties (false by
  * default: unknown keys are refused), enum, minimum, maximum, minLength,
- * maxLength, items). 0, or -1 with err naming the argument
+ * maxLength, items, minItems, maxItems). 0, or -1 with err naming the argument
  * ("reward: expected a number, got a string"). */
 int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap);
 

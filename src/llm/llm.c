@@ -40,6 +40,9 @@ struct llm {
     char *api_key;
     int timeout_ms, retries, backoff_ms;
     const net_cancel *cancel;
+    /* The structured output this endpoint was seen to take (llm_chat_schema):
+     * 0 a JSON schema, 1 a JSON object, 2 plain text. */
+    int format_level;
 };
 
 static char *dup_or(const char *s, const char *def) {
@@ -160,7 +163,9 @@ int llm_parse_completion(const char *body, size_t len, char **content, llm_usage
     return rc;
 }
 
-static char *request_body(const llm *l, const char *system, const char *user, int json_mode) {
+/* The request's JSON: the messages at temperature 0, with format (a
+ * response_format object, may be NULL) when given. */
+static char *request_body(const llm *l, const char *system, const char *user, json_t *format) {
     json_t *msgs = json_array();
     if (system)
         json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "system", "content", system));
@@ -168,21 +173,23 @@ static char *request_body(const llm *l, const char *system, const char *user, in
     json_t *req =
         json_pack("{s:s, s:o, s:f}", "model", l->model, "messages", msgs, "temperature", 0.0);
     if (!req) return NULL;
-    if (json_mode)
-        json_object_set_new(req, "response_format", json_pack("{s:s}", "type", "json_object"));
+    if (format) json_object_set(req, "response_format", format);
     char *s = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     return s;
 }
 
-int llm_chat(llm *l, const char *system, const char *user, int json_mode, char **answer,
-             llm_usage *u, char *err, size_t errcap) {
+/* One chat completion with the given response_format (may be NULL);
+ * *status receives the HTTP status of an answered error (0 otherwise). */
+static int chat_once(llm *l, const char *system, const char *user, json_t *format, char **answer,
+                     llm_usage *u, char *err, size_t errcap, long *status) {
     *answer = NULL;
+    *status = 0;
     if (!l || !user) return util_errf(err, errcap, REMEM_EINVAL, "llm: no client or no prompt");
     if (util_utf8_check(user, strlen(user)) != strlen(user) ||
         (system && util_utf8_check(system, strlen(system)) != strlen(system)))
         return util_errf(err, errcap, REMEM_EINVAL, "llm: the prompt is not valid UTF-8");
-    char *body = request_body(l, system, user, json_mode);
+    char *body = request_body(l, system, user, format);
     if (!body)
         return util_errf(err, errcap, REMEM_ENOMEM, "llm: out of memory building the request");
     net_request rq = {
@@ -206,6 +213,7 @@ int llm_chat(llm *l, const char *system, const char *user, int json_mode, char *
     if (rc == REMEM_ENOMEM || rc == REMEM_ETIMEOUT) {
         util_errf(err, errcap, rc, "%s", nerr);
     } else if (rc != REMEM_OK) {
+        *status = resp.status;
         rc = util_errf(err, errcap, REMEM_ELLM, "%s", nerr);
     } else {
         char perr[512] = "";
@@ -214,6 +222,46 @@ int llm_chat(llm *l, const char *system, const char *user, int json_mode, char *
         if (rc) util_errf(err, errcap, rc, "llm: POST %s: %s", l->endpoint, perr);
     }
     net_response_free(&resp);
+    return rc;
+}
+
+int llm_chat(llm *l, const char *system, const char *user, int json_mode, char **answer,
+             llm_usage *u, char *err, size_t errcap) {
+    json_t *format = json_mode ? json_pack("{s:s}", "type", "json_object") : NULL;
+    long status;
+    int rc = chat_once(l, system, user, format, answer, u, err, errcap, &status);
+    json_decref(format);
+    return rc;
+}
+
+/* An answered error that says the server does not take this
+ * response_format (OpenAI and vLLM answer 400, others 422 or 501). */
+static int format_refused(long status) { return status == 400 || status == 422 || status == 501; }
+
+int llm_chat_schema(llm *l, const char *system, const char *user, const char *name,
+                    const char *schema, char **answer, llm_usage *u, char *err, size_t errcap) {
+    json_error_t je;
+    json_t *sch = schema ? json_loads(schema, 0, &je) : NULL;
+    if (schema && !sch)
+        return util_errf(err, errcap, REMEM_EINVAL, "llm: the answer's schema is not JSON: %s",
+                         je.text);
+    int rc = REMEM_ELLM;
+    for (;;) {
+        int level = l ? l->format_level : 2;
+        if (level == 0 && !sch) level = 1;
+        json_t *format =
+            level == 0 ? json_pack("{s:s, s:{s:s, s:O, s:b}}", "type", "json_schema",
+                                   "json_schema", "name", name ? name : "answer", "schema", sch,
+                                   "strict", 1)
+            : level == 1 ? json_pack("{s:s}", "type", "json_object")
+                         : NULL;
+        long status;
+        rc = chat_once(l, system, user, format, answer, u, err, errcap, &status);
+        json_decref(format);
+        if (rc != REMEM_ELLM || !format_refused(status) || level == 2) break;
+        l->format_level = level + 1; /* remembered: the next call starts there */
+    }
+    json_decref(sch);
     return rc;
 }
 

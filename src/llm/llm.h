@@ -58,6 +58,16 @@ const char *llm_url(const llm *l);
 int llm_chat(llm *l, const char *system, const char *user, int json_mode, char **answer,
              llm_usage *u, char *err, size_t errcap);
 
+/* A chat completion whose answer should follow a JSON Schema (schema, as
+ * text; name labels it). Structured output is asked for the way the
+ * endpoint takes it: response_format "json_schema" first, then
+ * "json_object", then plain text, stepping down when the server answers
+ * 400, 422 or 501, and remembering the step for the client's next calls.
+ * The answer is still read defensively (llm_answer_json): a model may
+ * ignore the format. Returns as llm_chat. */
+int llm_chat_schema(llm *l, const char *system, const char *user, const char *name,
+                    const char *schema, char **answer, llm_usage *u, char *err, size_t errcap);
+
 /* The assistant's content of a chat completion body (len bytes, not
  * necessarily NUL-terminated): choices[0].message.content, malloc'd into
  * *content; usage (numbers or numeric strings) ADDED to *u (may be NULL),

@@ -33,8 +33,11 @@ user message (and whose "times" is not used up) answers:
                                   of a chat completion (garbage mode)
      "usage": {...},              replaces the computed usage object;
                                   {} or null: no "usage" key at all
-     "times": 0}                  > 0: the rule answers this many requests,
+     "times": 0,                  > 0: the rule answers this many requests,
                                   then is skipped (e.g. one 500, then OK)
+     "format": "json_schema"}     present: only requests whose
+                                  response_format.type is this (null:
+                                  requests that ask for none) match
 No rule matching: the default reply (--default-reply, or
 '{"rating": 5, "explanation": "stand-in default"}') with status 200.
 
@@ -87,11 +90,14 @@ class State:
             raise ValueError("rules file: expected a JSON list")
         return rules
 
-    def choose(self, last_user):
-        """The rule answering this message (index, rule) or (None, None)."""
+    def choose(self, last_user, fmt=None):
+        """The rule answering this message (index, rule) or (None, None);
+        fmt is the request's response_format type (None: none asked)."""
         with self.lock:
             for i, rule in enumerate(self.rules()):
                 if rule.get("match", "") not in last_user:
+                    continue
+                if "format" in rule and rule["format"] != fmt:
                     continue
                 times = int(rule.get("times") or 0)
                 if times > 0 and self.used.get(i, 0) >= times:
@@ -153,7 +159,9 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(m, dict) and m.get("role") == "user":
                 last_user = str(m.get("content", ""))
         try:
-            idx, rule = self.state.choose(last_user)
+            fmt = body.get("response_format") if isinstance(body, dict) else None
+            fmt = fmt.get("type") if isinstance(fmt, dict) else None
+            idx, rule = self.state.choose(last_user, fmt)
         except (OSError, ValueError) as e:
             self.state.log({"path": self.path, "body": body if body is not None else raw,
                             "authorization": self.headers.get("Authorization"),
