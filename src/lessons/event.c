@@ -14,6 +14,12 @@
 
 #include "lessons/lessons.h"
 
+/* The events of run ctx: only they are copied out of the namespace. */
+static int in_run(const json_t *meta, void *ctx) {
+    const char *r = lsn_s(meta, "run");
+    return r && !strcmp(r, ctx);
+}
+
 int lsn_op_event(remem *db, json_t *args, json_t **result) {
     const char *ns = lsn_s(args, "ns"), *domain = lsn_s(args, "domain");
     const char *tool = lsn_s(args, "tool"), *channel = lsn_s(args, "channel");
@@ -27,7 +33,8 @@ int lsn_op_event(remem *db, json_t *args, json_t **result) {
     /* Recurrence within the run, from the events already kept. */
     int repeats = 0, hard = !strcmp(channel, "hard_failure");
     lsn_list ev = {0};
-    int rc = run ? lsn_list_kind(db, ns, "error_event", &ev) : REMEM_OK;
+    lsn_list_opts o = {.keep = in_run, .ctx = (void *)run};
+    int rc = run ? lsn_list_where(db, ns, "error_event", &o, &ev) : REMEM_OK;
     if (rc) {
         free(norm);
         return rc;
@@ -61,7 +68,7 @@ int lsn_op_event(remem *db, json_t *args, json_t **result) {
     json_object_set_new(meta, "recurrence", json_integer(repeats));
 
     lsn_batch b = {0};
-    rc = lsn_batch_put(&b, ns, id, "error_event", error, meta, 0);
+    rc = lsn_batch_put(&b, ns, id, "error_event", error, meta);
     if (rc) {
         lsn_batch_free(&b);
     } else {
