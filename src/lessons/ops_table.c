@@ -72,7 +72,7 @@ const engine_op lesson_ops[] = {
                                                                          "ids of lessons this one "
                                                                          "contradicts") "}}"},
      lsn_op_add},
-    {{"lesson.hints", "write",
+    {{"lesson.hints", "read+write",
       "Lessons for a pre-run or on-error retrieval: strict lane first, transfer lane by "
       "policy.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"domain\"],\"properties\":{" NS "," DOMAIN ","
