@@ -429,7 +429,8 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     bump *u = NULL;
     char *text = NULL;
     json_t *qtags = NULL, *hints = NULL, *conflicts = NULL, *log = NULL;
-    lsn_list_opts lo = {.with_vec = has_text}, eo = {.keep = has_fp, .ctx = (void *)fp};
+    /* Read, not changed: the cache's metadata and vectors, not copies. */
+    lsn_list_opts lo = {.with_vec = has_text, .borrow = 1}, eo = {.keep = has_fp, .ctx = (void *)fp};
     int rc = lsn_list_where(db, ns, "lesson", &lo, &ls);
     if (!rc && fp) rc = lsn_list_where(db, ns, "error_event", &eo, &ev);
     if (rc) goto out;

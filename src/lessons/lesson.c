@@ -162,7 +162,8 @@ int lsn_op_add(remem *db, json_t *args, json_t **result) {
     merge g = {.id = id, .task_cluster = lsn_s(args, "task_cluster"),
                .session = lsn_s(args, "session"), .fps = json_object_get(args, "fingerprint"),
                .conf = conf, .now = util_now_ms()};
-    if ((rc = lsn_list_kind(db, ns, "lesson", &ls)) ||
+    lsn_list_opts ro = {.borrow = 1}; /* read, never changed */
+    if ((rc = lsn_list_where(db, ns, "lesson", &ro, &ls)) ||
         (rc = check_conflicts(db, ns, id, conf, &ls)))
         goto out;
     lsn_rec *old = lsn_find(&ls, id);

@@ -76,21 +76,26 @@ typedef struct lsn_rec {
     json_t *meta; /* owned; an object */
     int64_t created_at, updated_at;
     int archived; /* the memory is in tier "archived" (remem forget) */
-    float *vec;   /* owned: its stored unit vector (lsn_list_opts.with_vec), NULL if none */
+    /* Its stored unit vector (lsn_list_opts.with_vec), NULL if none: owned,
+     * or borrowed from the cache (lsn_list_opts.borrow). */
+    const float *vec;
 } lsn_rec;
 
 typedef struct lsn_list {
     lsn_rec *v;
     size_t n;
     json_t *index; /* id -> position in v, for lsn_find */
+    int borrowed;  /* metas shared with the cache, vectors pointing into it */
 } lsn_list;
 
 /* What lsn_list_where copies: only the memories whose metadata keep
- * accepts (NULL: all), with their vectors when with_vec. */
+ * accepts (NULL: all), with their vectors when with_vec. borrow: no copy
+ * of the metadata (a reference to the cache's: read it, never change it)
+ * nor of the vectors (valid until the next write through the handle). */
 typedef struct lsn_list_opts {
     int (*keep)(const json_t *meta, void *ctx);
     void *ctx;
-    int with_vec;
+    int with_vec, borrow;
 } lsn_list_opts;
 
 /* Every valid memory of kind in ns, in the order written (creation, then

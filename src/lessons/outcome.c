@@ -238,8 +238,9 @@ typedef struct closing {
  * lesson of the run's domain or named by it measured and queued. */
 static int close_inside(remem *db, lsn_batch *b, void *ctx) {
     closing *cl = ctx;
-    int rc = lsn_list_kind(db, cl->ns, "lesson", &cl->ls);
-    if (!rc) rc = lsn_list_kind(db, cl->ns, "run", &cl->runs);
+    lsn_list_opts ro = {.borrow = 1}; /* read, never changed */
+    int rc = lsn_list_where(db, cl->ns, "lesson", &ro, &cl->ls);
+    if (!rc) rc = lsn_list_where(db, cl->ns, "run", &ro, &cl->runs);
     if (rc) return rc;
     lsn_rec *nr = realloc(cl->runs.v, (cl->runs.n + 1) * sizeof *nr);
     if (!nr) return eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -343,8 +344,8 @@ int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
                   .now = util_now_ms()};
     lsn_list ls = {0}, logs = {0};
     lsn_batch b = {0};
-    lsn_list_opts lo = {.keep = of_run, .ctx = (void *)run};
-    int rc = lsn_list_kind(db, ns, "lesson", &ls);
+    lsn_list_opts lo = {.keep = of_run, .ctx = (void *)run, .borrow = 1}, ro = {.borrow = 1};
+    int rc = lsn_list_where(db, ns, "lesson", &ro, &ls);
     if (!rc) rc = lsn_list_where(db, ns, "hint_log", &lo, &logs);
     if (rc) goto out;
     size_t i;

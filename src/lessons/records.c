@@ -30,7 +30,7 @@ void lsn_list_free(lsn_list *l) {
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].id);
         free(l->v[i].text);
-        free(l->v[i].vec);
+        if (!l->borrowed) free((float *)l->v[i].vec);
         json_decref(l->v[i].meta);
     }
     free(l->v);
@@ -51,18 +51,22 @@ static int is_of(const remem_memory *m, const char *kind) {
 }
 
 /* Copy row i of c into r (its vector when asked and stored). */
-static int copy_rec(ns_cache *c, size_t i, const json_t *meta, int with_vec, lsn_rec *r) {
+static int copy_rec(ns_cache *c, size_t i, const json_t *meta, const lsn_list_opts *o,
+                    lsn_rec *r) {
     const remem_memory *m = &c->rows[i].m;
+    int borrow = o && o->borrow;
     r->id = strdup(m->id);
     r->text = strdup(m->text ? m->text : "");
-    r->meta = meta ? json_deep_copy(meta) : json_object();
+    r->meta = !meta ? json_object() : borrow ? json_incref((json_t *)meta) : json_deep_copy(meta);
     r->created_at = m->created_at;
     r->updated_at = m->updated_at;
     r->archived = m->tier && !strcmp(m->tier, "archived");
-    if (with_vec && m->model && *m->model && c->ix && i < flat_count(c->ix)) {
+    if (o && o->with_vec && m->model && *m->model && c->ix && i < flat_count(c->ix)) {
         size_t bytes = (size_t)c->dim * sizeof(float);
-        if ((r->vec = malloc(bytes))) memcpy(r->vec, flat_row(c->ix, i), bytes);
-        else return -1;
+        float *v = borrow ? NULL : malloc(bytes);
+        if (v) memcpy(v, flat_row(c->ix, i), bytes);
+        r->vec = borrow ? flat_row(c->ix, i) : v;
+        if (!r->vec) return -1;
     }
     return r->id && r->text && r->meta ? 0 : -1;
 }
@@ -85,11 +89,12 @@ int lsn_list_where(remem *db, const char *ns, const char *kind, const lsn_list_o
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) n += is_of(&c->rows[i].m, kind);
     if (n && !(out->v = calloc(n, sizeof *out->v))) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    out->borrowed = o && o->borrow;
     for (size_t i = 0; i < c->n; i++) {
         if (!is_of(&c->rows[i].m, kind)) continue;
         const json_t *meta = cache_meta(c, i);
         if (o && o->keep && !o->keep(meta, o->ctx)) continue;
-        if (copy_rec(c, i, meta, o && o->with_vec, &out->v[out->n++])) {
+        if (copy_rec(c, i, meta, o, &out->v[out->n++])) {
             lsn_list_free(out);
             return eng_fail(db, REMEM_ENOMEM, "out of memory");
         }
