@@ -61,20 +61,10 @@ static int wins(const cand *a, const cand *b) {
     return a->r->created_at <= b->r->created_at;
 }
 
-static double cosine(const float *a, const float *b, int dim) {
-    double dot = 0, qa = 0, qb = 0;
-    for (int d = 0; d < dim; d++) {
-        dot += (double)a[d] * b[d];
-        qa += (double)a[d] * a[d];
-        qb += (double)b[d] * b[d];
-    }
-    double s = qa > 0 && qb > 0 ? dot / sqrt(qa * qb) : 0;
-    return s > 0 ? s : 0;
-}
-
 /* Cosine similarity of the query with each candidate's rule (clamped at
- * 0): against the rule's stored vector, so that only the query (and a
- * rule still waiting for its vector) goes through the handle's embedder. */
+ * 0): one dot product (the SIMD kernel of the vector index) of unit
+ * vectors, against the rule's stored vector, so that only the query (and
+ * a rule still waiting for its vector) goes through the embedder. */
 static int similarities(remem *db, const char *query, cand *c, size_t n) {
     int dim = remem_embedder_dim(db);
     size_t ne = 1;
@@ -91,9 +81,13 @@ static int similarities(remem *db, const char *query, cand *c, size_t n) {
         texts[0] = query;
         rc = remem_embed(db, texts, ne, v);
     }
-    for (size_t j = 1; !rc && j < ne; j++) c[slot[j]].text = cosine(v, v + j * (size_t)dim, dim);
-    for (size_t i = 0; !rc && i < n; i++)
-        if (c[i].r->vec) c[i].text = cosine(v, c[i].r->vec, dim);
+    for (size_t j = 0; !rc && j < ne; j++) eng_normalize_vec(v + j * (size_t)dim, dim);
+    for (size_t j = 1; !rc && j < ne; j++) c[slot[j]].r->vec = v + j * (size_t)dim;
+    for (size_t i = 0; !rc && i < n; i++) {
+        double s = flat_dot(v, c[i].r->vec, dim);
+        c[i].text = s > 0 ? s : 0;
+    }
+    for (size_t j = 1; j < ne; j++) c[slot[j]].r->vec = NULL; /* v is freed here */
     free(texts);
     free(slot);
     free(v);
