@@ -424,7 +424,8 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     char *text = NULL;
     json_t *qtags = NULL, *hints = NULL, *conflicts = NULL, *log = NULL;
     /* Read, not changed: the cache's metadata and vectors, not copies. */
-    lsn_list_opts lo = {.with_vec = has_text, .borrow = 1}, eo = {.keep = has_fp, .ctx = (void *)fp};
+    lsn_list_opts lo = {.with_vec = has_text, .borrow = 1, .any_order = 1};
+    lsn_list_opts eo = {.keep = has_fp, .ctx = (void *)fp};
     int rc = lsn_list_where(db, ns, "lesson", &lo, &ls);
     if (!rc && fp) rc = lsn_list_where(db, ns, "error_event", &eo, &ev);
     if (rc) goto out;

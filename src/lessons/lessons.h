@@ -96,6 +96,7 @@ typedef struct lsn_list_opts {
     int (*keep)(const json_t *meta, void *ctx);
     void *ctx;
     int with_vec, borrow;
+    int any_order; /* not sorted in the order written (the caller ranks them) */
 } lsn_list_opts;
 
 /* Every valid memory of kind in ns, in the order written (creation, then

@@ -101,7 +101,7 @@ int lsn_list_where(remem *db, const char *ns, const char *kind, const lsn_list_o
     }
     /* Rows in the cache are not in rowid order after removals: sort them
      * by creation, then id, to list them in the order written. */
-    if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, rec_cmp);
+    if (out->n > 1 && !(o && o->any_order)) qsort(out->v, out->n, sizeof *out->v, rec_cmp);
     if (build_index(out)) {
         lsn_list_free(out);
         return eng_fail(db, REMEM_ENOMEM, "out of memory");
