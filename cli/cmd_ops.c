@@ -82,8 +82,12 @@ static void op_usage(const remem_op_info *op, json_t *schema) {
     size_t i;
     json_t *p;
     json_array_foreach(pos, i, p) printf(" %s", json_string_value(p));
-    printf("\n\n%s\n(needs the \"%s\" right over HTTP and MCP)\n\noptions:\n", op->summary,
-           op->right);
+    if (!strcmp(op->right, "read+write"))
+        printf("\n\n%s\n(needs the \"read\" and \"write\" rights over HTTP and MCP)\n\noptions:\n",
+               op->summary);
+    else
+        printf("\n\n%s\n(needs the \"%s\" right over HTTP and MCP)\n\noptions:\n", op->summary,
+               op->right);
     json_t *props = json_object_get(schema, "properties");
     json_t *req = json_object_get(schema, "required");
     const char *k;

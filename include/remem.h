@@ -745,7 +745,9 @@ REMEM_API void remem_free(void *p);
  */
 typedef struct remem_op_info {
     const char *name;    /* "decision.add" */
-    const char *right;   /* what an API key needs: "read", "write" or "admin" */
+    const char *right;   /* what an API key needs: "read", "write", "read+write"
+                            (a write whose answer shows stored content) or
+                            "admin" */
     const char *summary; /* one line, for --help, MCP and the API description */
     const char *schema;  /* JSON Schema of the arguments (an object); besides
                             the standard keywords, "x-positional": [names]

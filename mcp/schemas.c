@@ -379,9 +379,13 @@ json_t *mcp_op_tool_json(const remem_op_info *op) {
     int ro = !strcmp(op->right, "read");
     char desc[1024];
     snprintf(desc, sizeof desc,
-             "%s (remem's operation \"%s\"; it needs the %s right on the namespace named by "
+             "%s (remem's operation \"%s\"; it needs the %s on the namespace named by "
              "ns. The answer is a JSON object; its text, when it has one, is ready to read.)",
-             op->summary, op->name, op->right);
+             op->summary, op->name,
+             !strcmp(op->right, "read+write") ? "read and write rights"
+             : !strcmp(op->right, "read")     ? "read right"
+             : !strcmp(op->right, "write")    ? "write right"
+                                              : "admin right");
     return json_pack("{s:s, s:s, s:s, s:o, s:{s:s}, s:{s:s, s:b, s:b, s:b, s:b}}", "name", name,
                      "title", op->name, "description", desc, "inputSchema", schema, "outputSchema",
                      "type", "object", "annotations", "title", op->name, "readOnlyHint", ro,

@@ -37,7 +37,10 @@ static int may(const tool_call *c, const char *ns, int right) {
 }
 
 static const char *right_word(int right) {
-    return right == MCP_READ ? "read" : right == MCP_WRITE ? "write" : "admin";
+    return right == MCP_READ                 ? "read"
+           : right == MCP_WRITE              ? "write"
+           : right == (MCP_READ | MCP_WRITE) ? "read and write"
+                                             : "admin";
 }
 
 /* 0 when the caller holds right on ns (NULL: on every namespace); else
@@ -499,9 +502,10 @@ json_t *mcp_tool_list_namespaces(tool_call *c) {
  * "text", when it has one, is what the model reads; the whole answer is
  * structuredContent. */
 json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
-    int right = !strcmp(op->right, "read")    ? MCP_READ
-                : !strcmp(op->right, "write") ? MCP_WRITE
-                                              : MCP_ADMIN;
+    int right = !strcmp(op->right, "read")         ? MCP_READ
+                : !strcmp(op->right, "write")      ? MCP_WRITE
+                : !strcmp(op->right, "read+write") ? MCP_READ | MCP_WRITE
+                                                   : MCP_ADMIN;
     json_t *jns = json_object_get(c->args, "ns");
     if (jns && !json_is_string(jns)) {
         call_fail(c, "argument 'ns' must be a string");

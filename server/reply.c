@@ -92,7 +92,10 @@ void reply_remem_error(reply *rp, remem *db, int rc) {
 }
 
 static const char *right_word(unsigned right) {
-    return right == SERVE_ADMIN ? "administer" : right == SERVE_WRITE ? "write" : "read";
+    return right == SERVE_ADMIN                  ? "administer"
+           : right == SERVE_WRITE                ? "write"
+           : right == (SERVE_READ | SERVE_WRITE) ? "read and write"
+                                                 : "read";
 }
 
 /* 1 if the caller may use ns that way; else a 403 is in rp. */

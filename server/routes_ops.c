@@ -18,6 +18,8 @@
 static unsigned right_of(const char *word) {
     if (!strcmp(word, "read")) return SERVE_READ;
     if (!strcmp(word, "write")) return SERVE_WRITE;
+    /* An operation whose answer shows stored content needs both. */
+    if (!strcmp(word, "read+write")) return SERVE_READ | SERVE_WRITE;
     return SERVE_ADMIN;
 }
 

@@ -81,7 +81,7 @@ static void test_table(void) {
         CHECK(json_is_object(s) &&
               !strcmp(json_string_value(json_object_get(s, "type")), "object"));
         CHECK(!strcmp(ops[i].right, "read") || !strcmp(ops[i].right, "write") ||
-              !strcmp(ops[i].right, "admin"));
+              !strcmp(ops[i].right, "read+write") || !strcmp(ops[i].right, "admin"));
         CHECK(ops[i].summary && strlen(ops[i].summary) > 10);
         CHECK(remem_op_find(ops[i].name) == &ops[i]);
         json_decref(s);

@@ -104,7 +104,7 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
     json_t *res = NULL;
     int rc;
     tm_span *span = eng_tm_call_begin(name);
-    if (off && !strcmp(op->info.right, "write")) {
+    if (off && strstr(op->info.right, "write")) {
         res = json_pack("{s:s, s:s?, s:s, s:s}", "op", name, "ns", ns, "outcome", "dropped", "text",
                         "memory is off: nothing was written");
         rc = res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -14,6 +14,23 @@
 
 #include "lessons/lessons.h"
 
+/* The run's recurrence, counted as the namespace's events are read
+ * (nothing is copied out). */
+typedef struct recur {
+    const char *run, *fp;
+    int repeats, hard;
+} recur;
+
+static int count_in_run(const json_t *meta, void *ctx) {
+    recur *c = ctx;
+    const char *r = lsn_s(meta, "run"), *f = lsn_s(meta, "fingerprint");
+    const char *ch = lsn_s(meta, "channel");
+    if (!r || strcmp(r, c->run)) return 0;
+    c->repeats += f && !strcmp(f, c->fp);
+    c->hard += ch && !strcmp(ch, "hard_failure");
+    return 0;
+}
+
 int lsn_op_event(remem *db, json_t *args, json_t **result) {
     const char *ns = lsn_s(args, "ns"), *domain = lsn_s(args, "domain");
     const char *tool = lsn_s(args, "tool"), *channel = lsn_s(args, "channel");
@@ -25,22 +42,16 @@ int lsn_op_event(remem *db, json_t *args, json_t **result) {
     lsn_fingerprint_of(norm, fp);
 
     /* Recurrence within the run, from the events already kept. */
-    int repeats = 0, hard = !strcmp(channel, "hard_failure");
+    recur rec = {.run = run, .fp = fp, .hard = !strcmp(channel, "hard_failure")};
     lsn_list ev = {0};
-    int rc = run ? lsn_list_kind(db, ns, "error_event", &ev) : REMEM_OK;
+    lsn_list_opts o = {.keep = count_in_run, .ctx = &rec};
+    int rc = run ? lsn_list_where(db, ns, "error_event", &o, &ev) : REMEM_OK;
+    lsn_list_free(&ev);
     if (rc) {
         free(norm);
         return rc;
     }
-    for (size_t i = 0; i < ev.n; i++) {
-        const char *r = lsn_s(ev.v[i].meta, "run");
-        if (!r || strcmp(r, run)) continue;
-        const char *f = lsn_s(ev.v[i].meta, "fingerprint");
-        if (f && !strcmp(f, fp)) repeats++;
-        const char *ch = lsn_s(ev.v[i].meta, "channel");
-        if (ch && !strcmp(ch, "hard_failure")) hard++;
-    }
-    lsn_list_free(&ev);
+    int repeats = rec.repeats, hard = rec.hard;
 
     char id[40], tag[3][300];
     lsn_new_id("evt_", id);
@@ -61,7 +72,7 @@ int lsn_op_event(remem *db, json_t *args, json_t **result) {
     json_object_set_new(meta, "recurrence", json_integer(repeats));
 
     lsn_batch b = {0};
-    rc = lsn_batch_put(&b, ns, id, "error_event", error, meta, 0);
+    rc = lsn_batch_put(&b, ns, id, "error_event", error, meta);
     if (rc) {
         lsn_batch_free(&b);
     } else {

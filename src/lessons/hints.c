@@ -34,7 +34,8 @@ typedef struct cand {
     lsn_rec *r;
     int transfer;
     double fp, tag, text, rel, rec, score;
-    int dropped; /* lost a conflict */
+    int dropped;         /* lost a conflict ... */
+    const char *lost_to; /* ... to this lesson */
 } cand;
 
 static int eligible(const json_t *m) {
@@ -61,31 +62,34 @@ static int wins(const cand *a, const cand *b) {
 }
 
 /* Cosine similarity of the query with each candidate's rule (clamped at
- * 0), through the handle's embedder. */
+ * 0): one dot product (the SIMD kernel of the vector index) of unit
+ * vectors, against the rule's stored vector, so that only the query (and
+ * a rule still waiting for its vector) goes through the embedder. */
 static int similarities(remem *db, const char *query, cand *c, size_t n) {
     int dim = remem_embedder_dim(db);
+    size_t ne = 1;
     const char **texts = calloc(n + 1, sizeof *texts);
-    float *v = malloc((n + 1) * (size_t)dim * sizeof *v);
-    if (!texts || !v) {
-        free(texts);
-        free(v);
-        return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    }
-    texts[0] = query;
-    for (size_t i = 0; i < n; i++) texts[i + 1] = c[i].r->text;
-    int rc = remem_embed(db, texts, n + 1, v);
-    for (size_t i = 0; !rc && i < n; i++) {
-        double dot = 0, qa = 0, qb = 0;
-        const float *a = v, *b = v + (i + 1) * (size_t)dim;
-        for (int d = 0; d < dim; d++) {
-            dot += (double)a[d] * b[d];
-            qa += (double)a[d] * a[d];
-            qb += (double)b[d] * b[d];
+    size_t *slot = calloc(n + 1, sizeof *slot);
+    for (size_t i = 0; texts && slot && i < n; i++)
+        if (!c[i].r->vec) {
+            slot[ne] = i;
+            texts[ne++] = c[i].r->text;
         }
-        double s = qa > 0 && qb > 0 ? dot / sqrt(qa * qb) : 0;
+    float *v = malloc(ne * (size_t)dim * sizeof *v);
+    int rc = texts && slot && v ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (!rc) {
+        texts[0] = query;
+        rc = remem_embed(db, texts, ne, v);
+    }
+    for (size_t j = 0; !rc && j < ne; j++) eng_normalize_vec(v + j * (size_t)dim, dim);
+    for (size_t j = 1; !rc && j < ne; j++) c[slot[j]].r->vec = v + j * (size_t)dim;
+    for (size_t i = 0; !rc && i < n; i++) {
+        double s = flat_dot(v, c[i].r->vec, dim);
         c[i].text = s > 0 ? s : 0;
     }
+    for (size_t j = 1; j < ne; j++) c[slot[j]].r->vec = NULL; /* v is freed here */
     free(texts);
+    free(slot);
     free(v);
     return rc;
 }
@@ -150,44 +154,246 @@ static json_t *hint_json(const cand *c) {
                      c->tag, "text", c->text, "reliability", c->rel, "recency", c->rec);
 }
 
-/* Mark the losers of conflicts among the candidates that passed the
- * score floor; losses are written into their metadata (suppression after
- * LSN_CONFLICT_LOSSES). Returns the array of {"lesson_id","lost_to"}. */
-static json_t *resolve_conflicts(cand *c, size_t n, json_t *suppressed, const char *run,
-                                 int64_t now) {
-    json_t *out = json_array();
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            if (c[i].dropped || c[j].dropped) continue;
-            if (!lsn_has(json_object_get(c[i].r->meta, "conflicts_with"), c[j].r->id) &&
-                !lsn_has(json_object_get(c[j].r->meta, "conflicts_with"), c[i].r->id))
-                continue;
-            cand *lose = wins(&c[i], &c[j]) ? &c[j] : &c[i];
-            cand *win = lose == &c[i] ? &c[j] : &c[i];
-            lose->dropped = 1;
-            json_t *m = lose->r->meta;
-            int64_t losses = lsn_i(m, "conflict_losses", 0) + 1;
-            json_object_set_new(m, "conflict_losses", json_integer(losses));
-            json_array_append_new(
-                out, json_pack("{ss ss}", "lesson_id", lose->r->id, "lost_to", win->r->id));
-            if (losses >= LSN_CONFLICT_LOSSES) {
-                char why[200];
-                snprintf(why, sizeof why, "lost conflict resolution %lld times (last to %s)",
-                         (long long)losses, win->r->id);
-                json_object_set_new(m, "status_reason", json_string(why));
-                json_t *h =
-                    json_pack("{ss ss ss ss so}", "action", "suppress", "from", lsn_s(m, "status"),
-                              "to", "suppressed", "reason", why, "at", lsn_time_json(now));
-                if (run) json_object_set_new(h, "run", json_string(run));
-                json_object_set_new(m, "status", json_string("suppressed"));
-                json_t *sh = json_object_get(m, "status_history");
-                if (!json_is_array(sh)) json_object_set_new(m, "status_history", sh = json_array());
-                json_array_append_new(sh, h);
-                json_array_append_new(
-                    suppressed, json_pack("{ss ss}", "lesson_id", lose->r->id, "reason", why));
+/* A pair of candidates (positions i < j in the ranked list) marked as
+ * conflicting, by either side. */
+typedef struct pair {
+    size_t i, j;
+} pair;
+
+static int pair_cmp(const void *a, const void *b) {
+    const pair *x = a, *y = b;
+    if (x->i != y->i) return x->i < y->i ? -1 : 1;
+    return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* The conflicting pairs among the n ranked candidates, in rank order of
+ * (i, j), each once: a lookup per listed conflict, not a test per pair. */
+static pair *conflict_pairs(cand *c, size_t n, size_t *np) {
+    json_t *at = json_object();
+    size_t cap = 0, k = 0;
+    pair *p = NULL;
+    for (size_t i = 0; at && i < n; i++) json_object_set_new(at, c[i].r->id, json_integer((json_int_t)i));
+    for (size_t i = 0; at && i < n; i++) {
+        size_t x;
+        json_t *e;
+        json_array_foreach(json_object_get(c[i].r->meta, "conflicts_with"), x, e) {
+            json_t *pos = json_object_get(at, json_string_value(e));
+            if (!pos || (size_t)json_integer_value(pos) == i) continue;
+            if (k == cap) {
+                cap = cap ? cap * 2 : 16;
+                pair *q = realloc(p, cap * sizeof *q);
+                if (!q) goto oom;
+                p = q;
             }
+            size_t j = (size_t)json_integer_value(pos);
+            p[k++] = (pair){i < j ? i : j, i < j ? j : i};
         }
+    }
+    if (!at) goto oom;
+    json_decref(at);
+    if (k > 1) qsort(p, k, sizeof *p, pair_cmp);
+    size_t m = 0;
+    for (size_t x = 0; x < k; x++)
+        if (!m || pair_cmp(&p[m - 1], &p[x])) p[m++] = p[x];
+    *np = m;
+    return p ? p : calloc(1, sizeof *p);
+oom:
+    json_decref(at);
+    free(p);
+    return NULL;
+}
+
+/* Mark the losers of conflicts among the candidates that passed the
+ * score floor (their losses are counted when the retrieval is written).
+ * Returns the array of {"lesson_id","lost_to"} (NULL: out of memory). */
+static json_t *resolve_conflicts(cand *c, size_t n) {
+    size_t np = 0;
+    pair *p = conflict_pairs(c, n, &np);
+    json_t *out = p ? json_array() : NULL;
+    for (size_t k = 0; out && k < np; k++) {
+        cand *a = &c[p[k].i], *b = &c[p[k].j];
+        if (a->dropped || b->dropped) continue;
+        cand *lose = wins(a, b) ? b : a;
+        cand *win = lose == a ? b : a;
+        lose->dropped = 1;
+        lose->lost_to = win->r->id;
+        json_array_append_new(out,
+                              json_pack("{ss ss}", "lesson_id", lose->r->id, "lost_to", win->r->id));
+    }
+    free(p);
     return out;
+}
+
+/* ---- the writes: counted in the store, as each lesson is now ---- */
+
+/* One lesson's change by this retrieval: a hint counted, or a conflict
+ * lost (and the suppression it may bring). */
+typedef struct bump {
+    const char *id, *lost_to, *run;
+    int transfer, hint;
+    int64_t now;
+    int suppressed; /* set by the write: this loss suppressed it */
+    char why[200];
+    char actor[512];
+} bump;
+
+static int count_hint(bump *u, json_t *m) {
+    json_object_set_new(m, "retrieval_count", json_integer(lsn_i(m, "retrieval_count", 0) + 1));
+    if (u->transfer)
+        json_object_set_new(m, "transfer_retrieval_count",
+                            json_integer(lsn_i(m, "transfer_retrieval_count", 0) + 1));
+    json_object_set_new(m, "last_retrieved_at", lsn_time_json(u->now));
+    return 1;
+}
+
+/* A lost conflict; at LSN_CONFLICT_LOSSES losses a lesson still offered
+ * (candidate or promoted, not archived) is suppressed, its reason the
+ * history row's actor. */
+static int count_loss(bump *u, json_t *m, int archived, const char **actor) {
+    int64_t losses = lsn_i(m, "conflict_losses", 0) + 1;
+    json_object_set_new(m, "conflict_losses", json_integer(losses));
+    u->suppressed = 0;
+    if (losses < LSN_CONFLICT_LOSSES || archived > 0 || !eligible(m)) return 1;
+    snprintf(u->why, sizeof u->why, "lost conflict resolution %lld times (last to %s)",
+             (long long)losses, u->lost_to);
+    json_t *h = json_pack("{ss ss ss ss so}", "action", "suppress", "from", lsn_s(m, "status"),
+                          "to", "suppressed", "reason", u->why, "at", lsn_time_json(u->now));
+    if (!h) return REMEM_ENOMEM;
+    if (u->run) json_object_set_new(h, "run", json_string(u->run));
+    json_object_set_new(m, "status_reason", json_string(u->why));
+    json_object_set_new(m, "status", json_string("suppressed"));
+    json_t *sh = json_object_get(m, "status_history");
+    if (!json_is_array(sh)) json_object_set_new(m, "status_history", sh = json_array());
+    json_array_append_new(sh, h);
+    snprintf(u->actor, sizeof u->actor, "lesson.hints%s%s%s: suppress: %s", u->run ? " (run " : "",
+             u->run ? u->run : "", u->run ? ")" : "", u->why);
+    *actor = u->actor;
+    u->suppressed = 1;
+    return 1;
+}
+
+static int apply_bump(void *ctx, json_t *m, int archived, const char **actor) {
+    bump *u = ctx;
+    return u->hint ? count_hint(u, m) : count_loss(u, m, archived, actor);
+}
+
+/* The hint log, written after the lessons' changes: the suppressions
+ * they made go into it (and into the answer, log). */
+typedef struct log_fill {
+    bump *u;
+    size_t n;
+    json_t *log;
+} log_fill;
+
+static int fill_log(void *ctx, json_t *m, int archived, const char **actor) {
+    log_fill *f = ctx;
+    (void)archived;
+    (void)actor;
+    json_t *sup = json_array();
+    for (size_t i = 0; sup && i < f->n; i++)
+        if (f->u[i].suppressed)
+            json_array_append_new(sup,
+                                  json_pack("{ss ss}", "lesson_id", f->u[i].id, "reason", f->u[i].why));
+    if (!sup) return REMEM_ENOMEM;
+    json_object_set(m, "suppressed", sup);
+    json_object_set_new(f->log, "suppressed", sup);
+    return 1;
+}
+
+/* The error events with fingerprint ctx (for the query's tags). */
+static int has_fp(const json_t *meta, void *ctx) {
+    const char *f = lsn_s(meta, "fingerprint");
+    return f && !strcmp(f, ctx);
+}
+
+/* The lessons offered to this retrieval, in c (room for ls->n): their
+ * lane set, before scoring. */
+static size_t gather(lsn_list *ls, const char *domain, const char *policy, cand *c) {
+    size_t n = 0;
+    int want_transfer = strcmp(policy, "off") != 0;
+    for (size_t i = 0; i < ls->n; i++) {
+        if (!eligible(ls->v[i].meta) || ls->v[i].archived) continue;
+        const char *d = lsn_s(ls->v[i].meta, "domain_key");
+        int transfer = !d || strcmp(d, domain);
+        if (transfer &&
+            (!want_transfer || json_is_true(json_object_get(ls->v[i].meta, "transfer_blocked"))))
+            continue;
+        c[n].r = &ls->v[i];
+        c[n++].transfer = transfer;
+    }
+    return n;
+}
+
+/* The hints of the ranked candidates c: the strict lane's best k, then
+ * the transfer lane by policy. *weak, *use_transfer: what was decided. */
+static json_t *pick(cand *c, size_t n, int k, const char *policy, int on_error, int *weak,
+                    int *use_transfer) {
+    json_t *hints = json_array();
+    size_t n_strict = 0;
+    double best = 0;
+    for (size_t i = 0; hints && i < n && (int)n_strict < k; i++) {
+        if (c[i].transfer || c[i].dropped) continue;
+        if (!n_strict) best = c[i].score;
+        n_strict++;
+        json_array_append_new(hints, hint_json(&c[i]));
+    }
+    *weak = (int)n_strict < (k < LSN_STRICT_STRONG_N ? k : LSN_STRICT_STRONG_N) ||
+            best < LSN_STRICT_STRONG_SCORE;
+    *use_transfer = !strcmp(policy, "always") || (!strcmp(policy, "auto") && *weak);
+    int quota = on_error ? LSN_TRANSFER_ON_ERROR : LSN_TRANSFER_PRE_RUN, n_transfer = 0;
+    for (size_t i = 0; hints && *use_transfer && i < n && n_transfer < quota; i++) {
+        if (!c[i].transfer || c[i].dropped) continue;
+        /* auto is evidence-gated: the failure's own fingerprint, or a
+         * lesson promoted where it was learned. */
+        if (!strcmp(policy, "auto") && !c[i].fp &&
+            strcmp(lsn_s(c[i].r->meta, "status"), "promoted"))
+            continue;
+        n_transfer++;
+        json_array_append_new(hints, hint_json(&c[i]));
+    }
+    return hints;
+}
+
+/* The retrieval's text: one line, then a line per hint. */
+static char *log_text(const json_t *hints, int on_error, const char *domain, const char *policy,
+                      int weak) {
+    strbuf t;
+    sb_init(&t);
+    sb_printf(&t, "%s hints for %s (policy %s%s): %zu\n", on_error ? "on-error" : "pre-run", domain,
+              policy, weak ? ", strict lane weak" : "", json_array_size(hints));
+    size_t i;
+    json_t *h;
+    json_array_foreach(hints, i, h) {
+        sb_printf(&t, "  [%s] %s %.3f %s\n", lsn_s(h, "lane"), lsn_s(h, "lesson_id"),
+                  lsn_d(h, "score", 0), lsn_s(h, "rule_text"));
+    }
+    return sb_take(&t);
+}
+
+/* Queue the retrieval's writes: each hint counted, each conflict loss,
+ * then the log. u has room for the hints and the losers. */
+static int queue_writes(lsn_batch *b, const char *ns, const json_t *hints, const json_t *conflicts,
+                        bump *u, log_fill *f, const char *run, int64_t now, const char *lid,
+                        const char *text) {
+    size_t n = 0, i;
+    json_t *h;
+    int rc = REMEM_OK;
+    json_array_foreach(hints, i, h) {
+        u[n] = (bump){.id = lsn_s(h, "lesson_id"), .run = run, .hint = 1, .now = now,
+                      .transfer = !strcmp(lsn_s(h, "lane"), "transfer")};
+        if (!rc) rc = lsn_batch_change(b, ns, u[n].id, "lesson", NULL, NULL, apply_bump, &u[n]);
+        n++;
+    }
+    json_array_foreach(conflicts, i, h) {
+        u[n] = (bump){.id = lsn_s(h, "lesson_id"), .lost_to = lsn_s(h, "lost_to"), .run = run,
+                      .now = now};
+        if (!rc) rc = lsn_batch_change(b, ns, u[n].id, "lesson", NULL, NULL, apply_bump, &u[n]);
+        n++;
+    }
+    f->u = u;
+    f->n = n;
+    if (!rc) rc = lsn_batch_change(b, ns, lid, "hint_log", text, f->log, fill_log, f);
+    return rc;
 }
 
 int lsn_op_hints(remem *db, json_t *args, json_t **result) {
@@ -206,39 +412,28 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
         free(norm);
         fp = fpbuf;
     }
-    lsn_list ls = {0}, ev = {0};
-    lsn_batch b = {0};
-    cand *c = NULL;
-    json_t *qtags = NULL, *hints = json_array(), *suppressed = json_array(), *conflicts = NULL;
-    int rc = lsn_list_kind(db, ns, "lesson", &ls);
-    if (!rc) rc = lsn_list_kind(db, ns, "error_event", &ev);
-    if (rc) goto out;
-    qtags = query_tags(args, &ev, fp);
-    c = calloc(ls.n + 1, sizeof *c);
-    if (!c) {
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        goto out;
-    }
-    size_t n = 0;
-    int want_transfer = strcmp(policy, "off") != 0;
-    for (size_t i = 0; i < ls.n; i++) {
-        if (!eligible(ls.v[i].meta) || ls.v[i].archived) continue;
-        const char *d = lsn_s(ls.v[i].meta, "domain_key");
-        int transfer = !d || strcmp(d, domain);
-        if (transfer &&
-            (!want_transfer || json_is_true(json_object_get(ls.v[i].meta, "transfer_blocked"))))
-            continue;
-        c[n].r = &ls.v[i];
-        c[n++].transfer = transfer;
-    }
     strbuf q;
     sb_init(&q);
     if (task) sb_puts(&q, task);
     if (error) sb_printf(&q, "%s%s", q.len ? " " : "", error);
     int has_text = q.len > 0;
-    if (has_text && n) rc = similarities(db, q.data, c, n);
-    sb_free(&q);
+    lsn_list ls = {0}, ev = {0};
+    lsn_batch b = {0};
+    cand *c = NULL;
+    bump *u = NULL;
+    char *text = NULL;
+    json_t *qtags = NULL, *hints = NULL, *conflicts = NULL, *log = NULL;
+    /* Read, not changed: the cache's metadata and vectors, not copies. */
+    lsn_list_opts lo = {.with_vec = has_text, .borrow = 1, .any_order = 1};
+    lsn_list_opts eo = {.keep = has_fp, .ctx = (void *)fp};
+    int rc = lsn_list_where(db, ns, "lesson", &lo, &ls);
+    if (!rc && fp) rc = lsn_list_where(db, ns, "error_event", &eo, &ev);
     if (rc) goto out;
+    qtags = query_tags(args, &ev, fp);
+    if (!(c = calloc(ls.n + 1, sizeof *c))) goto oom;
+    size_t n = gather(&ls, domain, policy, c);
+    /* Nothing is locked here: the embedder runs while others write. */
+    if (has_text && n && (rc = similarities(db, q.data, c, n))) goto out;
     int64_t now = util_now_ms();
     for (size_t i = 0; i < n; i++) score(&c[i], fp, qtags, has_text, now);
     /* The floor first, then conflicts among what would be offered. */
@@ -247,101 +442,43 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
         if (c[i].score >= LSN_MIN_SCORE) c[m++] = c[i];
     n = m;
     qsort(c, n, sizeof *c, cand_cmp);
-    conflicts = resolve_conflicts(c, n, suppressed, run, now);
+    if (!(conflicts = resolve_conflicts(c, n))) goto oom;
+    int weak, use_transfer;
+    if (!(hints = pick(c, n, k, policy, on_error, &weak, &use_transfer))) goto oom;
 
-    /* The strict lane. */
-    size_t n_strict = 0;
-    double best = 0;
-    for (size_t i = 0; i < n && (int)n_strict < k; i++) {
-        if (c[i].transfer || c[i].dropped) continue;
-        if (!n_strict) best = c[i].score;
-        n_strict++;
-        json_array_append_new(hints, hint_json(&c[i]));
-    }
-    int weak = (int)n_strict < (k < LSN_STRICT_STRONG_N ? k : LSN_STRICT_STRONG_N) ||
-               best < LSN_STRICT_STRONG_SCORE;
-    int use_transfer = !strcmp(policy, "always") || (!strcmp(policy, "auto") && weak);
-    int quota = on_error ? LSN_TRANSFER_ON_ERROR : LSN_TRANSFER_PRE_RUN, n_transfer = 0;
-    for (size_t i = 0; use_transfer && i < n && n_transfer < quota; i++) {
-        if (!c[i].transfer || c[i].dropped) continue;
-        /* auto is evidence-gated: the failure's own fingerprint, or a
-         * lesson promoted where it was learned. */
-        if (!strcmp(policy, "auto") && !c[i].fp &&
-            strcmp(lsn_s(c[i].r->meta, "status"), "promoted"))
-            continue;
-        n_transfer++;
-        json_array_append_new(hints, hint_json(&c[i]));
-    }
-
-    /* Count the retrievals, keep the losers' counts, log the retrieval. */
-    size_t i;
-    json_t *h;
-    json_array_foreach(hints, i, h) {
-        lsn_rec *r = lsn_find(&ls, lsn_s(h, "lesson_id"));
-        json_object_set_new(r->meta, "retrieval_count",
-                            json_integer(lsn_i(r->meta, "retrieval_count", 0) + 1));
-        if (!strcmp(lsn_s(h, "lane"), "transfer"))
-            json_object_set_new(r->meta, "transfer_retrieval_count",
-                                json_integer(lsn_i(r->meta, "transfer_retrieval_count", 0) + 1));
-        json_object_set_new(r->meta, "last_retrieved_at", lsn_time_json(now));
-        rc = lsn_batch_put(&b, ns, r->id, "lesson", r->text, r->meta, r->created_at);
-        if (rc) break;
-    }
-    json_array_foreach(conflicts, i, h) {
-        lsn_rec *r = lsn_find(&ls, lsn_s(h, "lesson_id"));
-        if (strcmp(lsn_s(r->meta, "status"), "suppressed") && !rc)
-            rc = lsn_batch_put(&b, ns, r->id, "lesson", r->text, r->meta, r->created_at);
-    }
     char lid[40];
     lsn_new_id("hnt_", lid);
-    json_t *log =
-        json_pack("{ss ss ss ss sb sb sO sO sO sO}", "hint_log_id", lid, "domain_key", domain,
-                  "mode", on_error ? "on_error" : "pre_run", "policy", policy, "strict_weak", weak,
-                  "transfer_considered", use_transfer, "hints", hints, "conflicts", conflicts,
-                  "suppressed", suppressed, "query_tags", qtags);
+    log = json_pack("{ss ss ss ss sb sb sO sO s[] sO}", "hint_log_id", lid, "domain_key", domain,
+                    "mode", on_error ? "on_error" : "pre_run", "policy", policy, "strict_weak",
+                    weak, "transfer_considered", use_transfer, "hints", hints, "conflicts",
+                    conflicts, "suppressed", "query_tags", qtags);
+    if (!log) goto oom;
     if (fp) json_object_set_new(log, "fingerprint", json_string(fp));
     if (run) json_object_set_new(log, "run", json_string(run));
     if (json_object_get(args, "step"))
         json_object_set_new(log, "step", json_integer(lsn_i(args, "step", 0)));
     if (task) json_object_set_new(log, "task", json_string(task));
-    strbuf t;
-    sb_init(&t);
-    sb_printf(&t, "%s hints for %s (policy %s%s): %zu\n", on_error ? "on-error" : "pre-run", domain,
-              policy, weak ? ", strict lane weak" : "", json_array_size(hints));
-    json_array_foreach(hints, i, h) {
-        sb_printf(&t, "  [%s] %s %.3f %s\n", lsn_s(h, "lane"), lsn_s(h, "lesson_id"),
-                  lsn_d(h, "score", 0), lsn_s(h, "rule_text"));
-    }
-    if (!rc) rc = lsn_batch_put(&b, ns, lid, "hint_log", t.data ? t.data : "hints", log, 0);
-    if (rc) {
-        sb_free(&t);
-        json_decref(log);
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        goto out;
-    }
-    rc = lsn_batch_commit(db, &b);
-    /* Suppressed by conflict: each its own write, the reason as actor. */
-    json_array_foreach(suppressed, i, h) {
-        if (rc) break;
-        lsn_rec *r = lsn_find(&ls, lsn_s(h, "lesson_id"));
-        char actor[512];
-        snprintf(actor, sizeof actor, "lesson.hints%s%s%s: suppress: %s", run ? " (run " : "",
-                 run ? run : "", run ? ")" : "", lsn_s(h, "reason"));
-        rc = lsn_write_status(db, ns, r->id, r->meta, actor);
-    }
-    if (!rc) {
-        json_object_set_new(log, "text", json_string(t.data ? t.data : ""));
-        *result = log;
-    } else {
-        json_decref(log);
-    }
-    sb_free(&t);
+    text = log_text(hints, on_error, domain, policy, weak);
+    u = calloc(json_array_size(hints) + json_array_size(conflicts) + 1, sizeof *u);
+    log_fill f = {.log = log};
+    if (!text || !u || queue_writes(&b, ns, hints, conflicts, u, &f, run, now, lid, text)) goto oom;
+    /* Counted in the store, as each lesson is at that moment. */
+    if ((rc = lsn_batch_commit(db, &b))) goto out;
+    json_object_set_new(log, "text", json_string(text));
+    *result = log;
+    log = NULL;
+    goto out;
+oom:
+    rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 out:
+    sb_free(&q);
     lsn_batch_free(&b);
     free(c);
+    free(u);
+    free(text);
+    json_decref(log);
     json_decref(qtags);
     json_decref(hints);
-    json_decref(suppressed);
     json_decref(conflicts);
     lsn_list_free(&ls);
     lsn_list_free(&ev);

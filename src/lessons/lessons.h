@@ -76,39 +76,98 @@ typedef struct lsn_rec {
     json_t *meta; /* owned; an object */
     int64_t created_at, updated_at;
     int archived; /* the memory is in tier "archived" (remem forget) */
+    /* Its stored unit vector (lsn_list_opts.with_vec), NULL if none: owned,
+     * or borrowed from the cache (lsn_list_opts.borrow). */
+    const float *vec;
 } lsn_rec;
 
 typedef struct lsn_list {
     lsn_rec *v;
     size_t n;
+    json_t *index; /* id -> position in v, for lsn_find */
+    int borrowed;  /* metas shared with the cache, vectors pointing into it */
 } lsn_list;
 
-/* Every valid memory of kind in ns, in the order written (rowid order).
- * A namespace that does not exist gives an empty list. */
+/* What lsn_list_where copies: only the memories whose metadata keep
+ * accepts (NULL: all), with their vectors when with_vec. borrow: no copy
+ * of the metadata (a reference to the cache's: read it, never change it)
+ * nor of the vectors (valid until the next write through the handle). */
+typedef struct lsn_list_opts {
+    int (*keep)(const json_t *meta, void *ctx);
+    void *ctx;
+    int with_vec, borrow;
+    int any_order; /* not sorted in the order written (the caller ranks them) */
+} lsn_list_opts;
+
+/* Every valid memory of kind in ns, in the order written (creation, then
+ * id). A namespace that does not exist gives an empty list. Linear in the
+ * namespace's rows (read from the engine's cache, not the store). */
 int lsn_list_kind(remem *db, const char *ns, const char *kind, lsn_list *out);
+int lsn_list_where(remem *db, const char *ns, const char *kind, const lsn_list_opts *o,
+                   lsn_list *out);
 void lsn_list_free(lsn_list *l);
-/* The record of id in l, or NULL. */
+/* The record of id in l, or NULL (a hash lookup). */
 lsn_rec *lsn_find(lsn_list *l, const char *id);
 
-/* A batch of memories to write in one transaction (upserts by id). */
-typedef struct lsn_batch {
-    remem_memory *m;
-    char **own; /* strings the batch owns (freed with it) */
-    size_t n, cap, n_own, cap_own;
-} lsn_batch;
-/* Queue (ns, id, kind, text, meta): meta is rendered now (the batch owns
- * the text). created_at 0: now, or the existing row's. */
+/* An operation's writes, applied in one store transaction that holds the
+ * namespace's write lock only for the writes themselves: every new text
+ * is embedded before it begins, and every change is applied to the record
+ * as stored at that moment (read again inside the transaction), never to
+ * the copy the operation read before. So concurrent operations (threads
+ * or processes) lose no count, and the fields an operation does not own
+ * (importance, tier, text, other operations' counters) stay as they are.
+ *
+ * A change function edits meta (the stored metadata, a copy) in place and
+ * returns 1 when it changed something, 0 when there is nothing to write,
+ * or a negative REMEM_E* status. archived: 1 when the memory is in tier
+ * "archived" now (no status change may revive it), 0 when it is not, -1
+ * when meta is a new record's, about to be inserted. *actor (may stay
+ * NULL; must outlive the commit) becomes the history row's actor: the
+ * reason of a status change. */
+typedef int (*lsn_change_fn)(void *ctx, json_t *meta, int archived, const char **actor);
+
+typedef struct lsn_write {
+    char *ns, *id, *kind, *text;
+    json_t *meta_new; /* the metadata of a new record (NULL: a change only) */
+    lsn_change_fn fn; /* applied to the stored record, or to meta_new (may be NULL) */
+    void *ctx;
+    char *exists_msg; /* a new record whose id is taken: fail with this */
+} lsn_write;
+
+typedef struct lsn_batch lsn_batch;
+struct lsn_batch {
+    lsn_write *w;
+    size_t n, cap;
+    /* Optional: run inside the transaction, once the namespace of the
+     * first write is locked and before any write, so that what it reads
+     * (lsn_list_*) no other writer can change until the commit; it may
+     * queue changes (lsn_batch_change without meta_new), not new records.
+     * No embedder or LLM call belongs here. */
+    int (*inside)(remem *db, lsn_batch *b, void *ctx);
+    void *inside_ctx;
+};
+/* Queue a new record (ns, id, kind, text, meta; meta is copied): inserted,
+ * or, when its id is taken, replacing the record stored under it. */
 int lsn_batch_put(lsn_batch *b, const char *ns, const char *id, const char *kind, const char *text,
-                  const json_t *meta, int64_t created_at);
+                  const json_t *meta);
+/* Queue a change of the stored record id: fn on its metadata when it
+ * exists and is valid (nothing when it does not); with meta_new (copied),
+ * a record missing then is inserted with fn applied to meta_new. */
+int lsn_batch_change(lsn_batch *b, const char *ns, const char *id, const char *kind,
+                     const char *text, const json_t *meta_new, lsn_change_fn fn, void *ctx);
+/* The last queued record must be new: when its id is taken, the commit
+ * fails with msg (REMEM_EINVAL) and writes nothing. */
+int lsn_batch_unique(lsn_batch *b, const char *msg);
 /* Write everything queued, all or nothing; frees the batch either way. */
 int lsn_batch_commit(remem *db, lsn_batch *b);
 void lsn_batch_free(lsn_batch *b);
 
-/* Write a lesson whose status changed: its own transaction, whose
- * history row's actor is the reason ("lesson.outcome: promoted: utility
- * 0.41 >= 0.20 ..."), so `remem history` shows why. */
-int lsn_write_status(remem *db, const char *ns, const char *id, const json_t *meta,
-                     const char *reason);
+/* A set of strings (a JSON object used as one) of the strings in array a:
+ * membership in O(1) where lsn_has scans. New reference (NULL: ENOMEM). */
+json_t *lsn_set_of(const json_t *a);
+/* Append to array into each non-empty string of from that set (into's
+ * strings, kept in step) lacks. Linear. */
+void lsn_unite(json_t *into, const json_t *from, json_t *set);
 
 /* A fresh time-ordered id with a prefix ("evt_..."), in buf (>= 40). */
 void lsn_new_id(const char *prefix, char buf[40]);

@@ -20,27 +20,11 @@
     "\"" name "\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1," \
     "\"maxLength\":256},\"description\":\"" what "\"}"
 
-/* The lesson operations read a namespace's lessons, change their counters
- * and statuses, and write them back. Within one process (a server's
- * threads) they take turns, so that two concurrent hints or outcomes never
- * lose each other's counts. Two processes (servers on one PostgreSQL
- * database) can still lose a retrieval count when they race on the same
- * lesson: docs/lessons.md says so. */
-#include <pthread.h>
-static pthread_mutex_t lsn_turn = PTHREAD_MUTEX_INITIALIZER;
-#define LOCKED(fn)                                                  \
-    static int fn##_locked(remem *db, json_t *args, json_t **res) { \
-        pthread_mutex_lock(&lsn_turn);                              \
-        int rc = fn(db, args, res);                                 \
-        pthread_mutex_unlock(&lsn_turn);                            \
-        return rc;                                                  \
-    }
-LOCKED(lsn_op_event)
-LOCKED(lsn_op_add)
-LOCKED(lsn_op_hints)
-LOCKED(lsn_op_outcome)
-LOCKED(lsn_op_validate)
-
+/* No lock here: each operation reads without one, embeds without one,
+ * and writes in one store transaction that changes the fields it owns on
+ * the lessons as stored then (records.c), so concurrent calls, in one
+ * process or several, lose no count, and another namespace never waits
+ * for them. */
 const engine_op lesson_ops[] = {
     {{"lesson.event", "write",
       "Record a runtime failure (ErrorEvent) and print its fingerprint and system tags.",
@@ -59,7 +43,7 @@ const engine_op lesson_ops[] = {
       "\"task\":{\"type\":\"string\",\"maxLength\":4096,\"description\":\"the task text\"},"
       "\"session\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"chat session "
       "id\"}," RUN "," STEP "}}"},
-     lsn_op_event_locked},
+     lsn_op_event},
     {{"lesson.add", "write",
       "Store a lesson (seed 002's schema); the same rule for the same domain merges.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"domain\",\"rule\"],\"properties\":{" NS
@@ -87,8 +71,8 @@ const engine_op lesson_ops[] = {
                                                                          "conflicts_with",
                                                                          "ids of lessons this one "
                                                                          "contradicts") "}}"},
-     lsn_op_add_locked},
-    {{"lesson.hints", "write",
+     lsn_op_add},
+    {{"lesson.hints", "read+write",
       "Lessons for a pre-run or on-error retrieval: strict lane first, transfer lane by "
       "policy.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"domain\"],\"properties\":{" NS "," DOMAIN ","
@@ -110,7 +94,7 @@ const engine_op lesson_ops[] = {
                                        "\"k\":{\"type\":\"integer\",\"minimum\":1,"
                                        "\"maximum\":50,\"description\":\"strict hints at "
                                        "most (default 3)\"}," RUN "," STEP "}}"},
-     lsn_op_hints_locked},
+     lsn_op_hints},
     {{"lesson.outcome", "write",
       "Close a run naming its injected lessons; measure utility, promote and suppress.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"run\",\"domain\",\"result\"],"
@@ -132,7 +116,7 @@ const engine_op lesson_ops[] = {
                                                       "\"session\":{\"type\":\"string\","
                                                       "\"maxLength\":256,\"description\":"
                                                       "\"chat session id\"}}}"},
-     lsn_op_outcome_locked},
+     lsn_op_outcome},
     {{"lesson.validate", "write",
       "Structural validation of a tool input against its schema, with the same-step retry "
       "cap.",
@@ -147,7 +131,7 @@ const engine_op lesson_ops[] = {
       "--run)\"}," RUN "," STEP
       ",\"tool\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"the tool "
       "the input is for\"}}}"},
-     lsn_op_validate_locked},
+     lsn_op_validate},
     {{"timeline", "read",
       "A run's steps and memory decisions: attempts, decisions or summary view.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS ","

@@ -132,36 +132,55 @@ static void set_status(json_t *m, const char *to, const char *why, const char *r
     json_array_append_new(changes, h);
 }
 
-/* Measure lesson m and change its status when the policy says so. */
-static void judge(json_t *m, const char *id, lsn_list *runs, const char *run, int64_t now,
-                  json_t *changes) {
+/* One lesson's measurement over the closed runs (read under the
+ * namespace's lock), and what its write did. */
+typedef struct judged {
+    const char *id, *run;
     stats s;
-    strict_stats(m, id, runs, &s);
-    size_t tn = 0, th = 0, tx = 0;
-    double tu = transfer_utility(id, lsn_s(m, "domain_key"), runs, &tn, &th, &tx);
-    json_object_set_new(m, "utility", isnan(s.utility) ? json_null() : json_real(s.utility));
-    json_object_set_new(m, "transfer_utility", isnan(tu) ? json_null() : json_real(tu));
+    size_t tn, th, tx;
+    double tu;
+    int64_t now;
+    json_t *changes; /* the status changes of the whole outcome (shared) */
+    char actor[512];
+} judged;
+
+static void measure(judged *j, const json_t *m, lsn_list *runs) {
+    strict_stats(m, j->id, runs, &j->s);
+    j->tu = transfer_utility(j->id, lsn_s(m, "domain_key"), runs, &j->tn, &j->th, &j->tx);
+}
+
+/* The measurement's fields: owned by the outcome, recomputed from the runs. */
+static void set_measured(json_t *m, const judged *j) {
+    const stats *s = &j->s;
+    json_object_set_new(m, "utility", isnan(s->utility) ? json_null() : json_real(s->utility));
+    json_object_set_new(m, "transfer_utility", isnan(j->tu) ? json_null() : json_real(j->tu));
     json_object_set_new(m, "relevant_runs",
-                        json_pack("{si si si sf}", "with", (int)s.with, "without", (int)s.without,
-                                  "transfer", (int)tn, "baseline", s.baseline));
+                        json_pack("{si si si sf}", "with", (int)s->with, "without", (int)s->without,
+                                  "transfer", (int)j->tn, "baseline", s->baseline));
     /* Home and away are counted apart: a lesson that misleads another
      * domain is not less reliable where it was learned. */
-    json_object_set_new(m, "helpful_count", json_integer((json_int_t)s.helpful));
-    json_object_set_new(m, "harmful_count", json_integer((json_int_t)s.harmful));
-    json_object_set_new(m, "transfer_helpful_count", json_integer((json_int_t)th));
-    json_object_set_new(m, "transfer_harmful_count", json_integer((json_int_t)tx));
+    json_object_set_new(m, "helpful_count", json_integer((json_int_t)s->helpful));
+    json_object_set_new(m, "harmful_count", json_integer((json_int_t)s->harmful));
+    json_object_set_new(m, "transfer_helpful_count", json_integer((json_int_t)j->th));
+    json_object_set_new(m, "transfer_harmful_count", json_integer((json_int_t)j->tx));
+}
+
+/* The status the policy gives lesson m now (its status and retrieval
+ * counts as stored at this moment): the change made, or nothing. */
+static void decide(json_t *m, judged *j) {
+    const stats *s = &j->s;
     const char *st = lsn_s(m, "status");
     if (!st || (strcmp(st, "candidate") && strcmp(st, "promoted"))) return;
     int64_t tretrieved = lsn_i(m, "transfer_retrieval_count", 0);
     int64_t retrieved = lsn_i(m, "retrieval_count", 0) - tretrieved; /* in the strict lane */
     char why[300];
-    if (!isnan(s.utility) && retrieved >= LSN_SUPPRESS_RETRIEVALS && s.utility <= 0) {
+    if (!isnan(s->utility) && retrieved >= LSN_SUPPRESS_RETRIEVALS && s->utility <= 0) {
         snprintf(why, sizeof why,
                  "utility %.3f <= 0 over %zu relevant runs with it (baseline %.3f over %zu), "
                  "retrieved %lld times in its domain",
-                 s.utility, s.with, s.baseline, s.without, (long long)retrieved);
-        set_status(m, "suppressed", why, run, now, changes);
-    } else if (!isnan(tu) && tretrieved >= LSN_TRANSFER_RETRIEVALS && tu <= 0 &&
+                 s->utility, s->with, s->baseline, s->without, (long long)retrieved);
+        set_status(m, "suppressed", why, j->run, j->now, j->changes);
+    } else if (!isnan(j->tu) && tretrieved >= LSN_TRANSFER_RETRIEVALS && j->tu <= 0 &&
                !json_is_true(json_object_get(m, "transfer_blocked"))) {
         /* Suppressed in the transfer lane, after fewer retrievals than the
          * strict lane needs; at home the lesson keeps its status, which
@@ -169,154 +188,196 @@ static void judge(json_t *m, const char *id, lsn_list *runs, const char *run, in
         snprintf(why, sizeof why,
                  "transfer lane: utility %.3f <= 0 over %zu runs of other domains, retrieved "
                  "there %lld times",
-                 tu, tn, (long long)tretrieved);
+                 j->tu, j->tn, (long long)tretrieved);
         json_object_set_new(m, "transfer_blocked", json_true());
-        set_status(m, st, why, run, now, changes);
-    } else if (!strcmp(st, "candidate") && s.with >= LSN_PROMOTE_RUNS &&
-               s.utility >= LSN_PROMOTE_UTILITY && !s.regression) {
+        set_status(m, st, why, j->run, j->now, j->changes);
+    } else if (!strcmp(st, "candidate") && s->with >= LSN_PROMOTE_RUNS &&
+               s->utility >= LSN_PROMOTE_UTILITY && !s->regression) {
         snprintf(why, sizeof why,
                  "utility %.3f >= %.2f over %zu relevant runs with it (baseline %.3f over %zu), "
                  "no major regression",
-                 s.utility, LSN_PROMOTE_UTILITY, s.with, s.baseline, s.without);
-        set_status(m, "promoted", why, run, now, changes);
+                 s->utility, LSN_PROMOTE_UTILITY, s->with, s->baseline, s->without);
+        set_status(m, "promoted", why, j->run, j->now, j->changes);
     }
 }
 
-int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
-    const char *ns = lsn_s(args, "ns"), *run = lsn_s(args, "run");
-    const char *domain = lsn_s(args, "domain"), *res = lsn_s(args, "result");
-    json_t *named_ids = json_object_get(args, "lessons");
-    double sc = lsn_d(args, "score", !strcmp(res, "pass") ? 1.0 : 0.0);
-    lsn_list ls = {0}, runs = {0}, logs = {0};
-    lsn_batch b = {0};
-    json_t *rmeta = NULL, *changes = json_array();
-    char rid[300];
-    snprintf(rid, sizeof rid, "run_%s", run);
-    int rc = lsn_list_kind(db, ns, "lesson", &ls);
-    if (!rc) rc = lsn_list_kind(db, ns, "run", &runs);
-    if (!rc) rc = lsn_list_kind(db, ns, "hint_log", &logs);
-    if (rc) goto out;
-    if (lsn_find(&runs, rid)) {
-        rc = eng_fail(db, REMEM_EINVAL, "run %s is already closed", run);
-        goto out;
+/* The write of one lesson: its measurement, then its status decided on
+ * the lesson as stored (an archived lesson keeps its status and tier). */
+static int apply_judged(void *ctx, json_t *m, int archived, const char **actor) {
+    judged *j = ctx;
+    json_t *before = json_deep_copy(m);
+    if (!before) return REMEM_ENOMEM;
+    size_t n_changes = json_array_size(j->changes);
+    set_measured(m, j);
+    if (archived <= 0) decide(m, j);
+    int changed = !json_equal(before, m);
+    json_decref(before);
+    if (!changed) return 0;
+    json_object_set_new(m, "updated_at", lsn_time_json(j->now));
+    json_t *last = json_array_get(j->changes, n_changes);
+    if (last) {
+        snprintf(j->actor, sizeof j->actor, "lesson.outcome (run %s): %s: %s", j->run,
+                 lsn_s(last, "action"), lsn_s(last, "reason"));
+        *actor = j->actor;
     }
+    return 1;
+}
+
+/* The outcome's state, for its hook inside the transaction. */
+typedef struct closing {
+    const char *ns, *run, *domain, *rid;
+    json_t *named, *rmeta, *changes;
+    judged *j;
+    size_t n_j;
+    int64_t now;
+    lsn_list ls, runs;
+} closing;
+
+/* Inside the transaction: the lessons and runs as committed (no other
+ * writer of the namespace until the commit), this run added, and each
+ * lesson of the run's domain or named by it measured and queued. */
+static int close_inside(remem *db, lsn_batch *b, void *ctx) {
+    closing *cl = ctx;
+    lsn_list_opts ro = {.borrow = 1}; /* read, never changed */
+    int rc = lsn_list_where(db, cl->ns, "lesson", &ro, &cl->ls);
+    if (!rc) rc = lsn_list_where(db, cl->ns, "run", &ro, &cl->runs);
+    if (rc) return rc;
+    lsn_rec *nr = realloc(cl->runs.v, (cl->runs.n + 1) * sizeof *nr);
+    if (!nr) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    cl->runs.v = nr;
+    nr[cl->runs.n++] = (lsn_rec){.id = strdup(cl->rid),
+                                 .text = strdup(""),
+                                 .meta = json_incref(cl->rmeta),
+                                 .created_at = cl->now,
+                                 .updated_at = cl->now};
+    if (!nr[cl->runs.n - 1].id || !nr[cl->runs.n - 1].text ||
+        !(cl->j = calloc(cl->ls.n + 1, sizeof *cl->j)))
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    for (size_t k = 0; k < cl->ls.n; k++) {
+        const json_t *m = cl->ls.v[k].meta;
+        const char *d = lsn_s(m, "domain_key");
+        if (!(d && !strcmp(d, cl->domain)) && !lsn_has(cl->named, cl->ls.v[k].id)) continue;
+        judged *j = &cl->j[cl->n_j++];
+        *j = (judged){.id = cl->ls.v[k].id, .run = cl->run, .now = cl->now,
+                      .changes = cl->changes};
+        measure(j, m, &cl->runs);
+        if (lsn_batch_change(b, cl->ns, j->id, "lesson", NULL, NULL, apply_judged, j))
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
+    return REMEM_OK;
+}
+
+/* The hint logs of run ctx (the lanes its lessons ran in). */
+static int of_run(const json_t *meta, void *ctx) {
+    const char *r = lsn_s(meta, "run");
+    return r && !strcmp(r, ctx);
+}
+
+/* The lane each named lesson ran in: the run's hint logs say; a lesson
+ * injected without a logged retrieval is strict at home, else transfer. */
+static json_t *lanes_of(const json_t *named_ids, lsn_list *logs, lsn_list *ls, const char *domain) {
+    json_t *lanes = json_object();
     size_t i;
     json_t *e;
     json_array_foreach(named_ids, i, e) {
-        if (!lsn_find(&ls, json_string_value(e))) {
-            rc =
-                eng_fail(db, REMEM_EINVAL, "lessons: no lesson %s in %s", json_string_value(e), ns);
-            goto out;
-        }
-    }
-    /* The lane each named lesson ran in: the run's hint logs say; a lesson
-     * injected without a logged retrieval is strict at home, else transfer. */
-    json_t *lanes = json_object();
-    json_array_foreach(named_ids, i, e) {
         const char *id = json_string_value(e);
         const char *lane = NULL;
-        for (size_t k = 0; k < logs.n; k++) {
-            const char *lr = lsn_s(logs.v[k].meta, "run");
-            if (!lr || strcmp(lr, run)) continue;
+        for (size_t k = 0; k < logs->n; k++) {
             size_t j;
             json_t *h;
-            json_array_foreach(json_object_get(logs.v[k].meta, "hints"), j, h) {
+            json_array_foreach(json_object_get(logs->v[k].meta, "hints"), j, h) {
                 const char *hid = lsn_s(h, "lesson_id");
                 if (hid && !strcmp(hid, id) && (!lane || !strcmp(lsn_s(h, "lane"), "transfer")))
                     lane = lsn_s(h, "lane");
             }
         }
         if (!lane) {
-            const char *d = lsn_s(lsn_find(&ls, id)->meta, "domain_key");
+            const char *d = lsn_s(lsn_find(ls, id)->meta, "domain_key");
             lane = d && !strcmp(d, domain) ? "strict" : "transfer";
         }
         json_object_set_new(lanes, id, json_string(lane));
     }
-    int64_t now = util_now_ms();
-    rmeta = json_pack("{ss ss ss sf so so so}", "run", run, "domain_key", domain, "result", res,
-                      "score", sc, "lessons", named_ids ? json_incref(named_ids) : json_array(),
-                      "lanes", lanes, "closed_at", lsn_time_json(now));
+    return lanes;
+}
+
+/* The run's record: result, score, lessons and their lanes. */
+static json_t *run_record(json_t *args, json_t *lanes, double sc, int64_t now) {
+    json_t *named = json_object_get(args, "lessons");
+    json_t *r = json_pack("{ss ss ss sf so so so}", "run", lsn_s(args, "run"), "domain_key",
+                          lsn_s(args, "domain"), "result", lsn_s(args, "result"), "score", sc,
+                          "lessons", named ? json_incref(named) : json_array(), "lanes", lanes,
+                          "closed_at", lsn_time_json(now));
+    if (!r) return NULL;
     if (json_object_get(args, "steps"))
-        json_object_set_new(rmeta, "steps", json_integer(lsn_i(args, "steps", 0)));
+        json_object_set_new(r, "steps", json_integer(lsn_i(args, "steps", 0)));
     const char *opt[] = {"task_cluster", "session"};
     for (size_t k = 0; k < 2; k++)
         if (lsn_str(args, opt[k], NULL))
-            json_object_set_new(rmeta, opt[k], json_string(lsn_str(args, opt[k], NULL)));
-    /* Judge with this run counted: add it to the list as it will be kept. */
-    lsn_rec *nr = realloc(runs.v, (runs.n + 1) * sizeof *runs.v);
-    if (!nr) {
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        goto out;
-    }
-    runs.v = nr;
-    runs.v[runs.n++] = (lsn_rec){.id = strdup(rid),
-                                 .text = strdup(""),
-                                 .meta = json_incref(rmeta),
-                                 .created_at = now,
-                                 .updated_at = now};
-    if (!runs.v[runs.n - 1].id || !runs.v[runs.n - 1].text) {
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t k = 0; k < ls.n; k++) {
-        json_t *m = ls.v[k].meta;
-        const char *d = lsn_s(m, "domain_key");
-        if (!(d && !strcmp(d, domain)) && !lsn_has(named_ids, ls.v[k].id)) continue;
-        char *before = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
-        size_t n_changes = json_array_size(changes);
-        judge(m, ls.v[k].id, &runs, run, now, changes);
-        char *after = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
-        if (json_array_size(changes) > n_changes) {
-            /* Written after the run, with the reason as the history row's
-             * actor (a failure in between is healed by the next outcome,
-             * which judges again from the runs). */
-            json_object_set_new(m, "updated_at", lsn_time_json(now));
-        } else if (!before || !after || strcmp(before, after)) {
-            json_object_set_new(m, "updated_at", lsn_time_json(now));
-            if (!rc)
-                rc = lsn_batch_put(&b, ns, ls.v[k].id, "lesson", ls.v[k].text, m,
-                                   ls.v[k].created_at);
-        }
-        free(before);
-        free(after);
-    }
-    char text[400];
-    snprintf(text, sizeof text, "run %s (%s): %s, score %.2f, %zu lessons", run, domain, res, sc,
-             json_array_size(named_ids));
-    if (!rc) rc = lsn_batch_put(&b, ns, rid, "run", text, rmeta, 0);
-    if (rc) {
-        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        goto out;
-    }
-    rc = lsn_batch_commit(db, &b);
-    if (rc) goto out;
-    for (size_t k = 0; !rc && k < ls.n; k++) {
-        json_t *last = NULL;
-        json_array_foreach(changes, i, e) if (!strcmp(lsn_s(e, "lesson_id"), ls.v[k].id)) last = e;
-        if (!last) continue;
-        char actor[512];
-        snprintf(actor, sizeof actor, "lesson.outcome (run %s): %s: %s", run, lsn_s(last, "action"),
-                 lsn_s(last, "reason"));
-        rc = lsn_write_status(db, ns, ls.v[k].id, ls.v[k].meta, actor);
-    }
-    if (rc) goto out;
+            json_object_set_new(r, opt[k], json_string(lsn_str(args, opt[k], NULL)));
+    return r;
+}
+
+static json_t *answer(closing *cl, const char *text) {
     strbuf t;
     sb_init(&t);
     sb_puts(&t, text);
-    json_array_foreach(changes, i, e) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(cl->changes, i, e) {
         sb_printf(&t, "\n  %s: %s -> %s: %s", lsn_s(e, "lesson_id"), lsn_s(e, "from"),
                   lsn_s(e, "to"), lsn_s(e, "reason"));
     }
-    *result = json_pack("{ss sO sO so}", "run_id", rid, "run", rmeta, "status_changes", changes,
-                        "text", json_string(t.data ? t.data : ""));
+    json_t *r = json_pack("{ss sO sO so}", "run_id", cl->rid, "run", cl->rmeta, "status_changes",
+                          cl->changes, "text", json_string(t.data ? t.data : ""));
     sb_free(&t);
-    if (!*result) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    return r;
+}
+
+int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
+    const char *ns = lsn_s(args, "ns"), *run = lsn_s(args, "run");
+    const char *domain = lsn_s(args, "domain"), *res = lsn_s(args, "result");
+    double sc = lsn_d(args, "score", !strcmp(res, "pass") ? 1.0 : 0.0);
+    char rid[300], text[400], msg[400];
+    snprintf(rid, sizeof rid, "run_%s", run);
+    closing cl = {.ns = ns, .run = run, .domain = domain, .rid = rid,
+                  .named = json_object_get(args, "lessons"), .changes = json_array(),
+                  .now = util_now_ms()};
+    lsn_list ls = {0}, logs = {0};
+    lsn_batch b = {0};
+    lsn_list_opts lo = {.keep = of_run, .ctx = (void *)run, .borrow = 1}, ro = {.borrow = 1};
+    int rc = lsn_list_where(db, ns, "lesson", &ro, &ls);
+    if (!rc) rc = lsn_list_where(db, ns, "hint_log", &lo, &logs);
+    if (rc) goto out;
+    size_t i;
+    json_t *e;
+    json_array_foreach(cl.named, i, e) {
+        if (!lsn_find(&ls, json_string_value(e))) {
+            rc = eng_fail(db, REMEM_EINVAL, "lessons: no lesson %s in %s", json_string_value(e), ns);
+            goto out;
+        }
+    }
+    json_t *lanes = lanes_of(cl.named, &logs, &ls, domain);
+    if (!lanes || !cl.changes || !(cl.rmeta = run_record(args, lanes, sc, cl.now))) goto oom;
+    snprintf(text, sizeof text, "run %s (%s): %s, score %.2f, %zu lessons", run, domain, res, sc,
+             json_array_size(cl.named));
+    snprintf(msg, sizeof msg, "run %s is already closed", run);
+    /* The run first (its id unique: a run closes once), then, under the
+     * namespace's lock, every lesson it concerns measured and written. */
+    if (lsn_batch_put(&b, ns, rid, "run", text, cl.rmeta) || lsn_batch_unique(&b, msg)) goto oom;
+    b.inside = close_inside;
+    b.inside_ctx = &cl;
+    if ((rc = lsn_batch_commit(db, &b))) goto out;
+    if ((*result = answer(&cl, text))) goto out;
+oom:
+    rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 out:
     lsn_batch_free(&b);
-    json_decref(rmeta);
-    json_decref(changes);
+    json_decref(cl.rmeta);
+    json_decref(cl.changes);
+    free(cl.j);
+    lsn_list_free(&cl.ls);
+    lsn_list_free(&cl.runs);
     lsn_list_free(&ls);
-    lsn_list_free(&runs);
     lsn_list_free(&logs);
     return rc;
 }

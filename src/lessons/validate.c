@@ -149,7 +149,7 @@ int lsn_op_validate(remem *db, json_t *args, json_t **result) {
             json_object_set_new(meta, "tool", json_string(lsn_s(args, "tool")));
         char *text = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY);
         lsn_batch b = {0};
-        if (!rc) rc = lsn_batch_put(&b, ns, id, "attempt", text ? text : "input", meta, 0);
+        if (!rc) rc = lsn_batch_put(&b, ns, id, "attempt", text ? text : "input", meta);
         free(text);
         json_decref(meta);
         if (rc) {

@@ -54,7 +54,7 @@ const engine_op lifecycle_ops[] = {
       "\"description\":"
       "\"the tier to restore to (default: the one before archiving)\"}}}"},
      lc_op_unarchive},
-    {{"reflect", "write",
+    {{"reflect", "read+write",
       "Reflect on the recent memories: salient questions, insights citing evidence, "
       "stored as "
       "kind reflection with links (seeds 001, 004).",
@@ -85,7 +85,7 @@ const engine_op lifecycle_ops[] = {
                                    "\"extractive: cosine at which two memories are in "
                                    "one cluster (0.3)\"}}}"},
      lc_op_reflect},
-    {{"summarize", "write",
+    {{"summarize", "read+write",
       "Summarise the least important long-term memories into one summary linked to "
       "them, and "
       "archive them (restorable) (seed 001).",
