@@ -64,6 +64,14 @@ const remem_op_info *remem_op_find(const char *name) {
     return NULL;
 }
 
+unsigned engine_op_flags(const char *name) {
+#define ENGINE_OP_FLAG(n, f) \
+    if (!strcmp(name, n)) return f;
+    ENGINE_OP_FLAGS(ENGINE_OP_FLAG)
+#undef ENGINE_OP_FLAG
+    return 0;
+}
+
 /* ---- the call ---- */
 
 int remem_call(remem *db, const char *name, const char *args, size_t len, char **out) {
@@ -83,7 +91,8 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         return eng_fail(db, REMEM_EINVAL, "%s: the arguments must be a JSON object", name);
     }
     char err[600];
-    if (engine_args_check(op->info.schema, a, err, sizeof err)) {
+    unsigned flags = engine_op_flags(name);
+    if (!(flags & OP_SELF_CHECK) && engine_args_check(op->info.schema, a, err, sizeof err)) {
         json_decref(a);
         return eng_fail(db, REMEM_EINVAL, "%s: %s", name, err);
     }
@@ -96,7 +105,7 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
     json_t *res = NULL;
     int rc;
     tm_span *span = eng_tm_call_begin(name);
-    if (off && !strcmp(op->info.right, "write")) {
+    if (off && !strcmp(op->info.right, "write") && !(flags & OP_SELF_OFF)) {
         res = json_pack("{s:s, s:s?, s:s, s:s}", "op", name, "ns", ns, "outcome", "dropped", "text",
                         "memory is off: nothing was written");
         rc = res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -184,10 +193,11 @@ const engine_op core_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}"},
      op_cache_save},
-    {{"memory.get", "read", "One memory by namespace and id, with every field.",
-      "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
-      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"},"
-      "\"id\":{\"type\":\"string\",\"description\":\"memory id\"}}}"},
+    {{"memory.get", "read", "One memory by id, with every field.",
+      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],"
+      "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+      "\"namespace (may be left out when the id is in one namespace only)\"},"
+      "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}}}"},
      op_get},
 };
 const size_t core_ops_n = sizeof core_ops / sizeof core_ops[0];
