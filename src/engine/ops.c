@@ -113,6 +113,12 @@ int remem_call(remem *db, const char *name, const char *args, size_t len, char *
         rc = op->fn(db, a, &res);
     }
     if (rc && !db->err[0]) eng_fail(db, rc, "%s: %s", name, remem_strerror(rc));
+    /* Every failure names the operation once, whatever part failed. */
+    if (rc && strncmp(db->err, name, strlen(name))) {
+        char msg[sizeof db->err];
+        snprintf(msg, sizeof msg, "%s", db->err);
+        eng_fail(db, rc, "%s: %s", name, msg);
+    }
     eng_tm_call_end(db, span, name, a, rc ? NULL : res, rc);
     json_decref(a);
     if (rc) {

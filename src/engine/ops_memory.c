@@ -195,7 +195,7 @@ static int patch_of(remem *db, json_t *args, remem_patch *p, char **meta, char *
     if (ttl || v) p->fields |= REMEM_SET_EXPIRES;
     if (!p->fields)
         return eng_fail(db, REMEM_EINVAL,
-                        "nothing to update: give text, kind, tier, importance, metadata, links, "
+                        "nothing to change: give text, kind, tier, importance, metadata, links, "
                         "expires_at or ttl");
     return REMEM_OK;
 oom:

@@ -22,6 +22,17 @@
 
 /* args with "ns" and "query" under the query parser's names. */
 static int recall_body(remem *db, json_t *args, char **text) {
+    static const char *const any[][3] = {{"ns", "namespaces", "ns: missing; name at least one "
+                                          "namespace"},
+                                         {"query", "text", "query: missing; give query (or "
+                                          "vector) to recall by"}};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *a = json_object_get(args, any[i][0]), *b = json_object_get(args, any[i][1]);
+        int vec = i == 1 && json_object_get(args, "vector") &&
+                  !json_is_null(json_object_get(args, "vector"));
+        if ((!a || json_is_null(a)) && (!b || json_is_null(b)) && !vec)
+            return eng_fail(db, REMEM_EINVAL, "recall: %s", any[i][2]);
+    }
     json_t *q = json_copy(args);
     if (!q) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     static const char *const names[][2] = {{"ns", "namespaces"}, {"query", "text"}};
