@@ -139,6 +139,8 @@ enum route_id {
     R_NS_STATS,
     R_STATS,
     R_ADD,
+    R_LIST,
+    R_DELETE_BY,
     R_BATCH,
     R_MEM_GET,
     R_MEM_PATCH,
@@ -157,15 +159,26 @@ enum route_id {
 };
 
 enum route_flag {
-    RF_PUBLIC = 1,       /* no key needed (health, the API description) */
-    RF_BODY = 2,         /* a JSON body is required */
-    RF_BODY_OPTIONAL = 4 /* a JSON body may come */
+    RF_PUBLIC = 1,        /* no key needed (health, the API description) */
+    RF_BODY = 2,          /* a JSON body is required */
+    RF_BODY_OPTIONAL = 4, /* a JSON body may come */
+    RF_QUERY = 8,         /* query-string parameters are the operation's arguments */
+    RF_ADDS = 16,         /* an add: 201 when something was added; a key without read on
+                             the namespace is told "accepted" only (docs/server.md) */
+    RF_VISIBLE = 32       /* the answer's namespaces are filtered to the key's */
 };
 
+/* A route: a method and a path template, and either an operation it runs
+ * (op: the path's {ns} and {id} become the arguments "ns" and "id", the
+ * body or the query string the others, fixed adds its own) or a handler
+ * of its own (op NULL: routes.c's switch). */
 typedef struct route {
     const char *method;
     const char *tmpl; /* "/v1/namespaces/{ns}/memories/{id}:invalidate" */
     unsigned flags;
+    const char *op;     /* the operation (remem_ops()), or NULL */
+    const char *fixed;  /* arguments always given, JSON, or NULL */
+    const char *unwrap; /* reply with this member of the answer, or NULL: all */
 } route;
 
 extern const route server_routes[R_COUNT];
@@ -260,18 +273,7 @@ int time_field(json_t *v, const char *name, int64_t *ms, reply *rp);
 /* The handlers, one per route (routes_*.c). Those given a db run on a
  * pooled handle taken by route_handle; the others take their own or need
  * none. */
-void h_add(request *rq, reply *rp, remem *db);
-void h_batch(request *rq, reply *rp, remem *db);
-void h_get(request *rq, reply *rp, remem *db);
-void h_patch(request *rq, reply *rp, remem *db);
-void h_delete(request *rq, reply *rp, remem *db);
-void h_invalidate(request *rq, reply *rp, remem *db);
-void h_history(request *rq, reply *rp, remem *db);
 void h_find_id(request *rq, reply *rp, remem *db);
-void h_recall(request *rq, reply *rp);
-void h_namespaces(request *rq, reply *rp, remem *db);
-void h_clear(request *rq, reply *rp, remem *db);
-void h_stats(request *rq, reply *rp, remem *db, const char *ns);
 void h_export(request *rq, reply *rp);
 void h_profiles(reply *rp);
 void h_profile(request *rq, reply *rp);
@@ -280,6 +282,14 @@ void h_metrics(request *rq, reply *rp, remem *db);
 void h_healthz(request *rq, reply *rp);
 void h_openapi(reply *rp);
 void h_op(request *rq, reply *rp);
+/* A route that names an operation (routes_ops.c): its arguments from the
+ * path, the body or the query string, the key's right checked on every
+ * namespace they name, the operation run on a pooled handle. */
+void h_route_op(request *rq, reply *rp);
+/* The arguments of op read from rq's query string, each typed by the
+ * operation's schema (a number, a boolean, a comma list, a JSON filter);
+ * NULL with a 400 in rp. */
+json_t *query_args(request *rq, reply *rp, const remem_op_info *op);
 void h_ops_list(reply *rp);
 /* remem_namespaces' array, filtered to what rq's key may read; NULL with
  * rp set on failure. */
