@@ -84,9 +84,15 @@ static enum MHD_Result one_arg(void *cls, enum MHD_ValueKind kind, const char *k
     query_ctx *q = cls;
     if (q->err[0]) return MHD_NO;
     json_t *ps = json_object_get(q->props, key);
+    /* the value arrives still percent-encoded (request_arg decodes alike) */
+    char *text = strdup(value ? value : "");
+    if (!text) return MHD_NO;
+    for (char *p = text; *p; p++)
+        if (*p == '+') *p = ' ';
+    MHD_http_unescape(text);
     /* an unknown name goes through as text: the library names it */
-    json_t *v = ps ? typed(ps, key, value ? value : "", q->err, sizeof q->err)
-                   : json_string(value ? value : "");
+    json_t *v = ps ? typed(ps, key, text, q->err, sizeof q->err) : json_string(text);
+    free(text);
     if (!v) return MHD_NO;
     json_object_set_new(q->args, key, v);
     return MHD_YES;

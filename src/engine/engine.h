@@ -277,6 +277,9 @@ int eng_need_open(remem *db);
  * (hint_log, error_event, attempt, run; list.c): recall and list leave
  * them out unless the call names kinds. */
 int eng_internal_kind(const char *kind);
+/* Purge the rows (rowids) in one transaction, as remem_forget's purge does
+ * each (edit.c); rows gone already are skipped. *deleted: how many. */
+int eng_purge_rows(remem *db, const int64_t *rowids, size_t n, int64_t *deleted);
 /* s is non-empty, at most max bytes and valid UTF-8; the error names
  * `what`. */
 int eng_check_str(remem *db, const char *what, const char *s, size_t max);

@@ -225,15 +225,18 @@ static int op_delete(remem *db, json_t *args, json_t **result) {
     if (!rc) rc = list_scan(db, ns, &x);
     int off = eng_memory_off(db, ns);
     json_t *ids = rc ? NULL : json_array();
-    int64_t deleted = 0;
-    for (size_t i = 0; ids && i < x.n && !rc; i++) {
+    int64_t deleted = 0, *rows = rc ? NULL : malloc((x.n ? x.n : 1) * sizeof *rows);
+    if (!rc && !rows) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < x.n; i++) {
+        rows[i] = row_of(&x, i);
         store_row row;
         memset(&row, 0, sizeof row);
-        if (store_get_rowid(db->st, row_of(&x, i), 0, &row)) continue;
-        if (json_array_size(ids) < 1000) json_array_append_new(ids, json_string(row.m.id));
-        if (!dry && !off && !(rc = remem_forget(db, ns, row.m.id, 1))) deleted++;
+        if (json_array_size(ids) >= 1000 || store_get_rowid(db->st, rows[i], 0, &row)) continue;
+        json_array_append_new(ids, json_string(row.m.id));
         store_row_clear(&row);
     }
+    if (!rc && !dry && !off) rc = eng_purge_rows(db, rows, x.n, &deleted);
+    free(rows);
     size_t matched = x.n;
     list_done(&x);
     if (rc) {
