@@ -224,6 +224,14 @@ static int put(json_t *args, json_t *ps, const char *k, const char *flag, const 
             json_array_append_new(arr, v);
             return 0;
         }
+        if (s[0] == '[') { /* the list as JSON: --links '["a","b"]' */
+            json_error_t je;
+            json_t *v = json_loads(s, 0, &je);
+            if (!v) return snprintf(err, cap, "%s: not JSON: %s", flag, je.text), -1;
+            json_array_extend(arr, v);
+            json_decref(v);
+            return 0;
+        }
         if (!strcmp(it, "object") || !strcmp(it, "array")) {
             json_t *v = value_of(items, flag, s, err, cap);
             if (!v) return -1;
@@ -358,7 +366,8 @@ static int one_positional(const char *words, json_t *schema, json_t *args, const
         const char *last = json_string_value(json_array_get(pos, json_array_size(pos) - 1));
         if (!strcmp(type_of(json_object_get(props, last)), "array")) key = last;
     }
-    if (!key || json_object_get(args, key))
+    json_t *kps = key ? json_object_get(props, key) : NULL;
+    if (!key || (json_object_get(args, key) && strcmp(type_of(kps), "array")))
         return cli_fail("%s: unexpected argument \"%s\" (remem %s --help)", words, a, words) + 1;
     json_t *ps = json_object_get(props, key);
     if (!ps || strcmp(type_of(ps), "array")) ++*npos;
