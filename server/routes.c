@@ -143,8 +143,10 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
         }
         return r;
     }
-    /* A library operation: /v1/a/b is "a.b" when remem_ops() has it. */
-    if (found == -404 && !strncmp(path, "/v1/", 4) && path[4]) {
+    /* A library operation: /v1/a/b is "a.b" when remem_ops() has it (also
+     * where a route of another method has the path: POST /v1/stats). */
+    if ((found == -404 || (found == -405 && !strcmp(method, "POST"))) &&
+        !strncmp(path, "/v1/", 4) && path[4]) {
         char name[128];
         size_t n = strlen(path + 4);
         if (n < sizeof name && !strpbrk(path + 4, "%.")) {

@@ -91,8 +91,11 @@ def route_request(op, method, path, flags):
 
 def build(doc):
     ops = {o["name"]: o for o in remem.operations()}
-    paths = {p: v for p, v in doc["paths"].items()
-             if not any(x.get("operationId", "").startswith("op_") for x in v.values())}
+    paths = {}
+    for p, item in doc["paths"].items():  # the last run's operation paths go
+        kept = {m: x for m, x in item.items() if not x.get("operationId", "").startswith("op_")}
+        if kept:
+            paths[p] = kept
     for method, path, flags, name in routes():
         entry = paths.get(path, {}).get(method.lower())
         if entry is None:
@@ -117,7 +120,9 @@ def build(doc):
         if not entry["parameters"]:
             del entry["parameters"]
     for name, op in ops.items():
-        paths["/v1/" + name.replace(".", "/")] = op_path(op)
+        item = paths.setdefault("/v1/" + name.replace(".", "/"), {})
+        if "post" not in item:  # POST /v1/recall is a route of its own, naming recall
+            item.update(op_path(op))
     doc["paths"] = paths
     doc["openapi"] = "3.1.0"
     return doc

@@ -21,7 +21,7 @@ fp=$(r --json lesson event --ns $NS --domain sqlite --tool run_sqlite --channel 
     --error "Error: near line 9: no such table: orders_2023" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])') || fail "event 2"
 lsn=$(r --json lesson add --ns $NS --domain sqlite --rule "list the tables before querying" \
-    --fingerprint "$fp" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
+    --fingerprint "$fp" | python3 -c 'import json,sys; print(json.load(sys.stdin)["lesson_id"])') ||
     fail "lesson add"
 for step in 1 2 3; do
     r lesson hints --ns $NS --domain sqlite --error "no such table: orders_2023" --policy auto \
