@@ -251,10 +251,6 @@ void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
 void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* The answer to a write, rendered by the library (remem_write_result_json)
- * so that HTTP, MCP and the CLI print the same shape. */
-void reply_write(reply *rp, int status, const char *op, const char *ns, const char *id, int outcome,
-                 const char *superseded_by);
 
 /* Access (reply.c): 1 if the caller may use ns that way (or every namespace,
  * for a store-wide view named by what); else a 403 is in rp. */
@@ -266,8 +262,6 @@ int allowed_all(request *rq, reply *rp, unsigned right, const char *what);
 json_t *body_object(request *rq, reply *rp); /* the body as a JSON object */
 /* Every field of o is in known (NULL-terminated). */
 int known_fields(json_t *o, const char *const *known, reply *rp, const char *where);
-/* Integer ms, an ISO 8601 string, or null (0). */
-int time_field(json_t *v, const char *name, int64_t *ms, reply *rp);
 /* A non-empty array of numbers as floats (malloc'd). */
 
 /* The handlers, one per route (routes_*.c). Those given a db run on a
