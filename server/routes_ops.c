@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "serverInt.h"
 
 static unsigned right_of(const char *word) {
@@ -259,7 +260,22 @@ static void reply_failure(reply *rp, remem *db, int rc) {
 
 /* ---- the handlers ---- */
 
+static void run_op(request *rq, reply *rp, const route *r, const remem_op_info *op);
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Run op for the route, counted under the operation's name (/metrics). */
 static void run(request *rq, reply *rp, const route *r, const remem_op_info *op) {
+    double t0 = seconds_now();
+    run_op(rq, rp, r, op);
+    metrics_op(op->name, rp->status, seconds_now() - t0);
+}
+
+static void run_op(request *rq, reply *rp, const route *r, const remem_op_info *op) {
     json_t *args = route_args(rq, rp, r, op);
     if (!args) return;
     int bad = 0;

@@ -328,6 +328,10 @@ int request_flag(const request *rq, const char *name, int dflt);
 /* Metrics (metrics.c)                                                 */
 /* ------------------------------------------------------------------ */
 void metrics_record(int route, int status, double seconds);
+/* Count a request that ran the operation name, with its status and the
+ * time the operation took (routes_ops.c): /metrics labels them per
+ * operation. */
+void metrics_op(const char *name, int status, double seconds);
 /* The Prometheus text exposition; namespaces is remem_namespaces' array
  * already filtered to what the caller may see (may be NULL). malloc'd. */
 char *metrics_render(const server *srv, json_t *namespaces);

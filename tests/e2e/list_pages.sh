@@ -121,6 +121,12 @@ try:
           "POST .../memories:delete deletes what matches (%s)" % r.get("deleted"))
     st, r = srv.json("GET", "/v1/namespaces/t%3Apages/memories?limit=1000&filter=%7B%22even%22%3Afalse%7D")
     check(st == 200 and r["memories"] == [], "nothing that matched is left")
+    st, _, text = srv.request("GET", "/metrics")
+    text = text.decode()
+    check('remem_operation_requests_total{operation="memory.list",status="200"} 2' in text and
+          'remem_operation_requests_total{operation="memory.list",status="400"} 1' in text and
+          'remem_operation_requests_total{operation="memory.delete",status="200"} 1' in text,
+          "/metrics counts the requests per operation and status")
     check(srv.stop() == 0, "clean stop")
 finally:
     srv.kill()
