@@ -324,7 +324,14 @@ static int one_flag(const char *words, json_t *schema, json_t *args, int argc, c
                1;
     flag_of(is_args ? "args" : key, flag, sizeof flag);
     if (ps && !strcmp(type_of(ps), "boolean") && !eq) {
-        json_object_set_new(args, key, negated ? json_false() : json_true());
+        /* --flag alone, or followed by its value: --normalize 0 */
+        static const char *const words_[] = {"true", "1", "yes", "false", "0", "no"};
+        const char *next = *i + 1 < argc ? argv[*i + 1] : "";
+        int truth = -1;
+        for (int w = 0; w < 6 && !negated; w++)
+            if (!strcmp(next, words_[w])) truth = w < 3;
+        if (truth >= 0) ++*i;
+        json_object_set_new(args, key, (negated ? 0 : truth >= 0 ? truth : 1) ? json_true() : json_false());
         return 0;
     }
     const char *v = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
@@ -422,10 +429,11 @@ int cli_op_args(const remem_op_info *op, int argc, char **argv, json_t **out) {
 }
 
 /* Which operations need a store that is already there (a mistyped --db is
- * then an error, not a new empty store): those that read, administer, or
- * change a memory named by its id. */
+ * then an error, not a new empty store): those that read, change a memory
+ * named by its id, or delete. */
 static int needs_store(const remem_op_info *op) {
-    return strcmp(op->right, "write") || strstr(op->schema, "\"x-positional\":[\"id\"]");
+    return !strcmp(op->right, "read") || strstr(op->schema, "\"x-positional\":[\"id\"]") ||
+           !strcmp(op->name, "clear") || !strcmp(op->name, "memory.delete");
 }
 
 int cli_call_op(const cli_env *env, const remem_op_info *op, json_t *args) {

@@ -123,7 +123,7 @@ try:
     check(st == 200 and r["memories"] == [], "nothing that matched is left")
     st, _, text = srv.request("GET", "/metrics")
     text = text.decode()
-    check('remem_operation_requests_total{operation="memory.list",status="200"} 2' in text and
+    check('remem_operation_requests_total{operation="memory.list",status="200"} 3' in text and
           'remem_operation_requests_total{operation="memory.list",status="400"} 1' in text and
           'remem_operation_requests_total{operation="memory.delete",status="200"} 1' in text,
           "/metrics counts the requests per operation and status")
