@@ -13,7 +13,7 @@ in docs/openapi.json. What this script (re)writes from the table
     (server/route_table.c): its body schema without the path's
     arguments, or, for GET and DELETE routes, one query parameter per
     argument.
-Run after changing an operation or a route (make openapi); tests/e2e/
+Run after changing an operation or a route; tests/e2e/
 serve_openapi.sh fails when the committed document differs from what
 this script writes, and checks it with an OpenAPI 3.1 validator.
 Usage: tools/gen_openapi.py [--check]   (needs build/libremem.so)
