@@ -272,7 +272,8 @@ int cmd_export(const cli_env *env, int argc, char **argv) {
     char ns_buf[1024] = "";
     const char *ns = NULL;
     if (json_object_get(args, "ns"))
-        ns = ns_buf, snprintf(ns_buf, sizeof ns_buf, "%s", json_string_value(json_object_get(args, "ns")));
+        ns = ns_buf,
+        snprintf(ns_buf, sizeof ns_buf, "%s", json_string_value(json_object_get(args, "ns")));
     int vectors = json_is_true(json_object_get(args, "vectors"));
     json_decref(args);
     FILE *f = stdout;

@@ -38,9 +38,10 @@
 static const struct {
     const char *word, *op;
 } aliases[] = {
-    {"add", "memory.add"},         {"get", "memory.get"},         {"update", "memory.update"},
-    {"invalidate", "memory.invalidate"}, {"forget", "memory.forget"}, {"history", "memory.history"},
-    {"list", "memory.list"},       {"delete", "memory.delete"},
+    {"add", "memory.add"},       {"get", "memory.get"},
+    {"update", "memory.update"}, {"invalidate", "memory.invalidate"},
+    {"forget", "memory.forget"}, {"history", "memory.history"},
+    {"list", "memory.list"},     {"delete", "memory.delete"},
 };
 
 const char *cli_alias_of(const char *op) {
@@ -116,7 +117,8 @@ static json_t *prop_of(json_t *props, char *key, size_t cap) {
     json_object_foreach(props, k, ps) {
         size_t i;
         json_t *a;
-        json_array_foreach(json_object_get(ps, "x-aliases"), i, a) if (!strcmp(json_string_value(a), key)) {
+        json_array_foreach(json_object_get(ps, "x-aliases"), i,
+                           a) if (!strcmp(json_string_value(a), key)) {
             snprintf(key, cap, "%s", k);
             return ps;
         }
@@ -291,7 +293,8 @@ static json_t *string_of_file(const char *flag, const char *path, char *err, siz
 
 /* One "--name[=V]" flag into args. Returns 0, or an exit code (after
  * printing). *i advances past a separate value. */
-static int one_flag(const char *words, json_t *schema, json_t *args, int argc, char **argv, int *i) {
+static int one_flag(const char *words, json_t *schema, json_t *args, int argc, char **argv,
+                    int *i) {
     const char *a = argv[*i];
     json_t *props = json_object_get(schema, "properties");
     char key[128], flag[140], err[600];
@@ -331,7 +334,12 @@ static int one_flag(const char *words, json_t *schema, json_t *args, int argc, c
         for (int w = 0; w < 6 && !negated; w++)
             if (!strcmp(next, words_[w])) truth = w < 3;
         if (truth >= 0) ++*i;
-        json_object_set_new(args, key, (negated ? 0 : truth >= 0 ? truth : 1) ? json_true() : json_false());
+        json_object_set_new(args, key,
+                            (negated      ? 0
+                             : truth >= 0 ? truth
+                                          : 1)
+                                ? json_true()
+                                : json_false());
         return 0;
     }
     const char *v = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
@@ -413,7 +421,8 @@ int cli_op_args(const remem_op_info *op, int argc, char **argv, json_t **out) {
         int positional = 0;
         size_t j;
         json_t *p;
-        json_array_foreach(json_object_get(schema, "x-positional"), j, p) if (!strcmp(json_string_value(p), k)) positional = 1;
+        json_array_foreach(json_object_get(schema, "x-positional"), j,
+                           p) if (!strcmp(json_string_value(p), k)) positional = 1;
         char flag[140];
         flag_of(k, flag, sizeof flag);
         rc = cli_fail("%s: %s is required (remem %s --help)", words, positional ? k : flag, words) +
@@ -568,9 +577,9 @@ int cli_group(int argc, char **argv) {
 
 /* The core verbs by their short names, for `remem --help`'s commands. */
 void cli_list_verbs(FILE *f) {
-    static const char *const verbs[] = {"add",     "recall", "get",        "list",
-                                        "update",  "invalidate", "forget", "history",
-                                        "delete",  "stats",  "namespaces", "clear"};
+    static const char *const verbs[] = {"add",    "recall",     "get",        "list",
+                                        "update", "invalidate", "forget",     "history",
+                                        "delete", "stats",      "namespaces", "clear"};
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
         int words = 0;
         char *argv[1] = {(char *)verbs[i]};

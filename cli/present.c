@@ -106,8 +106,8 @@ static void p_recall(json_t *a) {
         printf("%2zu. %.4f  %s/%s [%s, %s]\n", i + 1, n_of(h, "score"), s_of(h, "ns"),
                s_of(h, "id"), s_of(h, "kind"), s_of(h, "tier"));
         printf("    relevance %.3f (cos %.3f)  lexical %.3f  recency %.3f  importance %.2f\n",
-               n_of(c, "relevance"), n_of(c, "similarity"), n_of(c, "lexical"),
-               n_of(c, "recency"), n_of(c, "importance"));
+               n_of(c, "relevance"), n_of(c, "similarity"), n_of(c, "lexical"), n_of(c, "recency"),
+               n_of(c, "importance"));
         const char *t = s_of(h, "text");
         int len = (int)strlen(t);
         printf("    %.*s%s\n", len > 200 ? 200 : len, t, len > 200 ? "..." : "");
@@ -129,8 +129,7 @@ static void p_stats(json_t *o) {
            i_of(o, "duplicates_folded"));
     json_t *e = json_object_get(o, "embedder");
     if (e)
-        printf("embedder: %s (%s, %lld dims)\n", s_of(e, "name"), s_of(e, "model"),
-               i_of(e, "dim"));
+        printf("embedder: %s (%s, %lld dims)\n", s_of(e, "name"), s_of(e, "model"), i_of(e, "dim"));
     if (json_object_get(o, "file_bytes"))
         printf("file: %s, %.1f MB\n", s_of(o, "path"), (double)i_of(o, "file_bytes") / 1e6);
     counts("by namespace", json_object_get(o, "by_namespace"));
@@ -157,11 +156,10 @@ static const struct {
     const char *op;
     void (*print)(json_t *answer);
 } presenters[] = {
-    {"memory.add", p_add},         {"memory.update", p_write},
-    {"memory.invalidate", p_write}, {"memory.forget", p_write},
-    {"memory.get", p_get},         {"memory.list", p_list},
-    {"memory.history", p_history}, {"recall", p_recall},
-    {"stats", p_stats},            {"namespaces", p_namespaces},
+    {"memory.add", p_add},         {"memory.update", p_write}, {"memory.invalidate", p_write},
+    {"memory.forget", p_write},    {"memory.get", p_get},      {"memory.list", p_list},
+    {"memory.history", p_history}, {"recall", p_recall},       {"stats", p_stats},
+    {"namespaces", p_namespaces},
 };
 
 int cli_present(const char *op, json_t *answer) {

@@ -251,7 +251,6 @@ void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
 void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-
 /* Access (reply.c): 1 if the caller may use ns that way (or every namespace,
  * for a store-wide view named by what); else a 403 is in rp. */
 int allowed(request *rq, reply *rp, const char *ns, unsigned right);

@@ -258,7 +258,8 @@ int eng_purge_rows(remem *db, const int64_t *rowids, size_t n, int64_t *deleted)
         if (store_get_rowid(db->st, rowids[i], 0, &old)) continue;
         rc = store_delete(db->st, old.rowid);
         if (!rc) rc = store_history_scrub(db->st, old.m.ns, old.m.id);
-        if (!rc) rc = store_history_add(db->st, old.m.ns, old.m.id, now, "delete", NULL, NULL, NULL);
+        if (!rc)
+            rc = store_history_add(db->st, old.m.ns, old.m.id, now, "delete", NULL, NULL, NULL);
         if (rc)
             eng_store_fail(db, rc);
         else if (!(rc = eng_txn_row(db, &x, old.m.ns, old.rowid)))
@@ -268,7 +269,9 @@ int eng_purge_rows(remem *db, const int64_t *rowids, size_t n, int64_t *deleted)
     rc = eng_txn_end(db, &x, rc);
     if (rc) *deleted = 0;
     if (!rc && (rc = store_scrub_deleted(db->st)))
-        eng_fail(db, rc, "the memories were deleted, but scrubbing the store's files failed: %s "
-                         "(run the delete again)", store_errmsg(db->st));
+        eng_fail(db, rc,
+                 "the memories were deleted, but scrubbing the store's files failed: %s "
+                 "(run the delete again)",
+                 store_errmsg(db->st));
     return rc;
 }

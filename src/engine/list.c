@@ -63,7 +63,7 @@ static int in_list(json_t *arr, const char *s) {
 }
 
 static double key_of(const list_ctx *x, const remem_memory *m) {
-    return x->order == 'u' ? (double)m->updated_at
+    return x->order == 'u'   ? (double)m->updated_at
            : x->order == 'i' ? m->importance
                              : (double)m->created_at;
 }
@@ -79,15 +79,16 @@ static int row_selected(list_ctx *x, const remem_memory *m) {
         return 0;
     if (x->tiers ? !in_list(x->tiers, m->tier) : (m->tier && !strcmp(m->tier, "archived")))
         return 0;
-    if (!x->include_invalid &&
-        (m->invalidated_at || (m->expires_at && m->expires_at <= x->now)))
+    if (!x->include_invalid && (m->invalidated_at || (m->expires_at && m->expires_at <= x->now)))
         return 0;
     if (filter_matches_all(x->f)) return 1;
-    filter_record r = {m->id, m->ns, m->kind, m->tier, m->text, m->importance, m->created_at,
-                       m->updated_at, m->accessed_at, m->expires_at, m->access_count,
-                       m->duplicate_count, NULL};
-    json_t *meta = filter_uses_metadata(x->f) && m->metadata ? json_loads(m->metadata, 0, NULL)
-                                                              : NULL;
+    filter_record r = {m->id,         m->ns,           m->kind,
+                       m->tier,       m->text,         m->importance,
+                       m->created_at, m->updated_at,   m->accessed_at,
+                       m->expires_at, m->access_count, m->duplicate_count,
+                       NULL};
+    json_t *meta =
+        filter_uses_metadata(x->f) && m->metadata ? json_loads(m->metadata, 0, NULL) : NULL;
     r.metadata = meta;
     int ok = filter_match(x->f, &r);
     json_decref(meta);
@@ -127,8 +128,10 @@ static void cursor_text(const list_ctx *x, pick p, char *out, size_t cap) {
 static int cursor_read(remem *db, list_ctx *x, const char *s) {
     uint64_t bits = 0, row = 0;
     char o = 0, d = 0, tail = 0;
-    if (strlen(s) != 34 || sscanf(s, "%c%c%16" SCNx64 "%16" SCNx64 "%c", &o, &d, &bits, &row, &tail) != 4)
-        return eng_fail(db, REMEM_EINVAL, "cursor: not a cursor remem gave (pass next_cursor as it is)");
+    if (strlen(s) != 34 ||
+        sscanf(s, "%c%c%16" SCNx64 "%16" SCNx64 "%c", &o, &d, &bits, &row, &tail) != 4)
+        return eng_fail(db, REMEM_EINVAL,
+                        "cursor: not a cursor remem gave (pass next_cursor as it is)");
     if (o != x->order || d != (x->desc ? 'd' : 'a'))
         return eng_fail(db, REMEM_EINVAL,
                         "cursor: it belongs to a listing in another order; keep order and desc");
@@ -258,15 +261,15 @@ static int op_delete(remem *db, json_t *args, json_t **result) {
 
 /* ---- the rows ---- */
 
-#define S_SELECT                                                                                 \
-    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "      \
-    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                              \
-    "\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only "       \
-    "these kinds (bookkeeping kinds appear only when named)\"},"                                 \
-    "\"tiers\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"static\","         \
-    "\"short\",\"long\",\"archived\"]},\"description\":\"only these tiers (default: all but "     \
-    "archived)\"},"                                                                              \
-    "\"include_invalid\":{\"type\":\"boolean\",\"description\":\"also invalidated and expired "   \
+#define S_SELECT                                                                                \
+    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "    \
+    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                             \
+    "\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only "     \
+    "these kinds (bookkeeping kinds appear only when named)\"},"                                \
+    "\"tiers\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"static\","        \
+    "\"short\",\"long\",\"archived\"]},\"description\":\"only these tiers (default: all but "   \
+    "archived)\"},"                                                                             \
+    "\"include_invalid\":{\"type\":\"boolean\",\"description\":\"also invalidated and expired " \
     "memories\"}"
 
 const engine_op list_ops[] = {

@@ -24,7 +24,11 @@ int op_ttl(remem *db, const char *v, int64_t *expires) {
     double x = strtod(v, &end);
     double unit = 0;
     if (end != v && *end && !end[1]) {
-        unit = *end == 's' ? 1e3 : *end == 'm' ? 60e3 : *end == 'h' ? 3600e3 : *end == 'd' ? 86400e3 : 0;
+        unit = *end == 's'   ? 1e3
+               : *end == 'm' ? 60e3
+               : *end == 'h' ? 3600e3
+               : *end == 'd' ? 86400e3
+                             : 0;
     }
     if (unit > 0 && x > 0 && x < 1e9) {
         *expires = remem_now() + (int64_t)(x * unit);
@@ -235,8 +239,8 @@ static int op_forget(remem *db, json_t *args, json_t **result) {
     const char *where = ns_of(db, ns, id, buf, sizeof buf);
     int rc = remem_forget(db, ns, id, purge);
     if (rc) return rc;
-    return write_answer(db, "forget", where, id,
-                        eng_memory_off(db, where) ? REMEM_DROPPED : purge, NULL, result);
+    return write_answer(db, "forget", where, id, eng_memory_off(db, where) ? REMEM_DROPPED : purge,
+                        NULL, result);
 }
 
 static int op_history(remem *db, json_t *args, json_t **result) {
@@ -273,8 +277,9 @@ const engine_op memory_ops[] = {
     {{"memory.update", "write",
       "Change the given fields of a memory; its history keeps the before and after. A new "
       "text is embedded again; tier archived archives it, another tier restores it.",
-      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":{" S_NS_OPT
-      "," S_ID ",\"text\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the new text\"},"
+      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
+      "{" S_NS_OPT "," S_ID
+      ",\"text\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the new text\"},"
       "\"kind\":{\"type\":\"string\"},\"tier\":{\"type\":\"string\",\"enum\":[\"static\","
       "\"short\",\"long\",\"archived\"]},\"importance\":{\"type\":\"number\",\"minimum\":0,"
       "\"maximum\":1},\"metadata\":{\"type\":[\"object\",\"null\"],\"x-aliases\":[\"meta\"],"
@@ -287,8 +292,9 @@ const engine_op memory_ops[] = {
      op_update},
     {{"memory.invalidate", "write",
       "Hide a memory from recall and keep it, e.g. a fact a newer memory replaced.",
-      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":{" S_NS_OPT
-      "," S_ID ",\"superseded_by\":{\"type\":\"string\",\"x-aliases\":[\"by\"],\"description\":"
+      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
+      "{" S_NS_OPT "," S_ID
+      ",\"superseded_by\":{\"type\":\"string\",\"x-aliases\":[\"by\"],\"description\":"
       "\"id of the memory that replaces it\"},\"reason\":{\"type\":\"string\",\"description\":"
       "\"why, for the history\"}}}"},
      op_invalidate},
@@ -296,14 +302,15 @@ const engine_op memory_ops[] = {
       "Archive a memory (out of recall, restorable by memory.update with another tier), or "
       "with purge delete it for good: its text is scrubbed from the history (purge needs the "
       "admin right over HTTP and MCP).",
-      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":{" S_NS_OPT
-      "," S_ID ",\"purge\":{\"type\":\"boolean\",\"description\":\"delete for good\"}}}"},
+      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
+      "{" S_NS_OPT "," S_ID
+      ",\"purge\":{\"type\":\"boolean\",\"description\":\"delete for good\"}}}"},
      op_forget},
     {{"memory.history", "read",
       "Every change made to a memory, oldest first (add, update, duplicate, invalidate, "
       "archive, delete), with the before and after.",
-      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":{" S_NS_OPT
-      "," S_ID "}}"},
+      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
+      "{" S_NS_OPT "," S_ID "}}"},
      op_history},
 };
 const size_t memory_ops_n = sizeof memory_ops / sizeof memory_ops[0];

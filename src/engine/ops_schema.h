@@ -11,17 +11,16 @@
 #include "engine/ops.h"
 
 #define S_NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
-#define S_NS_OPT                                                                          \
+#define S_NS_OPT                                                                            \
     "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace (may be left " \
     "out when the id is in one namespace only)\"}"
-#define S_ID "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}"
-#define S_TEXT                                                                             \
-    "\"text\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to remember\"}"
+#define S_ID   "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}"
+#define S_TEXT "\"text\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to remember\"}"
 /* A memory's optional fields, as memory.add and a JSONL line take them. */
 #define S_MEMORY_FIELDS                                                                      \
-    "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the caller's id (an "      \
+    "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the caller's id (an "     \
     "upsert when it exists)\"},"                                                             \
-    "\"kind\":{\"type\":\"string\",\"description\":\"observation (default), reflection, "     \
+    "\"kind\":{\"type\":\"string\",\"description\":\"observation (default), reflection, "    \
     "decision, plan, ...\"},"                                                                \
     "\"tier\":{\"type\":\"string\",\"enum\":[\"static\",\"short\",\"long\",\"archived\"]},"  \
     "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"in "  \

@@ -22,9 +22,11 @@
 
 /* args with "ns" and "query" under the query parser's names. */
 static int recall_body(remem *db, json_t *args, char **text) {
-    static const char *const any[][3] = {{"ns", "namespaces", "ns: missing; name at least one "
+    static const char *const any[][3] = {{"ns", "namespaces",
+                                          "ns: missing; name at least one "
                                           "namespace"},
-                                         {"query", "text", "query: missing; give query (or "
+                                         {"query", "text",
+                                          "query: missing; give query (or "
                                           "vector) to recall by"}};
     for (size_t i = 0; i < 2; i++) {
         json_t *a = json_object_get(args, any[i][0]), *b = json_object_get(args, any[i][1]);
@@ -147,8 +149,8 @@ static int op_clear(remem *db, json_t *args, json_t **result) {
     char text[300];
     snprintf(text, sizeof text, "deleted %lld memories from %s%s", (long long)total, ns,
              is_pattern(ns) ? " (every namespace it matches)" : "");
-    *result = json_pack("{s:s,s:I,s:o,s:s}", "ns", ns, "deleted", (json_int_t)total,
-                        "namespaces", list, "text", text);
+    *result = json_pack("{s:s,s:I,s:o,s:s}", "ns", ns, "deleted", (json_int_t)total, "namespaces",
+                        list, "text", text);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
@@ -242,11 +244,14 @@ static int op_import(remem *db, json_t *args, json_t **result) {
         long long added = rows1 - rows0, dups = dups1 - dups0;
         long long replaced = (long long)n - added - dups;
         char text[200];
-        snprintf(text, sizeof text, "imported %zu memories: %lld added, %lld replaced, %lld "
-                 "duplicates", n, added, replaced < 0 ? 0 : replaced, dups);
-        *result = json_pack("{s:I,s:I,s:I,s:I,s:s}", "imported", (json_int_t)n, "added",
-                            (json_int_t)added, "replaced", (json_int_t)(replaced < 0 ? 0 : replaced),
-                            "duplicates", (json_int_t)dups, "text", text);
+        snprintf(text, sizeof text,
+                 "imported %zu memories: %lld added, %lld replaced, %lld "
+                 "duplicates",
+                 n, added, replaced < 0 ? 0 : replaced, dups);
+        *result =
+            json_pack("{s:I,s:I,s:I,s:I,s:s}", "imported", (json_int_t)n, "added",
+                      (json_int_t)added, "replaced", (json_int_t)(replaced < 0 ? 0 : replaced),
+                      "duplicates", (json_int_t)dups, "text", text);
     }
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
@@ -254,35 +259,42 @@ static int op_import(remem *db, json_t *args, json_t **result) {
 /* ---- the rows ---- */
 
 #define S_NUM(name, what) "\"" name "\":{\"type\":\"number\",\"description\":\"" what "\"}"
-#define S_RECALL_PROPS                                                                          \
-    "\"ns\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},\"description\":"  \
-    "\"the namespace, or a list of them (also spelt namespaces)\"},"                            \
-    "\"namespaces\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"          \
-    "\"description\":\"the same as ns\"},"                                                      \
-    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to recall (also "     \
-    "spelt text)\"},"                                                                           \
-    "\"text\":{\"type\":\"string\",\"description\":\"the same as query\"},"                      \
-    "\"vector\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"description\":\"recall "   \
-    "by a vector instead of a text\"},"                                                         \
-    "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"how many "    \
-    "memories (default: the profile's)\"},"                                                     \
-    "\"profile\":{\"type\":\"string\",\"description\":\"scoring profile: default, stream, "      \
-    "metaverse, generative-agents, replay, episodes\"},"                                        \
-    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "     \
-    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                             \
-    "\"now\":{\"type\":[\"string\",\"integer\"],\"description\":\"the time to recall at (ISO "   \
-    "8601 or ms): a replay\"},"                                                                 \
-    "\"tiers\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},"               \
-    "\"description\":\"tiers in priority order (default static, short, long)\"},"               \
-    "\"candidates\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000},"                   \
-    "\"normalize\":{\"type\":\"boolean\"},"                                                     \
-    "\"touch\":{\"type\":\"boolean\",\"description\":\"update accessed_at (default true)\"},"    \
-    "\"include_invalid\":{\"type\":\"boolean\"}," S_NUM("w_relevance", "weight") ","            \
-    S_NUM("w_lexical", "weight") "," S_NUM("w_recency", "weight") ","                           \
-    S_NUM("w_importance", "weight") "," S_NUM("w_context", "weight") ","                        \
-    S_NUM("min_similarity", "threshold") "," S_NUM("min_score", "threshold") ","                \
-    S_NUM("recency_base", "k of k^hours, in (0,1]") ","                                         \
-    "\"half_life_hours\":{\"type\":\"number\",\"x-aliases\":[\"half_life\"]}"
+#define S_RECALL_PROPS                                                                                                                                      \
+    "\"ns\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},\"description\":"                                                              \
+    "\"the namespace, or a list of them (also spelt namespaces)\"},"                                                                                        \
+    "\"namespaces\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"                                                                      \
+    "\"description\":\"the same as ns\"},"                                                                                                                  \
+    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to recall (also "                                                                \
+    "spelt text)\"},"                                                                                                                                       \
+    "\"text\":{\"type\":\"string\",\"description\":\"the same as query\"},"                                                                                 \
+    "\"vector\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"description\":\"recall "                                                              \
+    "by a vector instead of a text\"},"                                                                                                                     \
+    "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"how many "                                                                \
+    "memories (default: the profile's)\"},"                                                                                                                 \
+    "\"profile\":{\"type\":\"string\",\"description\":\"scoring profile: default, stream, "                                                                 \
+    "metaverse, generative-agents, replay, episodes\"},"                                                                                                    \
+    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "                                                                \
+    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                                                                                         \
+    "\"now\":{\"type\":[\"string\",\"integer\"],\"description\":\"the time to recall at (ISO "                                                              \
+    "8601 or ms): a replay\"},"                                                                                                                             \
+    "\"tiers\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},"                                                                           \
+    "\"description\":\"tiers in priority order (default static, short, long)\"},"                                                                           \
+    "\"candidates\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000},"                                                                               \
+    "\"normalize\":{\"type\":\"boolean\"},"                                                                                                                 \
+    "\"touch\":{\"type\":\"boolean\",\"description\":\"update accessed_at (default true)\"},"                                                               \
+    "\"include_invalid\":{\"type\":\"boolean\"}," S_NUM("w_relevance", "weight") "," S_NUM(                                                                 \
+        "w_lexical",                                                                                                                                        \
+        "weight") "," S_NUM("w_recency",                                                                                                                    \
+                            "weight") "," S_NUM("w_importance",                                                                                             \
+                                                "weight") "," S_NUM("w_context",                                                                            \
+                                                                    "weight") "," S_NUM("min_"                                                              \
+                                                                                        "similari"                                                          \
+                                                                                        "ty",                                                               \
+                                                                                        "threshol"                                                          \
+                                                                                        "d") "," S_NUM("min_score",                                         \
+                                                                                                       "threshold") "," S_NUM("recency_base",               \
+                                                                                                                              "k of k^hours, in (0,1]") "," \
+                                                                                                                                                        "\"half_life_hours\":{\"type\":\"number\",\"x-aliases\":[\"half_life\"]}"
 
 const engine_op store_wide_ops[] = {
     {{"recall", "read",
