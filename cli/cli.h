@@ -12,6 +12,7 @@
 #ifndef REMEM_CLI_H
 #define REMEM_CLI_H
 
+#include <jansson.h>
 #include <stdio.h>
 #include "remem.h"
 
@@ -46,17 +47,7 @@ int cli_only_ns(const char *cmd, int argc, char **argv, const char **ns);
 
 /* Commands. argv[0] is the command name; global options are removed. */
 typedef int (*cli_cmd_fn)(const cli_env *env, int argc, char **argv);
-int cmd_add(const cli_env *, int, char **);
 int cmd_import(const cli_env *, int, char **);
-int cmd_recall(const cli_env *, int, char **);
-int cmd_get(const cli_env *, int, char **);
-int cmd_update(const cli_env *, int, char **);
-int cmd_invalidate(const cli_env *, int, char **);
-int cmd_forget(const cli_env *, int, char **);
-int cmd_history(const cli_env *, int, char **);
-int cmd_stats(const cli_env *, int, char **);
-int cmd_namespaces(const cli_env *, int, char **);
-int cmd_clear(const cli_env *, int, char **);
 int cmd_export(const cli_env *, int, char **);
 int cmd_reindex(const cli_env *, int, char **);
 int cmd_demo(const cli_env *, int, char **);
@@ -76,5 +67,25 @@ int cmd_mcp(const cli_env *, int, char **);
 const remem_op_info *cli_find_op(int argc, char **argv, int *words);
 int cli_run_op(const cli_env *env, const remem_op_info *op, int argc, char **argv);
 void cli_list_ops(FILE *f, int (*skip)(const char *name));
+/* The arguments of op from argv (flags and positionals, read by its
+ * schema alone): 0 and *args (new reference); -1 after printing --help;
+ * else an exit code after printing the error. */
+int cli_op_args(const remem_op_info *op, int argc, char **argv, json_t **args);
+/* Run op with args on the store of env and print the answer; the exit
+ * code. */
+int cli_call_op(const cli_env *env, const remem_op_info *op, json_t *args);
+/* The core verbs by their short names (add, recall, get, ...), one line
+ * each, for `remem --help`. */
+void cli_list_verbs(FILE *f);
+/* The short name of an operation (`add` for memory.add), or NULL. */
+const char *cli_alias_of(const char *op);
+/* A command group (`remem lesson`, `remem memory`): the first word of
+ * some operations' names. Lists them (--help, or no subcommand), or
+ * refuses an unknown subcommand naming the nearest. -1 when word is no
+ * group, else the exit code. */
+int cli_group(int argc, char **argv);
+/* Print the answer of op for a person (cli/present.c); 0 when op has no
+ * presenter of its own. */
+int cli_present(const char *op, json_t *answer);
 
 #endif

@@ -126,37 +126,65 @@ static int pass(remem *db, FILE *f, const char *name, const char *ns, size_t bat
     return rc;
 }
 
-int cmd_import(const cli_env *env, int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        puts("usage: remem import [--ns NS] [--batch N] FILE.jsonl   (- for stdin)\n\n"
-             "One memory per line: {\"text\": ..., \"id\", \"ns\", \"kind\", \"tier\",\n"
-             "\"importance\", \"created_at\", \"expires_at\", \"metadata\", \"links\",\n"
-             "\"vector\"} (text required; ns required unless --ns gives a default).\n"
-             "Every line is checked before anything is written: a bad line imports\n"
-             "nothing and names its line number. Lines are then written in batches of N\n"
-             "(default 1000), one transaction each. `remem export` writes this format.\n"
-             "A UTF-8 byte-order mark at the start is skipped. Prints how many lines\n"
-             "were added, replaced an existing id, or folded into an existing text.");
-        return 0;
-    }
-    const char *ns = NULL, *path = NULL;
-    size_t batch_size = 1000;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns")))
-            ns = v;
-        else if ((v = cli_opt(argc, argv, &i, "--batch"))) {
-            long n = atol(v);
-            if (n < 1 || n > 1000000) return cli_fail("--batch must be 1..1000000");
-            batch_size = (size_t)n;
-        } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
-            path = argv[i];
-        else {
-            cli_fail("import: unexpected argument \"%s\" (remem import --help)", argv[i]);
-            return 2;
+static int import_file(const cli_env *env, const char *path, const char *ns, size_t batch_size);
+
+/* Take out the first bare argument (FILE, or - for stdin) of import's
+ * argv, or the value of --out for export, leaving the operation's own
+ * flags (every one of which takes a value, or is a boolean given as
+ * --flag=V or alone) for cli_op_args. */
+static const char *take_arg(int *argc, char **argv, const char *flag) {
+    size_t fl = flag ? strlen(flag) : 0;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        int bare = a[0] != '-' || !strcmp(a, "-");
+        if (!flag && bare) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof *argv);
+            --*argc;
+            return a;
         }
+        if (flag && !strncmp(a, flag, fl) && (a[fl] == '=' || (!a[fl] && i + 1 < *argc))) {
+            int n = a[fl] == '=' ? 1 : 2;
+            const char *v = a[fl] == '=' ? a + fl + 1 : argv[i + 1];
+            memmove(argv + i, argv + i + n, (size_t)(*argc - i - n) * sizeof *argv);
+            *argc -= n;
+            return v;
+        }
+        if (!bare && !strchr(a, '=') && strcmp(a, "--vectors") && strncmp(a, "--no-", 5)) i++;
     }
-    if (!path) return cli_fail("import: a FILE is required (- for stdin)");
+    return NULL;
+}
+
+int cmd_import(const cli_env *env, int argc, char **argv) {
+    const remem_op_info *op = remem_op_find("import");
+    if (!op) return cli_fail("import: no such operation");
+    if (cli_wants_help(argc, argv))
+        puts("remem import [--ns NS] [--batch N] FILE.jsonl   (- for stdin)\n\n"
+             "One memory per line, as `remem export` writes them: text required; ns required\n"
+             "unless --ns gives a default. Every line is checked before anything is written\n"
+             "(a bad line imports nothing and names its line number); lines are then written\n"
+             "in batches of N (default 1000), one transaction each, with a progress bar.\n");
+    const char *path = take_arg(&argc, argv, NULL);
+    json_t *args = NULL;
+    int bad = cli_op_args(op, argc - 1, argv + 1, &args);
+    if (bad) return bad < 0 ? 0 : bad;
+    if (!path && (json_object_get(args, "memories") || json_object_get(args, "lines"))) {
+        bad = cli_call_op(env, op, args);
+        json_decref(args);
+        return bad;
+    }
+    const char *ns = NULL;
+    size_t batch_size = 1000;
+    if (json_object_get(args, "ns")) ns = json_string_value(json_object_get(args, "ns"));
+    if (json_object_get(args, "batch"))
+        batch_size = (size_t)json_integer_value(json_object_get(args, "batch"));
+    int rc = path ? import_file(env, path, ns, batch_size)
+                  : cli_fail("import: a FILE is required (- for stdin)");
+    json_decref(args);
+    return rc;
+}
+
+/* Import the JSONL file at path (- for stdin) in two passes. */
+static int import_file(const cli_env *env, const char *path, const char *ns, size_t batch_size) {
     FILE *f;
     const char *name = path;
     if (!strcmp(path, "-")) {
@@ -231,27 +259,23 @@ static int write_file(void *ctx, const char *data, size_t len) {
 }
 
 int cmd_export(const cli_env *env, int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        puts("usage: remem export [--ns NS] [--vectors] [--out FILE]\n\n"
-             "Writes memories as JSONL (one object per line; `remem import` reads it\n"
-             "back). --vectors includes the embeddings.");
-        return 0;
-    }
-    const char *ns = NULL, *out = NULL;
-    int vectors = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--ns")))
-            ns = v;
-        else if ((v = cli_opt(argc, argv, &i, "--out")))
-            out = v;
-        else if (!strcmp(argv[i], "--vectors"))
-            vectors = 1;
-        else {
-            cli_fail("export: unexpected argument \"%s\" (remem export --help)", argv[i]);
-            return 2;
-        }
-    }
+    const remem_op_info *op = remem_op_find("export");
+    if (!op) return cli_fail("export: no such operation");
+    if (cli_wants_help(argc, argv))
+        puts("remem export [--ns NS] [--vectors] [--out FILE]\n\n"
+             "Writes memories as JSONL, streamed (one object per line; `remem import` reads\n"
+             "it back). --out writes to FILE instead of standard output.\n");
+    const char *out = take_arg(&argc, argv, "--out");
+    json_t *args = NULL;
+    int bad = cli_op_args(op, argc - 1, argv + 1, &args);
+    if (bad) return bad < 0 ? 0 : bad;
+    char ns_buf[1024] = "";
+    const char *ns = NULL;
+    if (json_object_get(args, "ns"))
+        ns = ns_buf,
+        snprintf(ns_buf, sizeof ns_buf, "%s", json_string_value(json_object_get(args, "ns")));
+    int vectors = json_is_true(json_object_get(args, "vectors"));
+    json_decref(args);
     FILE *f = stdout;
     if (out && !(f = fopen(out, "w")))
         return cli_fail("export: cannot write %s: %s", out, strerror(errno));

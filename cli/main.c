@@ -25,19 +25,7 @@ static const struct command {
     unsigned flags; /* CLI_* below */
 } commands[] = {
     /* command table: one line per command */
-    {"add", cmd_add, "add one memory", 0},
-    {"import", cmd_import, "add memories from a JSONL file (- for stdin)", 0},
-    {"recall", cmd_recall, "the memories that matter for a query, ranked, with scores",
-     CLI_EXISTING},
-    {"get", cmd_get, "one memory by id", CLI_EXISTING},
-    {"update", cmd_update, "change a memory (keeps history)", CLI_EXISTING},
-    {"invalidate", cmd_invalidate, "hide a memory from recall, keep it (superseded facts)",
-     CLI_EXISTING},
-    {"forget", cmd_forget, "archive a memory, or delete it for good with --purge", CLI_EXISTING},
-    {"history", cmd_history, "every change made to a memory", CLI_EXISTING},
-    {"stats", cmd_stats, "counts by namespace, kind, tier and model", CLI_EXISTING | CLI_NOTE},
-    {"namespaces", cmd_namespaces, "list namespaces", CLI_EXISTING},
-    {"clear", cmd_clear, "delete every memory of a namespace", CLI_EXISTING},
+    {"import", cmd_import, "add memories from a JSONL file (- for stdin), with a progress bar", 0},
     {"export", cmd_export, "write memories as JSONL", CLI_EXISTING},
     {"copy", cmd_copy, "copy a whole store to another (SQLite <-> PostgreSQL), verified", 0},
     {"reindex", cmd_reindex, "re-embed memories with the current embedder", CLI_EXISTING},
@@ -62,6 +50,7 @@ static void usage(FILE *f) {
             "remem %s: memory for LLM agents\n\n"
             "usage: remem [global options] <command> [options]\n\ncommands:\n",
             REMEM_VERSION);
+    cli_list_verbs(f);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\noperations (the same on HTTP, MCP and Python; remem <operation> --help):\n");
@@ -143,6 +132,7 @@ int main(int argc, char **argv) {
         int words = 0;
         const remem_op_info *op = rc == -1 ? cli_find_op(nrest, rest, &words) : NULL;
         if (op) rc = cli_run_op(&env, op, nrest - words, rest + words);
+        if (rc == -1) rc = cli_group(nrest, rest);
         if (rc == -1) {
             cli_fail("unknown command \"%s\" (remem --help lists them)", rest[0]);
             rc = 2;

@@ -89,7 +89,12 @@ static json_t *method_tools_list(json_t *id) {
     for (i = 0; i < mcp_n_tools; i++) json_array_append_new(list, mcp_tool_json(&mcp_tools[i]));
     size_t n_ops;
     const remem_op_info *ops = remem_ops(&n_ops);
-    for (i = 0; i < n_ops; i++) json_array_append_new(list, mcp_op_tool_json(&ops[i]));
+    for (i = 0; i < n_ops; i++) {
+        /* an operation whose tool name a tool above has (recall) is that tool's */
+        size_t j = 0;
+        while (j < mcp_n_tools && strcmp(mcp_tools[j].name, ops[i].name)) j++;
+        if (j == mcp_n_tools) json_array_append_new(list, mcp_op_tool_json(&ops[i]));
+    }
     result = json_pack("{s:o}", "tools", list);
     return rpc_result(id, result);
 }

@@ -35,6 +35,57 @@ void metrics_record(int route, int status, double seconds) {
     atomic_fetch_add_explicit(&sum_ns[route], (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
 }
 
+/* Per operation (routes_ops.c): every route that runs an operation,
+ * POST /v1/<operation> and the REST routes naming one, counted under the
+ * operation's name, so that /v1/{operation} is not one series for all. */
+#define OP_SLOTS 256
+static const int op_status[] = {200, 201, 202, 400, 401, 403, 404, 405,
+                                409, 413, 415, 500, 501, 502, 503, 0};
+#define OP_STATUS_SLOTS (sizeof op_status / sizeof op_status[0])
+static atomic_uint_fast64_t op_by_status[OP_SLOTS][OP_STATUS_SLOTS];
+static atomic_uint_fast64_t op_sum_ns[OP_SLOTS];
+
+void metrics_op(const char *name, int status, double seconds) {
+    size_t n;
+    const remem_op_info *ops = remem_ops(&n), *op = remem_op_find(name);
+    size_t i = op ? (size_t)(op - ops) : OP_SLOTS;
+    if (i >= OP_SLOTS) return;
+    size_t s = 0;
+    while (op_status[s] && op_status[s] != status) s++;
+    atomic_fetch_add_explicit(&op_by_status[i][s], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&op_sum_ns[i], (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
+}
+
+static void render_ops(FILE *f) {
+    size_t n;
+    const remem_op_info *ops = remem_ops(&n);
+    fputs("# HELP remem_operation_requests_total HTTP requests that ran an operation, by "
+          "operation and status (other: a status not listed).\n"
+          "# TYPE remem_operation_requests_total counter\n",
+          f);
+    for (size_t i = 0; i < n && i < OP_SLOTS; i++)
+        for (size_t s = 0; s < OP_STATUS_SLOTS; s++) {
+            uint_fast64_t c = atomic_load_explicit(&op_by_status[i][s], memory_order_relaxed);
+            if (!c) continue;
+            char st[16];
+            if (op_status[s])
+                snprintf(st, sizeof st, "%d", op_status[s]);
+            else
+                snprintf(st, sizeof st, "other");
+            fprintf(f, "remem_operation_requests_total{operation=\"%s\",status=\"%s\"} %llu\n",
+                    ops[i].name, st, (unsigned long long)c);
+        }
+    fputs("# HELP remem_operation_seconds_total Time spent running each operation over HTTP.\n"
+          "# TYPE remem_operation_seconds_total counter\n",
+          f);
+    for (size_t i = 0; i < n && i < OP_SLOTS; i++) {
+        uint_fast64_t ns = atomic_load_explicit(&op_sum_ns[i], memory_order_relaxed);
+        if (ns)
+            fprintf(f, "remem_operation_seconds_total{operation=\"%s\"} %.6f\n", ops[i].name,
+                    ns / 1e9);
+    }
+}
+
 static void route_labels(int route, const char **tmpl, const char **method) {
     if (route < R_COUNT) {
         *tmpl = server_routes[route].tmpl;
@@ -60,6 +111,7 @@ static void put_label(FILE *f, const char *s) {
 }
 
 static void render_requests(FILE *f) {
+    render_ops(f);
     fputs("# HELP remem_http_requests_total HTTP requests by route template, "
           "method and status.\n"
           "# TYPE remem_http_requests_total counter\n",

@@ -155,28 +155,6 @@ int known_fields(json_t *o, const char *const *known, reply *rp, const char *whe
     return 1;
 }
 
-/* A time field: integer ms, or a string remem_parse_time reads, or null
- * (0). 1 on success, else a 400. */
-int time_field(json_t *v, const char *name, int64_t *ms, reply *rp) {
-    if (!v || json_is_null(v)) {
-        *ms = 0;
-        return 1;
-    }
-    if (json_is_integer(v)) {
-        *ms = json_integer_value(v);
-        return 1;
-    }
-    if (json_is_string(v) && remem_parse_time(json_string_value(v), ms) == 0) return 1;
-    reply_error(rp, 400, "REMEM_EPARSE", "\"%s\" must be milliseconds or an ISO 8601 time", name);
-    return 0;
-}
-
-void reply_write(reply *rp, int status, const char *op, const char *ns, const char *id, int outcome,
-                 const char *superseded_by) {
-    reply_text(rp, status, remem_write_result_json(op, ns, id, outcome, superseded_by), remem_free,
-               "application/json");
-}
-
 /* ---- query strings ---- */
 
 char *request_arg(const request *rq, const char *name) {

@@ -3,10 +3,10 @@
  * what the server answers), the path matcher and the dispatch to the
  * handlers, which live by resource:
  *
- *   routes_memories.c    add, batch, get, update, forget, invalidate,
- *                        history, find by id
- *   routes_recall.c      recall
- *   routes_namespaces.c  namespace list, stats, clear, export
+ *   routes_ops.c         every route that names an operation (the REST
+ *                        routes over memories, recall, stats, namespaces,
+ *                        clear, and POST /v1/<operation>)
+ *   routes_namespaces.c  export (streamed) and find by id
  *   routes_admin.c       health, metrics, the API description, profiles,
  *                        embed
  *   reply.c              what they share: JSON replies and errors, access
@@ -143,8 +143,10 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
         }
         return r;
     }
-    /* A library operation: /v1/a/b is "a.b" when remem_ops() has it. */
-    if (found == -404 && !strncmp(path, "/v1/", 4) && path[4]) {
+    /* A library operation: /v1/a/b is "a.b" when remem_ops() has it (also
+     * where a route of another method has the path: POST /v1/stats). */
+    if ((found == -404 || (found == -405 && !strcmp(method, "POST"))) &&
+        !strncmp(path, "/v1/", 4) && path[4]) {
         char name[128];
         size_t n = strlen(path + 4);
         if (n < sizeof name && !strpbrk(path + 4, "%.")) {
@@ -166,12 +168,15 @@ int route_match(const char *method, const char *path, char **ns, char **id, char
 
 /* Handlers that need no store handle, or take their own. */
 static int handle_without_db(request *rq, reply *rp) {
+    if (rq->route < R_COUNT && server_routes[rq->route].op) {
+        h_route_op(rq, rp); /* an operation takes its handle itself */
+        return 1;
+    }
     switch (rq->route) {
     case R_HEALTHZ: h_healthz(rq, rp); return 1;
     case R_OPENAPI: h_openapi(rp); return 1;
     case R_PROFILES: h_profiles(rp); return 1;
     case R_PROFILE: h_profile(rq, rp); return 1;
-    case R_RECALL: h_recall(rq, rp); return 1;
     case R_OP: h_op(rq, rp); return 1;
     case R_OPS_LIST: h_ops_list(rp); return 1;
     case R_EXPORT_NS:
@@ -194,17 +199,6 @@ void route_handle(request *rq, reply *rp) {
     switch (rq->route) {
     case R_METRICS: h_metrics(rq, rp, db); break;
     case R_EMBED: h_embed(rq, rp, db); break;
-    case R_NS_LIST: h_namespaces(rq, rp, db); break;
-    case R_NS_CLEAR: h_clear(rq, rp, db); break;
-    case R_NS_STATS: h_stats(rq, rp, db, rq->ns); break;
-    case R_STATS: h_stats(rq, rp, db, NULL); break;
-    case R_ADD: h_add(rq, rp, db); break;
-    case R_BATCH: h_batch(rq, rp, db); break;
-    case R_MEM_GET: h_get(rq, rp, db); break;
-    case R_MEM_PATCH: h_patch(rq, rp, db); break;
-    case R_MEM_DELETE: h_delete(rq, rp, db); break;
-    case R_INVALIDATE: h_invalidate(rq, rp, db); break;
-    case R_HISTORY: h_history(rq, rp, db); break;
     case R_FIND_ID: h_find_id(rq, rp, db); break;
     default: reply_error(rp, 500, "REMEM_EINVAL", "no handler for this route");
     }

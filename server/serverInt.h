@@ -158,6 +158,8 @@ enum route_id {
     R_NS_STATS,
     R_STATS,
     R_ADD,
+    R_LIST,
+    R_DELETE_BY,
     R_BATCH,
     R_MEM_GET,
     R_MEM_PATCH,
@@ -176,15 +178,26 @@ enum route_id {
 };
 
 enum route_flag {
-    RF_PUBLIC = 1,       /* no key needed (health, the API description) */
-    RF_BODY = 2,         /* a JSON body is required */
-    RF_BODY_OPTIONAL = 4 /* a JSON body may come */
+    RF_PUBLIC = 1,        /* no key needed (health, the API description) */
+    RF_BODY = 2,          /* a JSON body is required */
+    RF_BODY_OPTIONAL = 4, /* a JSON body may come */
+    RF_QUERY = 8,         /* query-string parameters are the operation's arguments */
+    RF_ADDS = 16,         /* an add: 201 when something was added; a key without read on
+                             the namespace is told "accepted" only (docs/server.md) */
+    RF_VISIBLE = 32       /* the answer's namespaces are filtered to the key's */
 };
 
+/* A route: a method and a path template, and either an operation it runs
+ * (op: the path's {ns} and {id} become the arguments "ns" and "id", the
+ * body or the query string the others, fixed adds its own) or a handler
+ * of its own (op NULL: routes.c's switch). */
 typedef struct route {
     const char *method;
     const char *tmpl; /* "/v1/namespaces/{ns}/memories/{id}:invalidate" */
     unsigned flags;
+    const char *op;     /* the operation (remem_ops()), or NULL */
+    const char *fixed;  /* arguments always given, JSON, or NULL */
+    const char *unwrap; /* reply with this member of the answer, or NULL: all */
 } route;
 
 extern const route server_routes[R_COUNT];
@@ -261,11 +274,6 @@ void reply_text(reply *rp, int status, char *text, void (*free_fn)(void *),
 void reply_error_at(reply *rp, int status, const char *code, long index, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* The answer to a write, rendered by the library (remem_write_result_json)
- * so that HTTP, MCP and the CLI print the same shape. */
-void reply_write(reply *rp, int status, const char *op, const char *ns, const char *id, int outcome,
-                 const char *superseded_by);
-
 /* Access (reply.c): 1 if the caller may use ns that way (or every namespace,
  * for a store-wide view named by what); else a 403 is in rp. */
 int allowed(request *rq, reply *rp, const char *ns, unsigned right);
@@ -276,25 +284,12 @@ int allowed_all(request *rq, reply *rp, unsigned right, const char *what);
 json_t *body_object(request *rq, reply *rp); /* the body as a JSON object */
 /* Every field of o is in known (NULL-terminated). */
 int known_fields(json_t *o, const char *const *known, reply *rp, const char *where);
-/* Integer ms, an ISO 8601 string, or null (0). */
-int time_field(json_t *v, const char *name, int64_t *ms, reply *rp);
 /* A non-empty array of numbers as floats (malloc'd). */
 
 /* The handlers, one per route (routes_*.c). Those given a db run on a
  * pooled handle taken by route_handle; the others take their own or need
  * none. */
-void h_add(request *rq, reply *rp, remem *db);
-void h_batch(request *rq, reply *rp, remem *db);
-void h_get(request *rq, reply *rp, remem *db);
-void h_patch(request *rq, reply *rp, remem *db);
-void h_delete(request *rq, reply *rp, remem *db);
-void h_invalidate(request *rq, reply *rp, remem *db);
-void h_history(request *rq, reply *rp, remem *db);
 void h_find_id(request *rq, reply *rp, remem *db);
-void h_recall(request *rq, reply *rp);
-void h_namespaces(request *rq, reply *rp, remem *db);
-void h_clear(request *rq, reply *rp, remem *db);
-void h_stats(request *rq, reply *rp, remem *db, const char *ns);
 void h_export(request *rq, reply *rp);
 void h_profiles(reply *rp);
 void h_profile(request *rq, reply *rp);
@@ -303,6 +298,14 @@ void h_metrics(request *rq, reply *rp, remem *db);
 void h_healthz(request *rq, reply *rp);
 void h_openapi(reply *rp);
 void h_op(request *rq, reply *rp);
+/* A route that names an operation (routes_ops.c): its arguments from the
+ * path, the body or the query string, the key's right checked on every
+ * namespace they name, the operation run on a pooled handle. */
+void h_route_op(request *rq, reply *rp);
+/* The arguments of op read from rq's query string, each typed by the
+ * operation's schema (a number, a boolean, a comma list, a JSON filter);
+ * NULL with a 400 in rp. */
+json_t *query_args(request *rq, reply *rp, const remem_op_info *op);
 void h_ops_list(reply *rp);
 /* remem_namespaces' array, filtered to what rq's key may read; NULL with
  * rp set on failure. */
@@ -411,6 +414,10 @@ int request_flag(const request *rq, const char *name, int dflt);
 /* Metrics (metrics.c)                                                 */
 /* ------------------------------------------------------------------ */
 void metrics_record(int route, int status, double seconds);
+/* Count a request that ran the operation name, with its status and the
+ * time the operation took (routes_ops.c): /metrics labels them per
+ * operation. */
+void metrics_op(const char *name, int status, double seconds);
 /* The Prometheus text exposition; namespaces is remem_namespaces' array
  * already filtered to what the caller may see (may be NULL). malloc'd. */
 char *metrics_render(const server *srv, json_t *namespaces);

@@ -181,8 +181,85 @@ static void test_local_args(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* One call's answer as JSON (the test fails when the call does). */
+static json_t *call(remem *db, const char *op, const char *args) {
+    char *out = NULL;
+    int rc = remem_call(db, op, args, strlen(args), &out);
+    if (rc) fprintf(stderr, "  %s %s: %s\n", op, args, remem_errmsg(db));
+    CHECK_INT(rc, REMEM_OK);
+    json_t *r = out ? json_loads(out, 0, NULL) : NULL;
+    remem_free(out);
+    return r;
+}
+
+/* The core verbs are operations: memory.list pages by cursor through every
+ * memory once, in the asked order, without bookkeeping kinds unless named;
+ * recall leaves bookkeeping out unless its filter names the kind. */
+static void test_core_verbs(void) {
+    remem *db = NULL;
+    CHECK_INT(remem_open(":memory:", NULL, &db), REMEM_OK);
+    char args[256];
+    for (int i = 0; i < 25; i++) {
+        snprintf(args, sizeof args,
+                 "{\"ns\":\"a\",\"id\":\"m%02d\",\"text\":\"memory %d about disks\","
+                 "\"importance\":%.2f,\"created_at\":%d}",
+                 i, i, (i % 5) / 5.0, 1000000 + i);
+        json_decref(call(db, "memory.add", args));
+    }
+    json_decref(call(db, "memory.add",
+                     "{\"ns\":\"a\",\"text\":\"a hint about disks\",\"kind\":\"hint_log\"}"));
+    int seen[25] = {0}, pages = 0, total = 0;
+    char cursor[64] = "";
+    do {
+        snprintf(args, sizeof args, "{\"ns\":\"a\",\"limit\":7%s%s%s}", cursor[0] ? ",\"cursor\":\"" : "",
+                 cursor, cursor[0] ? "\"" : "");
+        json_t *page = call(db, "memory.list", args);
+        size_t i;
+        json_t *m;
+        json_array_foreach(json_object_get(page, "memories"), i, m) {
+            const char *id = json_string_value(json_object_get(m, "id"));
+            CHECK(id && id[0] == 'm');
+            if (id && id[0] == 'm') seen[atoi(id + 1)]++;
+            total++;
+        }
+        const char *next = json_string_value(json_object_get(page, "next_cursor"));
+        snprintf(cursor, sizeof cursor, "%s", next ? next : "");
+        json_decref(page);
+        pages++;
+    } while (cursor[0] && pages < 10);
+    CHECK_INT(pages, 4);
+    CHECK_INT(total, 25);
+    for (int i = 0; i < 25; i++) CHECK_INT(seen[i], 1);
+
+    json_t *r = call(db, "memory.list", "{\"ns\":\"a\",\"kinds\":[\"hint_log\"]}");
+    CHECK_INT((int)json_array_size(json_object_get(r, "memories")), 1);
+    json_decref(r);
+    r = call(db, "recall", "{\"ns\":\"a\",\"query\":\"a hint about disks\",\"k\":30}");
+    size_t i;
+    json_t *h;
+    json_array_foreach(json_object_get(r, "hits"), i, h)
+        CHECK(strcmp(json_string_value(json_object_get(h, "kind")), "hint_log") != 0);
+    CHECK_INT((int)json_array_size(json_object_get(r, "hits")), 25);
+    json_decref(r);
+    r = call(db, "recall", "{\"namespaces\":[\"a\"],\"text\":\"hint\",\"filter\":{\"kind\":\"hint_log\"}}");
+    CHECK_INT((int)json_array_size(json_object_get(r, "hits")), 1);
+    json_decref(r);
+    r = call(db, "memory.delete", "{\"ns\":\"a\",\"filter\":{\"importance\":0},\"dry_run\":true}");
+    CHECK_INT((int)json_integer_value(json_object_get(r, "matched")), 5);
+    CHECK_INT((int)json_integer_value(json_object_get(r, "deleted")), 0);
+    json_decref(r);
+    r = call(db, "memory.delete", "{\"ns\":\"a\",\"filter\":{\"importance\":0}}");
+    CHECK_INT((int)json_integer_value(json_object_get(r, "deleted")), 5);
+    json_decref(r);
+    r = call(db, "stats", "{\"ns\":\"a\"}");
+    CHECK_INT((int)json_integer_value(json_object_get(r, "memories")), 21);
+    json_decref(r);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) test__only = argv[1];
+    RUN(test_core_verbs);
     RUN(test_checker);
     RUN(test_table);
     RUN(test_call);

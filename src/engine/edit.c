@@ -266,3 +266,38 @@ int eng_purge_in_txn(remem *db, txn *x, const char *ns, const char *id, int64_t 
     int purge = 1;
     return edit_in_txn(db, x, ns, id, apply_forget, &purge, NULL, NULL, now, NULL);
 }
+
+/* Purge many rows of ns in one transaction (memory.delete, list.c): each
+ * as remem_forget's purge does it (row deleted, its history scrubbed, a
+ * text-less "delete" row), then the store's files scrubbed once. Rows gone
+ * since they were selected are skipped. *deleted: how many went. */
+int eng_purge_rows(remem *db, const int64_t *rowids, size_t n, int64_t *deleted) {
+    *deleted = 0;
+    int rc = eng_need_open(db);
+    if (rc || !n) return rc;
+    if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
+    if ((rc = store_begin(db->st))) return eng_store_fail(db, rc);
+    txn x = {0};
+    int64_t now = util_now_ms();
+    for (size_t i = 0; i < n && !rc; i++) {
+        store_row old;
+        if (store_get_rowid(db->st, rowids[i], 0, &old)) continue;
+        rc = store_delete(db->st, old.rowid);
+        if (!rc) rc = store_history_scrub(db->st, old.m.ns, old.m.id);
+        if (!rc)
+            rc = store_history_add(db->st, old.m.ns, old.m.id, now, "delete", NULL, NULL, NULL);
+        if (rc)
+            eng_store_fail(db, rc);
+        else if (!(rc = eng_txn_row(db, &x, old.m.ns, old.rowid)))
+            ++*deleted;
+        store_row_clear(&old);
+    }
+    rc = eng_txn_end(db, &x, rc);
+    if (rc) *deleted = 0;
+    if (!rc && (rc = store_scrub_deleted(db->st)))
+        eng_fail(db, rc,
+                 "the memories were deleted, but scrubbing the store's files failed: %s "
+                 "(run the delete again)",
+                 store_errmsg(db->st));
+    return rc;
+}

@@ -283,6 +283,13 @@ int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
 
 /* REMEM_OK when the handle has a store and an embedder; clears the error. */
 int eng_need_open(remem *db);
+/* 1 for the kinds of bookkeeping records features keep for themselves
+ * (hint_log, error_event, attempt, run; list.c): recall and list leave
+ * them out unless the call names kinds. */
+int eng_internal_kind(const char *kind);
+/* Purge the rows (rowids) in one transaction, as remem_forget's purge does
+ * each (edit.c); rows gone already are skipped. *deleted: how many. */
+int eng_purge_rows(remem *db, const int64_t *rowids, size_t n, int64_t *deleted);
 /* s is non-empty, at most max bytes and valid UTF-8; the error names
  * `what`. */
 int eng_check_str(remem *db, const char *what, const char *s, size_t max);

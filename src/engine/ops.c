@@ -64,19 +64,27 @@ const remem_op_info *remem_op_find(const char *name) {
     return NULL;
 }
 
+unsigned engine_op_flags(const char *name) {
+#define ENGINE_OP_FLAG(n, f) \
+    if (!strcmp(name, n)) return f;
+    ENGINE_OP_FLAGS(ENGINE_OP_FLAG)
+#undef ENGINE_OP_FLAG
+    return 0;
+}
+
 /* ---- the call ---- */
 
 int remem_call(remem *db, const char *name, const char *args, size_t len, char **out) {
     return remem_call_ex(db, name, args, len, 0, out);
 }
 
-int remem_call_ex(remem *db, const char *name, const char *args, size_t len, unsigned flags,
+int remem_call_ex(remem *db, const char *name, const char *args, size_t len, unsigned cflags,
                   char **out) {
     if (!db) return REMEM_EINVAL;
     if (!out) return eng_fail(db, REMEM_EINVAL, "no place for the answer");
     *out = NULL;
-    if (flags & ~(unsigned)REMEM_CALL_REMOTE)
-        return eng_fail(db, REMEM_EINVAL, "remem_call_ex: unknown flags 0x%x", flags);
+    if (cflags & ~(unsigned)REMEM_CALL_REMOTE)
+        return eng_fail(db, REMEM_EINVAL, "remem_call_ex: unknown flags 0x%x", cflags);
     eng_ok(db);
     const engine_op *op = op_lookup(name);
     if (!op) return eng_fail(db, REMEM_ENOTFOUND, "no operation called \"%s\"", name ? name : "");
@@ -90,8 +98,9 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
         return eng_fail(db, REMEM_EINVAL, "%s: the arguments must be a JSON object", name);
     }
     char err[600];
-    if (engine_args_check(op->info.schema, a, err, sizeof err) ||
-        ((flags & REMEM_CALL_REMOTE) && engine_args_local(op->info.schema, a, err, sizeof err))) {
+    unsigned flags = engine_op_flags(name);
+    if ((!(flags & OP_SELF_CHECK) && engine_args_check(op->info.schema, a, err, sizeof err)) ||
+        ((cflags & REMEM_CALL_REMOTE) && engine_args_local(op->info.schema, a, err, sizeof err))) {
         json_decref(a);
         return eng_fail(db, REMEM_EINVAL, "%s: %s", name, err);
     }
@@ -104,7 +113,7 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
     json_t *res = NULL;
     int rc;
     tm_span *span = eng_tm_call_begin(name);
-    if (off && strstr(op->info.right, "write")) {
+    if (off && strstr(op->info.right, "write") && !(flags & OP_SELF_OFF)) {
         res = json_pack("{s:s, s:s?, s:s, s:s}", "op", name, "ns", ns, "outcome", "dropped", "text",
                         "memory is off: nothing was written");
         rc = res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -112,6 +121,12 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
         rc = op->fn(db, a, &res);
     }
     if (rc && !db->err[0]) eng_fail(db, rc, "%s: %s", name, remem_strerror(rc));
+    /* Every failure names the operation once, whatever part failed. */
+    if (rc && strncmp(db->err, name, strlen(name))) {
+        char msg[sizeof db->err];
+        snprintf(msg, sizeof msg, "%s", db->err);
+        eng_fail(db, rc, "%s: %s", name, msg);
+    }
     eng_tm_call_end(db, span, name, a, rc ? NULL : res, rc);
     json_decref(a);
     if (rc) {
@@ -192,10 +207,11 @@ const engine_op core_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}"},
      op_cache_save},
-    {{"memory.get", "read", "One memory by namespace and id, with every field.",
-      "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
-      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"},"
-      "\"id\":{\"type\":\"string\",\"description\":\"memory id\"}}}"},
+    {{"memory.get", "read", "One memory by id, with every field.",
+      "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],"
+      "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+      "\"namespace (may be left out when the id is in one namespace only)\"},"
+      "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}}}"},
      op_get},
 };
 const size_t core_ops_n = sizeof core_ops / sizeof core_ops[0];

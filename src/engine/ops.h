@@ -26,9 +26,30 @@ typedef struct engine_op {
     engine_op_fn fn;
 } engine_op;
 
+/* Flags of a few rows, listed by name in ENGINE_OP_FLAGS (so that the
+ * other tables' rows keep their two fields). The operation applies memory-off itself (the core writes answer in the
+ * documented write shape, remem_write_result_json), instead of remem_call
+ * dropping the call before it runs. */
+#define OP_SELF_OFF   1u
+/* The operation checks its own arguments with a parser that is the rule
+ * for them (recall: remem_query_parse, whose messages every face prints);
+ * its schema then describes them for the faces and is not applied. */
+#define OP_SELF_CHECK 2u
+#define ENGINE_OP_FLAGS(X)                                                                   \
+    X("memory.add", OP_SELF_OFF)                                                             \
+    X("memory.add_batch", OP_SELF_OFF) X("memory.update", OP_SELF_OFF)                       \
+        X("memory.invalidate", OP_SELF_OFF) X("memory.forget", OP_SELF_OFF)                  \
+            X("memory.delete", OP_SELF_OFF) X("clear", OP_SELF_OFF) X("import", OP_SELF_OFF) \
+                X("recall", OP_SELF_CHECK)
+/* The flags of an operation (0 for most). */
+unsigned engine_op_flags(const char *name);
+
 /* The arrays ops.c joins: one per feature folder, defined there. */
 #define ENGINE_OP_TABLES(X) \
     X(core_ops)             \
+    X(memory_ops)           \
+    X(list_ops)             \
+    X(store_wide_ops)       \
     X(lifecycle_ops)        \
     X(experience_ops)       \
     X(config_ops)           \

@@ -156,6 +156,9 @@ static int row_allowed(query_ctx *x, ns_cache *c, size_t i) {
         if (m->invalidated_at) return 0;
         if (m->expires_at && m->expires_at <= x->now) return 0;
     }
+    /* Bookkeeping records (list.c) only when the filter asks by kind. */
+    if (eng_internal_kind(m->kind) && !filter_uses_kind(x->f) && !filter_uses_kind(x->pf))
+        return 0;
     if (!x->f && !x->pf) return 1;
     filter_record r = {.id = m->id,
                        .ns = m->ns,

@@ -135,7 +135,7 @@ struct node {
 struct filter {
     json_t *doc; /* owns every string and operand the nodes point into */
     node *root;  /* NULL: matches everything */
-    int uses_metadata, uses_text;
+    int uses_metadata, uses_text, uses_kind;
 };
 
 static void node_free(node *n) {
@@ -425,6 +425,7 @@ int filter_match(const filter *f, const filter_record *r) {
 
 int filter_uses_metadata(const filter *f) { return f ? f->uses_metadata : 0; }
 int filter_uses_text(const filter *f) { return f ? f->uses_text : 0; }
+int filter_uses_kind(const filter *f) { return f ? f->uses_kind : 0; }
 int filter_matches_all(const filter *f) { return !f || !f->root; }
 
 void filter_free(filter *f) {
@@ -807,6 +808,8 @@ static int build_condition(parse_ctx *c, const field_ref *fr, op_kind op, const 
         rc = split_metadata_key(c, n, fr->whole);
     } else if (fr->id == FIELD_TEXT) {
         c->f->uses_text = 1;
+    } else if (fr->id == FIELD_KIND) {
+        c->f->uses_kind = 1;
     }
     if (rc) goto done;
     if (op == OP_IN || op == OP_NIN) {

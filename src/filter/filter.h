@@ -98,6 +98,9 @@ int filter_match(const filter *f, const filter_record *r);
 int filter_uses_metadata(const filter *f);
 /* 1 if f uses r->text ($contains, or a condition on the field "text"). */
 int filter_uses_text(const filter *f);
+/* 1 if f has a condition on the field "kind" (a caller asking for kinds by
+ * name: the engine then shows its bookkeeping kinds too). */
+int filter_uses_kind(const filter *f);
 /* 1 if f is NULL or matches every record (the empty filter), so a caller
  * can skip evaluating it. */
 int filter_matches_all(const filter *f);

@@ -5,7 +5,11 @@
  * repeated flag or a comma list (--fingerprint A --fingerprint B,
  * --lessons ID,ID), "x-file" reads the schema from a file.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "lessons/lessons.h"
+#include "util/util.h"
 
 #define NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
 #define DOMAIN                                                                                 \
@@ -25,6 +29,36 @@
  * the lessons as stored then (records.c), so concurrent calls, in one
  * process or several, lose no count, and another namespace never waits
  * for them. */
+
+/* "lesson.list": the lessons of a namespace by status and domain, without
+ * a query (statuses were reachable only through recall's filter). */
+static int lsn_op_list(remem *db, json_t *args, json_t **res) {
+    const char *status = lsn_str(args, "status", NULL), *domain = lsn_str(args, "domain", NULL);
+    lsn_list l = {0};
+    int rc = lsn_list_kind(db, lsn_s(args, "ns"), "lesson", &l);
+    if (rc) return rc;
+    json_t *out = json_array();
+    strbuf text = {0};
+    for (size_t i = 0; i < l.n; i++) {
+        json_t *m = l.v[i].meta;
+        if (status && strcmp(lsn_s(m, "status"), status)) continue;
+        if (domain && strcmp(lsn_s(m, "domain_key"), domain)) continue;
+        json_t *o = json_deep_copy(m);
+        json_object_set_new(o, "id", json_string(l.v[i].id));
+        json_object_set_new(o, "rule", json_string(l.v[i].text));
+        json_array_append_new(out, o);
+        sb_printf(&text, "%s  %-10s %-12s %s\n", l.v[i].id, lsn_s(m, "status"),
+                  lsn_s(m, "domain_key"), l.v[i].text);
+    }
+    sb_printf(&text, "%zu lessons", json_array_size(out));
+    lsn_list_free(&l);
+    char *t = sb_take(&text);
+    *res = json_pack("{s:s,s:o,s:I,s:s}", "ns", lsn_s(args, "ns"), "lessons", out, "count",
+                     (json_int_t)json_array_size(out), "text", t ? t : "");
+    free(t);
+    return *res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
 const engine_op lesson_ops[] = {
     {{"lesson.event", "write",
       "Record a runtime failure (ErrorEvent) and print its fingerprint and system tags.",
@@ -132,6 +166,14 @@ const engine_op lesson_ops[] = {
       ",\"tool\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"the tool "
       "the input is for\"}}}"},
      lsn_op_validate},
+    {{"lesson.list", "read",
+      "The lessons of a namespace, by status (candidate, promoted, suppressed, archived) and "
+      "domain, with their counters.",
+      "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS ","
+      "\"status\":{\"type\":\"string\",\"enum\":[\"candidate\",\"promoted\","
+      "\"suppressed\",\"archived\"]},\"domain\":{\"type\":\"string\",\"minLength\":1,"
+      "\"description\":\"the domain key, e.g. sqlite\"}}}"},
+     lsn_op_list},
     {{"timeline", "read",
       "A run's steps and memory decisions: attempts, decisions or summary view.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS ","

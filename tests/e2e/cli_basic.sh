@@ -76,7 +76,7 @@ expect_ok r --json add --ns agent:ada --text "Maya prefers blue-green deployment
 [ "$(cat "$tmp/out")" = '{"id":"maya","ns":"agent:ada","outcome":"added"}' ] ||
     fail "add --json: $(cat "$tmp/out")"
 expect_ok r --json get maya
-[ "$(json 'j["created_at"]' <"$tmp/out")" = 2024-01-01T00:00:00.000Z ] || fail "add --created"
+[ "$(json 'j["memory"]["created_at"]' <"$tmp/out")" = 2024-01-01T00:00:00.000Z ] || fail "add --created"
 expect_ok r --json add --ns agent:ada --text "the payment service needs a LOAD test  before each release"
 [ "$(cat "$tmp/out")" = "{\"id\":\"$id1\",\"ns\":\"agent:ada\",\"outcome\":\"duplicate\"}" ] ||
     fail "duplicate add: $(cat "$tmp/out")"
@@ -133,7 +133,7 @@ expect_ok r recall --ns agent:ada --query "pizza for lunch" --k 1
 grep -q "agent:ada/lunch" "$tmp/out" || fail "recall text output: $(cat "$tmp/out")"
 grep -q "relevance .* lexical .* recency .* importance" "$tmp/out" || fail "recall text lacks components"
 expect_ok r --json get lunch
-[ "$(json 'j["access_count"]' <"$tmp/out")" = 1 ] || fail "recall did not touch: $(cat "$tmp/out")"
+[ "$(json 'j["memory"]["access_count"]' <"$tmp/out")" = 1 ] || fail "recall did not touch: $(cat "$tmp/out")"
 
 # A query from a file or stdin, of more than one argument can carry: the
 # head decides, so 1 MB of "pizza for lunch" finds what the words find.
@@ -153,7 +153,7 @@ expect_ok r --json update maya --text "Maya now prefers canary releases" --impor
 [ "$(cat "$tmp/out")" = '{"id":"maya","ns":"agent:ada","outcome":"updated"}' ] ||
     fail "update --json: $(cat "$tmp/out")"
 expect_ok r --json get maya
-[ "$(json 'j["text"], j["importance"]' <"$tmp/out")" = "('Maya now prefers canary releases', 0.9)" ] ||
+[ "$(json 'j["memory"]["text"], j["memory"]["importance"]' <"$tmp/out")" = "('Maya now prefers canary releases', 0.9)" ] ||
     fail "update: $(cat "$tmp/out")"
 expect_ok r add --ns agent:ada --id maya2 --text "Maya wants canary releases with a 5% step"
 expect_ok r --json invalidate maya --by maya2 --reason superseded
@@ -161,7 +161,7 @@ expect_ok r --json invalidate maya --by maya2 --reason superseded
   '{"id":"maya","ns":"agent:ada","outcome":"invalidated","superseded_by":"maya2"}' ] ||
     fail "invalidate --json: $(cat "$tmp/out")"
 expect_ok r --json get maya
-[ "$(json 'j["superseded_by"], j["invalidated_at"] is not None' <"$tmp/out")" = "('maya2', True)" ] ||
+[ "$(json 'j["memory"]["superseded_by"], j["memory"]["invalidated_at"] is not None' <"$tmp/out")" = "('maya2', True)" ] ||
     fail "invalidate: $(cat "$tmp/out")"
 expect_ok r --json recall --ns agent:ada --query "Maya canary releases" --no-touch
 ids=$(json '",".join(h["id"] for h in j["hits"])' <"$tmp/out")
@@ -173,7 +173,7 @@ expect_ok r --json forget lunch
 [ "$(cat "$tmp/out")" = '{"id":"lunch","ns":"agent:ada","outcome":"archived","purged":false}' ] ||
     fail "forget --json: $(cat "$tmp/out")"
 expect_ok r --json get lunch
-[ "$(json 'j["tier"]' <"$tmp/out")" = archived ] || fail "forget did not archive"
+[ "$(json 'j["memory"]["tier"]' <"$tmp/out")" = archived ] || fail "forget did not archive"
 expect_ok r --json recall --ns agent:ada --query "pizza for lunch" --no-touch
 [[ ,$(json '",".join(h["id"] for h in j["hits"])' <"$tmp/out"), != *,lunch,* ]] ||
     fail "archived memory recalled"
@@ -183,7 +183,7 @@ expect_fail 1 "get" "lunch" -- r get lunch
 expect_ok r --json history lunch
 python3 - "$tmp/out" <<'EOF' || fail "history after purge: $(cat "$tmp/out")"
 import json, sys
-h = json.load(open(sys.argv[1]))
+h = json.load(open(sys.argv[1]))["history"]
 assert [x["op"] for x in h] == ["add", "archive", "restore", "delete"], h
 raw = open(sys.argv[1]).read()
 assert "pizza" not in raw, "the text survived the purge"
@@ -203,7 +203,7 @@ expect_ok r --json stats
 expect_ok r stats
 grep -q "^memories: 4" "$tmp/out" || fail "stats text: $(cat "$tmp/out")"
 expect_ok r --json namespaces
-[ "$(json '[(x["ns"], x["count"], x["model"]) for x in j]' <"$tmp/out")" = \
+[ "$(json '[(x["ns"], x["count"], x["model"]) for x in j["namespaces"]]' <"$tmp/out")" = \
   "[('agent:ada', 3, 'hash-v1-384'), ('agent:bob', 1, 'hash-v1-384')]" ] ||
     fail "namespaces: $(cat "$tmp/out")"
 
@@ -259,7 +259,7 @@ expect_fail 1 "--yes" -- r clear --ns agent:bob
 expect_ok r --json clear --ns agent:bob --yes
 [ "$(json 'j["deleted"]' <"$tmp/out")" = 2 ] || fail "clear: $(cat "$tmp/out")"
 expect_ok r --json namespaces
-[ "$(json 'len(j)' <"$tmp/out")" = 1 ] || fail "namespaces after clear: $(cat "$tmp/out")"
+[ "$(json 'len(j["namespaces"])' <"$tmp/out")" = 1 ] || fail "namespaces after clear: $(cat "$tmp/out")"
 
 # ---- profiles, demo ----
 expect_ok r profiles
@@ -282,11 +282,11 @@ expect_ok "$bin" --db "$tmp/demo.db" --json demo
 
 # ---- usage errors (2) and failures (1) ----
 expect_fail 2 "--bogus" -- r add --ns a --text x --bogus
-expect_fail 1 "--ns" -- r add --text x
-expect_fail 1 "--text" -- r add --ns a
+expect_fail 2 "--ns" -- r add --text x
+expect_fail 2 "--text" -- r add --ns a
 expect_fail 1 "importance" -- r add --ns a --text x --importance 2
 expect_fail 1 "metadata" -- r add --ns a --text x --meta '[1]'
-expect_fail 1 "--query" -- r recall --ns agent:ada
+expect_fail 1 "query: missing" -- r recall --ns agent:ada
 expect_fail 1 "k: 0 is below the minimum of 1" -- r recall --ns agent:ada --query x --k 0
 expect_fail 1 "now: \"yesterday\" is not a valid time" -- r recall --ns agent:ada --query x --now yesterday
 expect_fail 1 "no memory" "nope" -- r get nope

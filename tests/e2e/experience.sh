@@ -98,7 +98,7 @@ fb = cli_json("feedback", "add", "--ns", "x", "--episode", "ep_1", "--rating", "
 check(fb.get("id") == "fb_ep_1" and fb.get("outcome") == "replaced",
       "a second feedback replaces the first: %s" % fb)
 rc, out, err = cli("history", "--ns", "x", "fb_ep_1", "--json")
-check(rc == 0 and "First notes." in out and len(json.loads(out)) == 2,
+check(rc == 0 and "First notes." in out and len(json.loads(out)["history"]) == 2,
       "history keeps the first feedback")
 rc, out, err = cli("fewshot", "--ns", "x", "--title", "Friday 6PM", "--metrics",
                    json.dumps(metrics), "--n", "3")

@@ -174,12 +174,12 @@ check(kinds("agent:SecDef").get("reflection") == 2, "SecDef: the 10th observatio
 
 # ---- counts per agent; clearing one leaves the other ----
 rc, out, _ = cli("namespaces", "--json")
-counts = {n["ns"]: n["count"] for n in json.loads(out)} if rc == 0 else {}
+counts = {n["ns"]: n["count"] for n in json.loads(out)["namespaces"]} if rc == 0 else {}
 check(counts.get("agent:President") == 11 and counts.get("agent:SecDef") == 14,
       "counts per agent: President 11, SecDef 14 (%s)" % counts)
 rc, out, err = cli("clear", "--ns", "agent:President", "--yes")
 rc2, out, _ = cli("namespaces", "--json")
-counts = {n["ns"]: n["count"] for n in json.loads(out)} if rc2 == 0 else {}
+counts = {n["ns"]: n["count"] for n in json.loads(out)["namespaces"]} if rc2 == 0 else {}
 check(rc == 0 and "agent:President" not in counts and counts.get("agent:SecDef") == 14,
       "clearing President leaves SecDef")
 

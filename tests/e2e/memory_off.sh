@@ -48,7 +48,7 @@ p = cli("--no-memory", "--json", "update", "--ns", NS, mid, "--text", "changed")
 check(json.loads(p.stdout).get("outcome") == "dropped", "--no-memory update: dropped")
 p = cli("--no-memory", "--json", "forget", "--ns", NS, mid)
 check(json.loads(p.stdout).get("outcome") == "dropped", "--no-memory forget: dropped")
-got = json.loads(cli("--json", "get", "--ns", NS, mid).stdout)
+got = json.loads(cli("--json", "get", "--ns", NS, mid).stdout)["memory"]
 check(got["text"] == "I decided to deploy a carrier group" and got["tier"] == "short",
       "the memory is unchanged after the dropped update and forget")
 jl = os.path.join(tmp, "in.jsonl")
@@ -133,7 +133,7 @@ check(out[1].get("structuredContent", {}).get("outcome") == "dropped" and
 check(out[2].get("structuredContent", {}).get("memory") == "off" and
       "Memory is off" in out[2]["content"][0]["text"], "mcp --no-memory: recall empty, memory off")
 check(out[3].get("structuredContent", {}).get("outcome") == "dropped", "mcp --no-memory: forget dropped")
-check(count(NS) == 1 and json.loads(cli("--json", "get", "--ns", NS, mid).stdout)["tier"] == "short",
+check(count(NS) == 1 and json.loads(cli("--json", "get", "--ns", NS, mid).stdout)["memory"]["tier"] == "short",
       "nothing was written over MCP")
 
 # ---- HTTP ---------------------------------------------------------------

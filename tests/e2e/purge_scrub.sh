@@ -32,7 +32,7 @@ $R --db "$db" get --ns u:1 secret 2>/dev/null && { echo "FAIL: purged memory sti
 h=$($R --db "$db" --json history --ns u:1 secret)
 python3 -c '
 import json, sys
-h = json.loads(sys.argv[1])
+h = json.loads(sys.argv[1])["history"]
 ops = [r["op"] for r in h]
 assert ops == ["add", "update", "invalidate", "delete"], ops
 for r in h:

@@ -206,10 +206,10 @@ try:
     refused("body not an object", 400, "REMEM_EPARSE", "POST", base + "/memories", '["x"]')
     refused("empty body", 400, "REMEM_EPARSE", "POST", base + "/memories", "")
     refused("unknown field", 400, "REMEM_EINVAL", "POST", base + "/memories", {"txt": "x"})
-    refused("missing text", 400, "REMEM_EPARSE", "POST", base + "/memories", {"kind": "plan"})
+    refused("missing text", 400, "REMEM_EINVAL", "POST", base + "/memories", {"kind": "plan"})
     refused("ns in body differs from path", 400, "REMEM_EINVAL", "POST", base + "/memories",
             {"ns": "other", "text": "x"})
-    refused("importance out of range", 400, "REMEM_EPARSE", "POST", base + "/memories",
+    refused("importance out of range", 400, "REMEM_EINVAL", "POST", base + "/memories",
             {"text": "x", "importance": 7})
     refused("wrong vector dimension", 400, "REMEM_EDIM", "POST", base + "/memories",
             {"text": "x", "vector": [0.1, 0.2, 0.3]})

@@ -1,0 +1,337 @@
+/*
+ * ops_store.c: the verbs over namespaces and the store as rows of the
+ * operations table (ops.h): recall, stats, namespaces, clear, export and
+ * import. The faces call them through remem_call like any operation; the
+ * CLI and HTTP keep a streaming path for export and for importing a file,
+ * whose arguments still come from these rows' schemas.
+ *
+ * One vocabulary: "ns" names the namespace (recall: one name or a list),
+ * "query" is recall's text. The older "namespaces" and "text" of recall
+ * are accepted too, on every face alike, and mean the same (a call giving
+ * both spellings of one argument is refused).
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ops.h"
+#include "engine/ops_schema.h"
+
+/* ---- recall ---- */
+
+/* args with "ns" and "query" under the query parser's names. */
+static int recall_body(remem *db, json_t *args, char **text) {
+    static const char *const any[][3] = {{"ns", "namespaces",
+                                          "ns: missing; name at least one "
+                                          "namespace"},
+                                         {"query", "text",
+                                          "query: missing; give query (or "
+                                          "vector) to recall by"}};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *a = json_object_get(args, any[i][0]), *b = json_object_get(args, any[i][1]);
+        int vec = i == 1 && json_object_get(args, "vector") &&
+                  !json_is_null(json_object_get(args, "vector"));
+        if ((!a || json_is_null(a)) && (!b || json_is_null(b)) && !vec)
+            return eng_fail(db, REMEM_EINVAL, "recall: %s", any[i][2]);
+    }
+    json_t *q = json_copy(args);
+    if (!q) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    static const char *const names[][2] = {{"ns", "namespaces"}, {"query", "text"}};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(q, names[i][0]);
+        if (!v) continue;
+        if (json_object_get(q, names[i][1])) {
+            json_decref(q);
+            return eng_fail(db, REMEM_EINVAL, "recall: give %s or %s, not both", names[i][0],
+                            names[i][1]);
+        }
+        json_object_set(q, names[i][1], v);
+        json_object_del(q, names[i][0]);
+    }
+    *text = json_dumps(q, JSON_COMPACT);
+    json_decref(q);
+    return *text ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
+static int op_recall(remem *db, json_t *args, json_t **result) {
+    char *body = NULL, err[512];
+    int rc = recall_body(db, args, &body);
+    if (rc) return rc;
+    remem_query_json *pq = NULL;
+    rc = remem_query_parse(body, strlen(body), &pq, err, sizeof err);
+    free(body);
+    if (rc) return eng_fail(db, rc, "recall: %s", err);
+    remem_result *r = NULL;
+    rc = remem_recall(db, remem_query_json_get(pq), &r);
+    remem_query_json_free(pq);
+    if (rc) {
+        char msg[sizeof db->err];
+        snprintf(msg, sizeof msg, "%s", db->err);
+        return eng_fail(db, rc, "recall: %s", msg);
+    }
+    char *text = remem_result_to_json(r);
+    remem_result_free(r);
+    *result = text ? json_loads(text, 0, NULL) : NULL;
+    remem_free(text);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
+/* ---- stats, namespaces ---- */
+
+static int loads_into(remem *db, char *text, const char *key, json_t **result) {
+    json_t *v = json_loads(text, 0, NULL);
+    remem_free(text);
+    if (!v) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    *result = key ? json_pack("{s:o}", key, v) : v;
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
+static int op_stats(remem *db, json_t *args, json_t **result) {
+    char *text = NULL;
+    int rc = remem_stats(db, op_str(args, "ns", NULL), &text);
+    return rc ? rc : loads_into(db, text, NULL, result);
+}
+
+static int op_namespaces(remem *db, json_t *args, json_t **result) {
+    (void)args;
+    char *text = NULL;
+    int rc = remem_namespaces(db, &text);
+    return rc ? rc : loads_into(db, text, "namespaces", result);
+}
+
+/* ---- clear ---- */
+
+static int is_pattern(const char *ns) { return strpbrk(ns, "*?[") != NULL; }
+
+/* Clear one namespace, adding it to the answer's list. */
+static int clear_one(remem *db, const char *ns, json_t *list, int64_t *total) {
+    int64_t n = 0;
+    int rc = remem_clear(db, ns, &n);
+    if (rc) return rc;
+    *total += n;
+    json_array_append_new(list, json_pack("{s:s,s:I}", "ns", ns, "deleted", (json_int_t)n));
+    return REMEM_OK;
+}
+
+static int op_clear(remem *db, json_t *args, json_t **result) {
+    const char *ns = op_str(args, "ns", NULL);
+    if (!op_bool(args, "yes", 0))
+        return eng_fail(db, REMEM_EINVAL,
+                        "clear: this deletes every memory of %s; confirm with yes (--yes)", ns);
+    if (eng_memory_off(db, ns)) {
+        *result = json_pack("{s:s,s:i,s:s}", "ns", ns, "deleted", 0, "outcome", "dropped");
+        return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
+    json_t *list = json_array();
+    int64_t total = 0;
+    int rc = REMEM_OK;
+    if (!is_pattern(ns)) {
+        rc = clear_one(db, ns, list, &total);
+    } else {
+        char *text = NULL;
+        rc = remem_namespaces(db, &text);
+        json_t *all = rc ? NULL : json_loads(text, 0, NULL);
+        remem_free(text);
+        size_t i;
+        json_t *e;
+        json_array_foreach(all, i, e) {
+            const char *name = json_string_value(json_object_get(e, "ns"));
+            if (rc || !name || fnmatch(ns, name, 0)) continue;
+            rc = clear_one(db, name, list, &total);
+        }
+        json_decref(all);
+    }
+    if (rc) {
+        json_decref(list);
+        return rc;
+    }
+    char text[300];
+    snprintf(text, sizeof text, "deleted %lld memories from %s%s", (long long)total, ns,
+             is_pattern(ns) ? " (every namespace it matches)" : "");
+    *result = json_pack("{s:s,s:I,s:o,s:s}", "ns", ns, "deleted", (json_int_t)total, "namespaces",
+                        list, "text", text);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
+/* ---- export ---- */
+
+static int export_line(void *ctx, const char *data, size_t len) {
+    json_t *o = json_loadb(data, len, 0, NULL);
+    return !o || json_array_append_new(ctx, o);
+}
+
+static int op_export(remem *db, json_t *args, json_t **result) {
+    json_t *arr = json_array();
+    int64_t n = 0;
+    int rc = arr ? remem_export(db, op_str(args, "ns", NULL), op_bool(args, "vectors", 0),
+                                export_line, arr, &n)
+                 : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (rc) {
+        json_decref(arr);
+        return rc;
+    }
+    *result = json_pack("{s:o,s:I}", "memories", arr, "count", (json_int_t)n);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
+/* ---- import ---- */
+
+/* The store's rows and folded duplicates, to tell what an import did. */
+static int counts(remem *db, int64_t *rows, int64_t *dups) {
+    char *text = NULL;
+    int rc = remem_stats(db, NULL, &text);
+    json_t *o = rc ? NULL : json_loads(text, 0, NULL);
+    remem_free(text);
+    *rows = json_integer_value(json_object_get(o, "memories"));
+    *dups = json_integer_value(json_object_get(o, "duplicates_folded"));
+    json_decref(o);
+    return rc;
+}
+
+/* The lines of "memories" and of "lines" (JSONL text) as one array. */
+static int import_items(remem *db, json_t *args, json_t **out) {
+    json_t *all = json_array();
+    json_array_extend(all, json_object_get(args, "memories"));
+    const char *lines = op_str(args, "lines", NULL);
+    for (const char *p = lines; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        size_t i = 0;
+        while (i < len && strchr(" \t\r", p[i])) i++;
+        if (i < len) {
+            json_error_t je;
+            json_t *o = json_loadb(p, len, 0, &je);
+            if (!json_is_object(o)) {
+                size_t at = json_array_size(all);
+                json_decref(o);
+                json_decref(all);
+                return eng_fail(db, REMEM_EPARSE, "memories[%zu]: not a JSON object (%s)", at,
+                                je.text);
+            }
+            json_array_append_new(all, o);
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    *out = all;
+    return REMEM_OK;
+}
+
+static int op_import(remem *db, json_t *args, json_t **result) {
+    const char *ns = op_str(args, "ns", NULL);
+    json_t *items = NULL;
+    int rc = import_items(db, args, &items);
+    if (rc) return rc;
+    json_t *batch = json_pack("{s:o}", "memories", items);
+    if (ns) json_object_set_new(batch, "ns", json_string(ns));
+    int64_t rows0 = 0, dups0 = 0, rows1 = 0, dups1 = 0;
+    size_t n = json_array_size(items);
+    rc = counts(db, &rows0, &dups0);
+    /* Every line is checked before anything is written (op_memory_of in
+     * add_batch), all in one transaction: a bad line imports nothing. */
+    json_t *res = NULL;
+    if (!rc) rc = op_memory_add_batch(db, batch, &res);
+    json_decref(batch);
+    if (rc) return rc;
+    int off = json_object_get(res, "outcome") != NULL;
+    json_decref(res);
+    if (off) {
+        *result = json_pack("{s:i,s:I,s:s}", "imported", 0, "dropped", (json_int_t)n, "text",
+                            "memory is off: nothing was written");
+    } else {
+        rc = counts(db, &rows1, &dups1);
+        if (rc) return rc;
+        long long added = rows1 - rows0, dups = dups1 - dups0;
+        long long replaced = (long long)n - added - dups;
+        char text[200];
+        snprintf(text, sizeof text,
+                 "imported %zu memories: %lld added, %lld replaced, %lld "
+                 "duplicates",
+                 n, added, replaced < 0 ? 0 : replaced, dups);
+        *result =
+            json_pack("{s:I,s:I,s:I,s:I,s:s}", "imported", (json_int_t)n, "added",
+                      (json_int_t)added, "replaced", (json_int_t)(replaced < 0 ? 0 : replaced),
+                      "duplicates", (json_int_t)dups, "text", text);
+    }
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
+/* ---- the rows ---- */
+
+#define S_NUM(name, what) "\"" name "\":{\"type\":\"number\",\"description\":\"" what "\"}"
+#define S_RECALL_PROPS                                                                                                                                      \
+    "\"ns\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},\"description\":"                                                              \
+    "\"the namespace, or a list of them (also spelt namespaces)\"},"                                                                                        \
+    "\"namespaces\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"                                                                      \
+    "\"description\":\"the same as ns\"},"                                                                                                                  \
+    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to recall (also "                                                                \
+    "spelt text)\"},"                                                                                                                                       \
+    "\"text\":{\"type\":\"string\",\"description\":\"the same as query\"},"                                                                                 \
+    "\"vector\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"description\":\"recall "                                                              \
+    "by a vector instead of a text\"},"                                                                                                                     \
+    "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"how many "                                                                \
+    "memories (default: the profile's)\"},"                                                                                                                 \
+    "\"profile\":{\"type\":\"string\",\"description\":\"scoring profile: default, stream, "                                                                 \
+    "metaverse, generative-agents, replay, episodes\"},"                                                                                                    \
+    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "                                                                \
+    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                                                                                         \
+    "\"now\":{\"type\":[\"string\",\"integer\"],\"description\":\"the time to recall at (ISO "                                                              \
+    "8601 or ms): a replay\"},"                                                                                                                             \
+    "\"tiers\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},"                                                                           \
+    "\"description\":\"tiers in priority order (default static, short, long)\"},"                                                                           \
+    "\"candidates\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000},"                                                                               \
+    "\"normalize\":{\"type\":\"boolean\"},"                                                                                                                 \
+    "\"touch\":{\"type\":\"boolean\",\"description\":\"update accessed_at (default true)\"},"                                                               \
+    "\"include_invalid\":{\"type\":\"boolean\"}," S_NUM("w_relevance", "weight") "," S_NUM(                                                                 \
+        "w_lexical",                                                                                                                                        \
+        "weight") "," S_NUM("w_recency",                                                                                                                    \
+                            "weight") "," S_NUM("w_importance",                                                                                             \
+                                                "weight") "," S_NUM("w_context",                                                                            \
+                                                                    "weight") "," S_NUM("min_"                                                              \
+                                                                                        "similari"                                                          \
+                                                                                        "ty",                                                               \
+                                                                                        "threshol"                                                          \
+                                                                                        "d") "," S_NUM("min_score",                                         \
+                                                                                                       "threshold") "," S_NUM("recency_base",               \
+                                                                                                                              "k of k^hours, in (0,1]") "," \
+                                                                                                                                                        "\"half_life_hours\":{\"type\":\"number\",\"x-aliases\":[\"half_life\"]}"
+
+const engine_op store_wide_ops[] = {
+    {{"recall", "read",
+      "The memories that matter for a query, best first, each with the components of its "
+      "score. Bookkeeping records (hint logs, error events, attempts, runs) are left out "
+      "unless a filter on kind asks for them.",
+      "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS "}}"},
+     op_recall},
+    {{"stats", "read",
+      "Counts of memories by namespace, kind, tier and model; invalidated, expired, "
+      "duplicates folded; with ns, a namespace's own figures.",
+      "{\"type\":\"object\",\"properties\":{" S_NS "}}"},
+     op_stats},
+    {{"namespaces", "read", "The namespaces, each with its memory count and model.",
+      "{\"type\":\"object\",\"properties\":{}}"},
+     op_namespaces},
+    {{"clear", "admin",
+      "Delete every memory of a namespace, or of every namespace a pattern (agent:*) "
+      "matches; history keeps one clear row each. Needs yes.",
+      "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{\"ns\":{\"type\":\"string\","
+      "\"minLength\":1,\"description\":\"namespace, or a pattern with * ? []\"},"
+      "\"yes\":{\"type\":\"boolean\",\"description\":\"confirm the deletion\"}}}"},
+     op_clear},
+    {{"export", "read",
+      "The memories of a namespace (or of the store) as the objects remem import reads back.",
+      "{\"type\":\"object\",\"properties\":{" S_NS ",\"vectors\":{\"type\":\"boolean\","
+      "\"description\":\"include the embeddings\"}}}"},
+     op_export},
+    {{"import", "write",
+      "Add memories as export wrote them (objects in memories, or JSONL text in lines), in "
+      "one transaction: a bad line imports nothing and is named.",
+      "{\"type\":\"object\",\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,"
+      "\"description\":\"namespace of the lines that name none\"},"
+      "\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
+      "true}},\"lines\":{\"type\":\"string\",\"description\":\"JSONL text, one memory a "
+      "line\"},\"batch\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000,\"description\":"
+      "\"memories per transaction when a file is streamed (CLI)\"}}}"},
+     op_import},
+};
+const size_t store_wide_ops_n = sizeof store_wide_ops / sizeof store_wide_ops[0];
