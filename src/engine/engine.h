@@ -284,7 +284,7 @@ int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later);
 /* REMEM_OK when the handle has a store and an embedder; clears the error. */
 int eng_need_open(remem *db);
 /* 1 for the kinds of bookkeeping records features keep for themselves
- * (hint_log, error_event, attempt, run; list.c): recall and list leave
+ * (hint_log, error_event, attempt, run, message, ingest_job; list.c): recall and list leave
  * them out unless the call names kinds. */
 int eng_internal_kind(const char *kind);
 /* Purge the rows (rowids) in one transaction, as remem_forget's purge does

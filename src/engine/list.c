@@ -26,8 +26,10 @@
 
 /* The kinds of records the engine's features keep for themselves
  * (src/lessons: a lesson lookup, an error report, a validated tool input,
- * a closed run). docs/operations.md lists them. */
-static const char *const internal_kinds[] = {"hint_log", "error_event", "attempt", "run", NULL};
+ * a closed run; src/ingest: a conversation's raw message, an ingest job).
+ * docs/operations.md lists them. */
+static const char *const internal_kinds[] = {"hint_log", "error_event", "attempt", "run",
+                                             "message",  "ingest_job",  NULL};
 
 int eng_internal_kind(const char *kind) {
     for (size_t i = 0; kind && internal_kinds[i]; i++)
