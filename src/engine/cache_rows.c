@@ -20,9 +20,10 @@ static size_t hash_rowid(int64_t k, size_t cap) {
 }
 
 /* Rehash into at least min_cap slots (and at least 4 per live row):
- * rehashing also drops tombstones. */
+ * rehashing also drops tombstones. It starts at 8 slots, so that a
+ * namespace of a few rows pays a few words for its map. */
 static int map_grow(ns_cache *c, size_t min_cap) {
-    size_t cap = 1024;
+    size_t cap = 8;
     while (cap < (c->n + 1) * 4 || cap < min_cap) cap *= 2;
     int64_t *keys = calloc(cap, sizeof *keys);
     uint32_t *vals = malloc(cap * sizeof *vals);
@@ -110,8 +111,30 @@ void cache_destroy(ns_cache *c) {
     flat_free(c->ix);
     lex_free(c->lex); /* before the map its lists may lie in */
     if (c->map_base) munmap(c->map_base, c->map_len);
+    pthread_rwlock_destroy(&c->lock);
+    pthread_mutex_destroy(&c->allow_lock);
     free(c->ns);
     free(c);
+}
+
+size_t cache_bytes(const ns_cache *c) {
+    size_t b = sizeof *c + strlen(c->ns) + 1;
+    b += c->cap * (sizeof *c->rows + sizeof *c->meta + sizeof *c->tier);
+    b += c->map_cap * (sizeof *c->map_keys + sizeof *c->map_vals);
+    b += flat_memory_bytes(c->ix) + lex_memory_bytes(c->lex);
+    if (c->allow_bits) b += (c->n + 63) / 64 * sizeof(uint64_t) + strlen(c->allow_key) + 1;
+    b += c->map_len; /* a snapshot's map: the slab and lists in it */
+    uintptr_t slab = (uintptr_t)c->slab;
+    for (size_t i = 0; i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        uintptr_t at = (uintptr_t)m->id;
+        if (c->slab && at >= slab && at < slab + c->slab_len) continue;
+        /* pack_row's block: every string once, NUL-terminated */
+        const char *s[] = {m->id, m->kind, m->tier, m->text, m->superseded_by, m->metadata,
+                           m->links, m->model, m->ns != c->ns ? m->ns : NULL};
+        for (size_t k = 0; k < sizeof s / sizeof *s; k++) b += s[k] ? strlen(s[k]) + 1 : 0;
+    }
+    return b;
 }
 
 int cache_reserve(ns_cache *c, size_t cap) {
@@ -134,7 +157,10 @@ int cache_reserve(ns_cache *c, size_t cap) {
 
 ns_cache *cache_new(remem *db, const char *ns, int dim) {
     ns_cache *c = calloc(1, sizeof *c);
-    if (!c || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
+    if (!c) return NULL;
+    pthread_rwlock_init(&c->lock, NULL);
+    pthread_mutex_init(&c->allow_lock, NULL);
+    if (!(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
         cache_destroy(c);
         return NULL;
     }

@@ -31,16 +31,16 @@ int lsn_list_kind(remem *db, const char *ns, const char *kind, lsn_list *out) {
     out->n = 0;
     int rc = eng_need_open(db);
     if (rc) return rc;
-    cache_check_external(db);
     ns_cache *c = cache_get(db, ns, &rc);
     if (!c) return rc;
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++)
         if (c->rows[i].m.kind && !strcmp(c->rows[i].m.kind, kind) && !c->rows[i].m.invalidated_at)
             n++;
-    if (!n) return REMEM_OK;
-    out->v = calloc(n, sizeof *out->v);
-    if (!out->v) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (!n || !(out->v = calloc(n, sizeof *out->v))) {
+        cache_put(db, c);
+        return n ? eng_fail(db, REMEM_ENOMEM, "out of memory") : REMEM_OK;
+    }
     /* Rows in the cache are not in rowid order after removals: sort the
      * picked ones by creation, then id, to list them in the order written. */
     for (size_t i = 0; i < c->n; i++) {
@@ -55,10 +55,12 @@ int lsn_list_kind(remem *db, const char *ns, const char *kind, lsn_list *out) {
         r->updated_at = m->updated_at;
         r->archived = m->tier && !strcmp(m->tier, "archived");
         if (!r->id || !r->text || !r->meta) {
+            cache_put(db, c);
             lsn_list_free(out);
             return eng_fail(db, REMEM_ENOMEM, "out of memory");
         }
     }
+    cache_put(db, c);
     lsn_sort(out);
     return REMEM_OK;
 }

@@ -182,7 +182,9 @@ static long dict_find(const lex_index *ix, const char *s, size_t len, uint32_t h
 }
 
 static int dict_grow(lex_index *ix) {
-    size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 1024;
+    /* Small first (a namespace of one memory has a dozen terms), then
+     * doubling: an index costs what it holds. */
+    size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 16;
     uint64_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return LEX_ENOMEM;
     for (size_t j = 0; j < ix->slot_cap; j++) {
@@ -207,7 +209,7 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     if (ix->n_terms >= UINT32_MAX - 1) return -1;
     if ((ix->n_terms + 1) * 2 > ix->slot_cap && dict_grow(ix)) return -1;
     if (ix->n_terms == ix->terms_cap) {
-        size_t cap = ix->terms_cap ? ix->terms_cap * 2 : 1024;
+        size_t cap = ix->terms_cap ? ix->terms_cap * 2 : 8;
         plist *terms = aligned_alloc(64, cap * sizeof *terms);
         if (!terms) return -1;
         if (ix->n_terms) memcpy(terms, ix->terms, ix->n_terms * sizeof *terms);
@@ -217,7 +219,7 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     }
     if (ix->arena_len + len > UINT32_MAX) return -1; /* 4 GB of distinct spellings */
     if (ix->arena_len + len > ix->arena_cap) {
-        size_t cap = ix->arena_cap ? ix->arena_cap : 16384;
+        size_t cap = ix->arena_cap ? ix->arena_cap : 128;
         while (cap < ix->arena_len + len) cap *= 2;
         char *arena = realloc(ix->arena, cap);
         if (!arena) return -1;
@@ -592,7 +594,7 @@ void lex_trim(lex_index *ix) {
 
 int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n) {
     if (doc != ix->n_docs || check_terms(terms, n)) return LEX_EINVAL;
-    if (ix->n_docs == ix->docs_cap && lex_reserve(ix, ix->docs_cap ? ix->docs_cap * 2 : 256))
+    if (ix->n_docs == ix->docs_cap && lex_reserve(ix, ix->docs_cap ? ix->docs_cap * 2 : 4))
         return LEX_ENOMEM;
     uint32_t *fwd, *tf, tf_local[LOCAL_TERMS];
     int rc = analyse_doc(ix, terms, n, &fwd, tf_local, &tf);
