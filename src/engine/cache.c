@@ -36,6 +36,7 @@
  * one tight loop (flat_append_many).
  */
 #include <assert.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,7 +147,7 @@ int cache_tier_code(const char *t) {
 /* dst = src with every string copied into one allocation (m.id at its
  * start) and m.ns pointing at c->ns when it is the same name; no vector.
  * src is left alone. 0, or -1 when out of memory. */
-static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
+static int pack_row(ns_cache *c, const store_row *src, store_row *dst) {
     int own_ns = strcmp(src->m.ns, c->ns) != 0;
     const char *from[] = {src->m.id,    src->m.kind,          src->m.tier,
                           src->m.text,  src->m.superseded_by, src->m.metadata,
@@ -159,6 +160,7 @@ static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     }
     char *block = malloc(total);
     if (!block) return -1;
+    c->str_bytes += malloc_usable_size(block) + sizeof(size_t); /* the heap's own count */
     *dst = *src;
     dst->vec = NULL;
     dst->m.vector = NULL;

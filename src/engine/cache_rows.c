@@ -7,6 +7,7 @@
  * call neither of them (so the two never call each other in a circle).
  */
 #include <assert.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -89,9 +90,12 @@ long cache_find(const ns_cache *c, int64_t rowid) {
 
 /* The row's strings, packed by pack_row, or part of the slab a snapshot
  * was read into (freed with the cache). */
-void cache_release_row(const ns_cache *c, store_row *r) {
+void cache_release_row(ns_cache *c, store_row *r) {
     uintptr_t at = (uintptr_t)r->m.id, slab = (uintptr_t)c->slab;
-    if (!c->slab || at < slab || at >= slab + c->slab_len) free((char *)r->m.id);
+    if (r->m.id && (!c->slab || at < slab || at >= slab + c->slab_len)) {
+        c->str_bytes -= malloc_usable_size((char *)r->m.id) + sizeof(size_t);
+        free((char *)r->m.id);
+    }
     memset(r, 0, sizeof *r);
 }
 
@@ -117,23 +121,20 @@ void cache_destroy(ns_cache *c) {
     free(c);
 }
 
+/* Each array as the heap holds it (util_heap_bytes); the rows' strings
+ * as pack_row and cache_release_row count them (str_bytes); a
+ * snapshot's map by its length (the slab and the lists in it). Parsed
+ * metadata (cache_meta) is left out: it is made lazily, by readers. */
 size_t cache_bytes(const ns_cache *c) {
-    size_t b = sizeof *c + strlen(c->ns) + 1;
-    b += c->cap * (sizeof *c->rows + sizeof *c->meta + sizeof *c->tier);
-    b += c->map_cap * (sizeof *c->map_keys + sizeof *c->map_vals);
-    b += flat_memory_bytes(c->ix) + lex_memory_bytes(c->lex);
-    if (c->allow_bits) b += (c->n + 63) / 64 * sizeof(uint64_t) + strlen(c->allow_key) + 1;
-    b += c->map_len; /* a snapshot's map: the slab and lists in it */
-    uintptr_t slab = (uintptr_t)c->slab;
-    for (size_t i = 0; i < c->n; i++) {
-        const remem_memory *m = &c->rows[i].m;
-        uintptr_t at = (uintptr_t)m->id;
-        if (c->slab && at >= slab && at < slab + c->slab_len) continue;
-        /* pack_row's block: every string once, NUL-terminated */
-        const char *s[] = {m->id, m->kind, m->tier, m->text, m->superseded_by, m->metadata,
-                           m->links, m->model, m->ns != c->ns ? m->ns : NULL};
-        for (size_t k = 0; k < sizeof s / sizeof *s; k++) b += s[k] ? strlen(s[k]) + 1 : 0;
-    }
+    size_t b = util_heap_bytes(sizeof *c) + util_heap_bytes(strlen(c->ns) + 1);
+    b += util_heap_bytes(c->cap * sizeof *c->rows) + util_heap_bytes(c->cap * sizeof *c->meta) +
+         util_heap_bytes(c->cap * sizeof *c->tier);
+    b += util_heap_bytes(c->map_cap * sizeof *c->map_keys) +
+         util_heap_bytes(c->map_cap * sizeof *c->map_vals);
+    b += flat_memory_bytes(c->ix) + lex_memory_bytes(c->lex) + c->str_bytes + c->map_len;
+    if (c->allow_bits)
+        b += util_heap_bytes((c->n + 63) / 64 * sizeof(uint64_t)) +
+             util_heap_bytes(strlen(c->allow_key) + 1);
     return b;
 }
 

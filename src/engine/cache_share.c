@@ -35,7 +35,8 @@
  * fits; a pinned one waits for its last cache_put. The budget is the
  * process's: remem_options.cache_mb or the config's cache.max_mb (the last
  * handle opened with one sets it), else a quarter of physical memory with
- * a floor of 64 MB.
+ * a floor of 64 MB. REMEM_CACHE_SHARE=0 in the environment when a handle
+ * opens gives that handle a shelf of its own (still under the budget).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,7 +225,10 @@ static int shelf_key(remem *db, char *key, size_t cap) {
 
 int cache_attach(remem *db) {
     char key[1200];
-    int shared = shelf_key(db, key, sizeof key) == 0;
+    /* REMEM_CACHE_SHARE=0: this handle keeps caches of its own (a check
+     * against a cache nobody else touched, or an escape hatch). */
+    const char *share_env = getenv("REMEM_CACHE_SHARE");
+    int shared = !(share_env && !strcmp(share_env, "0")) && shelf_key(db, key, sizeof key) == 0;
     if (!shared) snprintf(key, sizeof key, "handle:%p", (void *)db);
     pthread_mutex_lock(&g.lock);
     lru_init();

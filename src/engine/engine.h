@@ -47,6 +47,7 @@ typedef struct ns_cache {
     size_t allow_count;
     int64_t allow_version, allow_from, allow_until;
     size_t n, cap;
+    size_t str_bytes; /* the rows' own string blocks, as the heap holds them */
     /* rowid -> row index: open addressing, keys 0 = empty (rowids are > 0) */
     int64_t *map_keys;
     uint32_t *map_vals;
@@ -210,7 +211,7 @@ ns_cache *cache_new(remem *db, const char *ns, int dim);
 int cache_reserve(ns_cache *c, size_t cap);
 int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx);
 void cache_map_forget(ns_cache *c, int64_t rowid);
-void cache_release_row(const ns_cache *c, store_row *r);
+void cache_release_row(ns_cache *c, store_row *r);
 void cache_destroy(ns_cache *c);
 /* Catch c up with the store's history. 0, or -1 when it must be dropped
  * instead (a clear, a reindex, too many changes, a failed read, or with

@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 
 #include "index/flat_kernels.h"
+#include "util/util.h"
 
 /* Below this many rows a float32 scan is as fast as anything else. */
 #define FLAT_PRESCAN_MIN_ROWS  2048
@@ -385,7 +386,10 @@ size_t flat_memory_bytes(const flat_index *ix) {
     size_t dim = (size_t)ix->dim;
     size_t vecs = ix->vecs_map ? ix->vecs_map : round_up_size(ix->cap * dim * sizeof(float), 64);
     size_t codes = ix->codes_map ? ix->codes_map : round_up_size(ix->cap * ix->code_stride, 64);
-    return sizeof *ix + vecs + codes + ix->cap * sizeof(flat_row_quant);
+    /* aligned_alloc(64) blocks carry up to a line of padding and a header */
+    size_t pad = ix->vecs_map ? 0 : 2 * (64 + 16);
+    return util_heap_bytes(sizeof *ix) + vecs + codes + pad +
+           util_heap_bytes(ix->cap * sizeof(flat_row_quant));
 }
 
 int flat_reserve(flat_index *ix, size_t rows) {
