@@ -5,13 +5,15 @@
  *   - our own writes are applied row by row (cache_apply), using the
  *     namespace version the store's triggers bump, so that a cache that
  *     missed a change is dropped instead of patched wrongly;
- *   - another process's writes show up as a changed PRAGMA data_version;
- *     then every cached namespace's version is compared, and a stale one
- *     catches up by re-reading just the memories named in the history rows
- *     written since the last one it saw (a clear, a reindex or a large
- *     change drops it instead, to be reloaded on its next use). A server
- *     with a handle per thread thus pays for a write once per handle, not a
- *     reload of the namespace.
+ *   - another handle's or process's writes show up as a newer namespace
+ *     version when the cache is next used (cache_share.c compares it on
+ *     every cache_get), and the cache catches up by re-reading just the
+ *     memories named in the history rows written since the last one it saw
+ *     (a clear, a reindex or a large change drops it instead, to be
+ *     reloaded on its next use).
+ * The caches are shared by every handle of the process on the same store,
+ * under one byte budget (cache_share.c); this file builds and changes one
+ * cache, and never sees the others.
  * Queries never read vectors from BLOBs.
  *
  * Beside the vectors, each cache keeps the lexical index of its texts

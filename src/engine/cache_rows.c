@@ -159,7 +159,14 @@ int cache_reserve(ns_cache *c, size_t cap) {
 ns_cache *cache_new(remem *db, const char *ns, int dim) {
     ns_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    pthread_rwlock_init(&c->lock, NULL);
+    /* Writers first: a write's catch-up (cache_apply) must not starve
+     * behind a stream of overlapping recalls. No thread read-locks a
+     * cache it already holds (cache_share.c), which this kind requires. */
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&c->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&c->allow_lock, NULL);
     if (!(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
         cache_destroy(c);

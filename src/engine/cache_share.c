@@ -16,10 +16,12 @@
  * LOCKING. A cache is pinned (pins > 0: never evicted, never freed) from
  * cache_get to cache_put, and meanwhile held under its read lock: readers
  * of one namespace run in parallel. A change (our own write's rows, a
- * catch-up with another handle's or process's writes, a recall's touch)
- * takes the write lock. A thread that holds several read locks got them in
- * name order and takes a write lock only after letting its own go, so
- * locks never wait in a circle.
+ * catch-up with another handle's or process's writes) takes the write
+ * lock, which goes first (writer-preferring, so that a stream of recalls
+ * cannot starve it); a recall's touch only stores two counters atomically
+ * under the read lock. A thread that holds several read locks got them in
+ * name order, never read-locks one twice, and waits for a write lock only
+ * on a name after those it holds, so locks never wait in a circle.
  *
  * FRESHNESS. cache_get reads the namespace's version from the store (one
  * indexed read, the one recall makes anyway) and, when the cache is behind,
@@ -412,13 +414,17 @@ ns_cache *cache_get_known(remem *db, const char *ns, int64_t version, int64_t ro
     return c;
 }
 
+/* A touch changes two counters of rows that stay where they are: under
+ * the read lock, with atomic stores, so that a stream of recalls of one
+ * namespace never waits for its own touches (a reader sees the old or the
+ * new value, as it would across two recalls). */
 void cache_touch(ns_cache *c, const int64_t *rowids, size_t n, int64_t now) {
-    pthread_rwlock_wrlock(&c->lock);
+    pthread_rwlock_rdlock(&c->lock);
     for (size_t i = 0; i < n; i++) {
         long at = cache_find(c, rowids[i]);
         if (at < 0) continue;
-        c->rows[at].m.accessed_at = now;
-        c->rows[at].m.access_count++;
+        __atomic_store_n(&c->rows[at].m.accessed_at, now, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&c->rows[at].m.access_count, 1, __ATOMIC_RELAXED);
     }
     pthread_rwlock_unlock(&c->lock);
 }

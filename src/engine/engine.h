@@ -1,6 +1,6 @@
 /*
  * engine.h: what the engine's files (handle.c, txn.c, write.c, edit.c, namespace.c,
- * cache.c, cache_rows.c, cache_snap.c, recall.c, render.c, jsonl.c)
+ * cache.c, cache_rows.c, cache_share.c, cache_snap.c, recall.c, render.c, jsonl.c)
  * share: the handle, the per-namespace caches that vector search runs over,
  * and the error helpers. Faces never see this header; parts never include
  * it.
@@ -171,7 +171,8 @@ void cache_put(remem *db, ns_cache *c);
 void cache_unlock(ns_cache *c);
 void cache_unpin(remem *db, ns_cache *c);
 /* With c pinned and not locked by the caller: set the access fields of
- * its rows rowids[0..n) (a recall's touch) under the write lock. */
+ * its rows rowids[0..n) (a recall's touch), atomically under the read
+ * lock. */
 void cache_touch(ns_cache *c, const int64_t *rowids, size_t n, int64_t now);
 /* After our own committed write to ns: bring the cache from version
  * `before` to `after` (history up to hist_seq) by re-reading the given rows
