@@ -132,9 +132,13 @@ size_t cache_bytes(const ns_cache *c) {
     b += util_heap_bytes(c->map_cap * sizeof *c->map_keys) +
          util_heap_bytes(c->map_cap * sizeof *c->map_vals);
     b += flat_memory_bytes(c->ix) + lex_memory_bytes(c->lex) + c->str_bytes + c->map_len;
+    /* The kept bitmap changes under readers (recall.c get_allow). */
+    pthread_mutex_t *allow_lock = (pthread_mutex_t *)&c->allow_lock;
+    pthread_mutex_lock(allow_lock);
     if (c->allow_bits)
         b += util_heap_bytes((c->n + 63) / 64 * sizeof(uint64_t)) +
              util_heap_bytes(strlen(c->allow_key) + 1);
+    pthread_mutex_unlock(allow_lock);
     return b;
 }
 
