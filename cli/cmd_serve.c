@@ -20,7 +20,7 @@ static void serve_usage(FILE *f) {
             "                   [--max-connections N] [--maintain-every HOURS]\n"
             "                   [--workers N] [--queue N] [--grace SECONDS]\n"
             "                   [--llm-deadline SECONDS]\n"
-            "                   [--ingest-queue N]\n"
+            "                   [--ingest-queue N] [--cache-mb MB]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -44,6 +44,10 @@ static void serve_usage(FILE *f) {
             "  --llm-deadline SECONDS  each request's LLM and embedder calls,\n"
             "                      retries included; past it 504 (default %d;\n"
             "                      0: none)\n"
+            "  --cache-mb MB       memory for the namespace caches, shared by every\n"
+            "                      thread; least recently used namespaces are\n"
+            "                      evicted beyond it (default: cache.max_mb of the\n"
+            "                      config, else a quarter of physical memory)\n"
             "  --max-body BYTES    larger request bodies get 413 (default %u)\n"
             "  --timeout SECONDS   idle connections are closed (default %d)\n"
             "  --max-connections N concurrent connections (default %d)\n"
@@ -151,6 +155,10 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             if ((n = positive(v)) < 0 || n > 256)
                 return cli_fail("--threads: expected 1..256, got %s", v), 2;
             cfg.threads = (int)n;
+        } else if ((v = cli_opt(argc, argv, &i, "--cache-mb"))) {
+            if ((n = positive(v)) < 0 || n > (16 << 20))
+                return cli_fail("--cache-mb: expected megabytes (1..16777216), got %s", v), 2;
+            cfg.opt.cache_mb = (int)n;
         } else if ((v = cli_opt(argc, argv, &i, "--max-body"))) {
             if ((n = positive(v)) < 0)
                 return cli_fail("--max-body: expected a byte count, got %s", v), 2;

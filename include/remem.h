@@ -222,6 +222,12 @@ typedef struct remem_options {
     const char *llm_model;   /* NULL: $REMEM_LLM_MODEL, else "default" */
     const char *llm_api_key; /* NULL: $REMEM_LLM_API_KEY; neither: no key */
     int llm_timeout_ms;      /* per request; 0: 30000 */
+    /* The byte budget of the process's namespace caches, in MB, shared by
+     * every handle of the process (the last handle opened with one sets
+     * it): least recently used namespaces are evicted whole beyond it,
+     * never one a call is using. 0: the config's cache.max_mb, else a
+     * quarter of physical memory (at least 64 MB). docs/deploy.md. */
+    int cache_mb;
 } remem_options;
 
 /* Fill *opt with the defaults and its size. A macro: see STRUCT SIZES. */

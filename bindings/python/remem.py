@@ -88,6 +88,7 @@ class _Options(Structure):
         ("llm_model", c_char_p),
         ("llm_api_key", c_char_p),
         ("llm_timeout_ms", c_int),
+        ("cache_mb", c_int),
     ]
 
 
@@ -583,7 +584,8 @@ class Remem:
                  busy_timeout_ms: int = 0, read_only: bool = False,
                  config: Optional[str] = None, no_memory: bool = False,
                  llm_url: Optional[str] = None, llm_model: Optional[str] = None,
-                 llm_api_key: Optional[str] = None, llm_timeout_ms: int = 0):
+                 llm_api_key: Optional[str] = None, llm_timeout_ms: int = 0,
+                 cache_mb: int = 0):
         """Open (creating if needed) the store at path (a file or
         ":memory:"). embedder: "hash", "http", "minilm" or None for auto.
         durable=True survives power loss too (synchronous=FULL). config:
@@ -592,7 +594,10 @@ class Remem:
         finds nothing, writes are dropped), seed 004's --no-memory.
         llm_url, llm_model, llm_api_key, llm_timeout_ms: the LLM that rating
         and consolidation ask (docs/llm.md; None: $REMEM_LLM_URL, ... or the
-        config file's llm section)."""
+        config file's llm section). cache_mb: the byte budget, in MB, of
+        the process's namespace caches, shared by every handle of the
+        process (0: the config's cache.max_mb, else a quarter of physical
+        memory; docs/deploy.md)."""
         self._lock = threading.Lock()
         self._h = None
         opt = _Options()
@@ -614,6 +619,7 @@ class Remem:
         opt.llm_model = _b(llm_model, "llm_model")
         opt.llm_api_key = _b(llm_api_key, "llm_api_key")
         opt.llm_timeout_ms = llm_timeout_ms
+        opt.cache_mb = cache_mb
         h = _H()
         rc = _open(_b(os.fspath(path), "path"), byref(opt), byref(h))
         if rc != 0:

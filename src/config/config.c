@@ -235,6 +235,7 @@ struct cfg {
     char *path;
     cfg_llm llm;
     char *llm_api_key_env;
+    int cache_max_mb; /* cache.max_mb; 0: not set */
     block top;
     block *blocks;
     size_t n_blocks;
@@ -616,6 +617,7 @@ static int parse_hydrate(walk *w, const ynode *v, const char *path, block *b) {
 
 static int parse_policies(walk *w, const ynode *m, cfg *c);
 static int parse_llm(walk *w, const ynode *m, cfg *c);
+static int parse_cache(walk *w, const ynode *m, cfg *c);
 
 /* The keys of one block (top: the document, which also has llm and
  * policies). */
@@ -631,6 +633,8 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         if (r > 0) continue;
         if (top && !strcmp(k->s, "llm")) {
             r = parse_llm(w, v, c);
+        } else if (top && !strcmp(k->s, "cache")) {
+            r = parse_cache(w, v, c);
         } else if (top && !strcmp(k->s, "policies")) {
             r = parse_policies(w, v, c);
         } else if (!strcmp(k->s, "profile")) {
@@ -669,7 +673,7 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         } else if (!strcmp(k->s, "memoryAgent")) {
             r = parse_memory_agent(w, v, path, b);
         } else {
-            return unknown(w, k, path, top ? "llm, policies, " POLICY_KEYS : POLICY_KEYS);
+            return unknown(w, k, path, top ? "llm, cache, policies, " POLICY_KEYS : POLICY_KEYS);
         }
         if (r) return -1;
     }
@@ -722,6 +726,19 @@ static int parse_llm(walk *w, const ynode *m, cfg *c) {
     if (c->llm_api_key_env && !c->llm.api_key) {
         const char *e = getenv(c->llm_api_key_env);
         if (e && *e && !(c->llm.api_key = strdup(e))) return fail(w, m, "llm", "out of memory");
+    }
+    return 0;
+}
+
+/* The process's namespace cache: its byte budget in MB. */
+static int parse_cache(walk *w, const ynode *m, cfg *c) {
+    if (need_map(w, m, "cache") || check_keys(w, m, "cache")) return -1;
+    for (size_t i = 0; i + 1 < m->n; i += 2) {
+        const ynode *k = m->kids[i], *v = m->kids[i + 1];
+        char path[256];
+        join(path, sizeof path, "cache", k->s);
+        if (strcmp(k->s, "max_mb")) return unknown(w, k, path, "max_mb");
+        if (get_int(w, v, path, 1, 16 << 20, &c->cache_max_mb)) return -1;
     }
     return 0;
 }
@@ -1028,6 +1045,8 @@ const cfg_policy *cfg_policy_for(cfg *c, const char *ns) {
     free(bs);
     return out;
 }
+
+int cfg_cache_max_mb(const cfg *c) { return c ? c->cache_max_mb : 0; }
 
 const cfg_llm *cfg_llm_get(const cfg *c) {
     static const cfg_llm none = {NULL, NULL, NULL, 0, -1};

@@ -5,13 +5,15 @@
  *   - our own writes are applied row by row (cache_apply), using the
  *     namespace version the store's triggers bump, so that a cache that
  *     missed a change is dropped instead of patched wrongly;
- *   - another process's writes show up as a changed PRAGMA data_version;
- *     then every cached namespace's version is compared, and a stale one
- *     catches up by re-reading just the memories named in the history rows
- *     written since the last one it saw (a clear, a reindex or a large
- *     change drops it instead, to be reloaded on its next use). A server
- *     with a handle per thread thus pays for a write once per handle, not a
- *     reload of the namespace.
+ *   - another handle's or process's writes show up as a newer namespace
+ *     version when the cache is next used (cache_share.c compares it on
+ *     every cache_get), and the cache catches up by re-reading just the
+ *     memories named in the history rows written since the last one it saw
+ *     (a clear, a reindex or a large change drops it instead, to be
+ *     reloaded on its next use).
+ * The caches are shared by every handle of the process on the same store,
+ * under one byte budget (cache_share.c); this file builds and changes one
+ * cache, and never sees the others.
  * Queries never read vectors from BLOBs.
  *
  * Beside the vectors, each cache keeps the lexical index of its texts
@@ -36,6 +38,7 @@
  * one tight loop (flat_append_many).
  */
 #include <assert.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,15 +117,25 @@ static long doc_terms(const ns_cache *c, doc_scratch *d, const char *text) {
     return got;
 }
 
+/* Readers share the cache (under its read lock): the first to need a
+ * row's metadata parses it and publishes it with an atomic exchange; one
+ * that loses the race drops its own copy. */
 const json_t *cache_meta(ns_cache *c, size_t i) {
-    if (!c->meta[i] && c->rows[i].m.metadata) {
-        c->meta[i] = json_loads(c->rows[i].m.metadata, 0, NULL);
-        if (c->meta[i] && !json_is_object(c->meta[i])) {
-            json_decref(c->meta[i]);
-            c->meta[i] = json_object(); /* never parse it again */
-        }
+    json_t *cur = __atomic_load_n(&c->meta[i], __ATOMIC_ACQUIRE);
+    if (cur || !c->rows[i].m.metadata) return cur;
+    json_t *j = json_loads(c->rows[i].m.metadata, 0, NULL);
+    if (j && !json_is_object(j)) {
+        json_decref(j);
+        j = json_object(); /* never parse it again */
     }
-    return c->meta[i];
+    if (!j) return NULL;
+    json_t *expected = NULL;
+    if (!__atomic_compare_exchange_n(&c->meta[i], &expected, j, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        json_decref(j);
+        return expected;
+    }
+    return j;
 }
 
 int cache_tier_code(const char *t) {
@@ -136,7 +149,7 @@ int cache_tier_code(const char *t) {
 /* dst = src with every string copied into one allocation (m.id at its
  * start) and m.ns pointing at c->ns when it is the same name; no vector.
  * src is left alone. 0, or -1 when out of memory. */
-static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
+static int pack_row(ns_cache *c, const store_row *src, store_row *dst) {
     int own_ns = strcmp(src->m.ns, c->ns) != 0;
     const char *from[] = {src->m.id,    src->m.kind,          src->m.tier,
                           src->m.text,  src->m.superseded_by, src->m.metadata,
@@ -149,6 +162,7 @@ static int pack_row(const ns_cache *c, const store_row *src, store_row *dst) {
     }
     char *block = malloc(total);
     if (!block) return -1;
+    c->str_bytes += malloc_usable_size(block) + sizeof(size_t); /* the heap's own count */
     *dst = *src;
     dst->vec = NULL;
     dst->m.vector = NULL;
@@ -228,7 +242,8 @@ static void remove_at(ns_cache *c, size_t i) {
 
 typedef struct load_ctx {
     ns_cache *c;
-    float *batch;              /* LOAD_BATCH vectors */
+    float *batch;              /* batch_cap vectors */
+    size_t batch_cap;          /* LOAD_BATCH, or fewer for a small namespace */
     size_t pending;            /* rows whose vector is in batch, not yet in the index */
     doc_scratch terms;         /* the waiting rows' terms, one after another */
     uint32_t lens[LOAD_BATCH]; /* how many terms each waiting row has */
@@ -260,7 +275,7 @@ static int load_flush(load_ctx *lc) {
 static int load_row(void *vctx, const store_row *r) {
     load_ctx *lc = vctx;
     ns_cache *c = lc->c;
-    if (lc->pending == LOAD_BATCH && load_flush(lc)) return REMEM_ENOMEM;
+    if (lc->pending == lc->batch_cap && load_flush(lc)) return REMEM_ENOMEM;
     /* More rows than the namespace counted when the load began (a write
      * landed since): grow; the index takes the waiting vectors first so
      * that growing it copies them once. */
@@ -345,7 +360,7 @@ static ns_cache *adopt_snapshot(remem *db, const char *ns, const char *model, in
     return c;
 }
 
-static ns_cache *load(remem *db, const char *ns, int *rc) {
+ns_cache *cache_load(remem *db, const char *ns, int *rc) {
     char model[128];
     int dim;
     int64_t version, rows, hist_seq = 0;
@@ -375,14 +390,15 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     int refused = 0;
     if (snap_enabled() && (size_t)rows >= snap_min_rows()) {
         ns_cache *c = adopt_snapshot(db, ns, model, dim, version, rows, &refused);
-        if (c) {
-            c->next = db->caches;
-            db->caches = c;
-            return c;
-        }
+        if (c) return c;
     }
     ns_cache *c = cache_new(db, ns, dim);
-    load_ctx lc = {.c = c, .batch = malloc(LOAD_BATCH * (size_t)dim * sizeof(float))};
+    /* A small namespace's batch is its size: a load allocates what the
+     * namespace holds, not what a large one needs. */
+    size_t batch_cap = (size_t)rows < LOAD_BATCH ? (size_t)rows + 1 : LOAD_BATCH;
+    load_ctx lc = {.c = c,
+                   .batch = malloc(batch_cap * (size_t)dim * sizeof(float)),
+                   .batch_cap = batch_cap};
     if (!c || !lc.batch) {
         free(lc.batch);
         cache_destroy(c);
@@ -393,8 +409,10 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     c->hist_seq = hist_seq;
     c->touch_seq = touch_seq;
     /* Size everything once: growing by doubling would copy (and have the
-     * kernel zero) the vectors several times over. */
-    if (cache_reserve(c, (size_t)rows + rows / 8 + 16)) {
+     * kernel zero) the vectors several times over. Room for writes to
+     * come only in a large namespace: a small one costs what it holds. */
+    size_t room = (size_t)rows >= 1024 ? (size_t)rows + rows / 8 : (size_t)rows;
+    if (cache_reserve(c, room)) {
         free(lc.batch);
         cache_destroy(c);
         *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
@@ -416,31 +434,7 @@ static ns_cache *load(remem *db, const char *ns, int *rc) {
     c->snap_version = -1;
     c->snap_refused = refused;
     c->load_ms = snap_clock_ms() - t0;
-    c->next = db->caches;
-    db->caches = c;
     return c;
-}
-
-static ns_cache **find_link(remem *db, const char *ns) {
-    for (ns_cache **p = &db->caches; *p; p = &(*p)->next)
-        if (strcmp((*p)->ns, ns) == 0) return p;
-    return NULL;
-}
-
-void cache_drop(remem *db, const char *ns) {
-    ns_cache **p = find_link(db, ns);
-    if (!p) return;
-    ns_cache *c = *p;
-    *p = c->next;
-    cache_destroy(c);
-}
-
-void cache_free_all(remem *db) {
-    while (db->caches) {
-        ns_cache *c = db->caches;
-        db->caches = c->next;
-        cache_destroy(c);
-    }
 }
 
 /* Bring row (re-read from the store) into the cache; 0 (r is then
@@ -556,37 +550,11 @@ int cache_refresh(remem *db, ns_cache *c, int64_t *seen, int keep_order) {
     return 0;
 }
 
-void cache_check_external(remem *db) {
-    if (!db->caches || !store_changed(db->st)) return;
-    ns_cache **p = &db->caches;
-    while (*p) {
-        if (cache_refresh(db, *p, NULL, 0)) {
-            ns_cache *c = *p;
-            *p = c->next;
-            cache_destroy(c);
-        } else {
-            p = &(*p)->next;
-        }
-    }
-}
-
-ns_cache *cache_get(remem *db, const char *ns, int *rc) {
-    *rc = REMEM_OK;
-    ns_cache **p = find_link(db, ns);
-    if (p) return *p;
-    return load(db, ns, rc);
-}
-
-void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64_t hist_seq,
-                 const int64_t *rowids, size_t n) {
-    ns_cache **p = find_link(db, ns);
-    if (!p) return;
-    ns_cache *c = *p;
-    if (c->version != before) {
-        /* Another process wrote to ns before us: the history has both. */
-        if (cache_refresh(db, c, NULL, 0)) cache_drop(db, ns);
-        return;
-    }
+int cache_apply_rows(remem *db, ns_cache *c, int64_t before, int64_t after, int64_t hist_seq,
+                     const int64_t *rowids, size_t n) {
+    /* Another process (or handle) wrote to ns before us: the history has
+     * both. */
+    if (c->version != before) return cache_refresh(db, c, NULL, 0);
     for (size_t i = 0; i < n; i++) {
         long at = cache_find(c, rowids[i]);
         store_row r;
@@ -597,11 +565,11 @@ void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64
         }
         if (rc || upsert_row(c, &r)) {
             if (!rc) store_row_clear(&r);
-            cache_drop(db, ns);
-            return;
+            return -1;
         }
     }
     c->version = after;
     c->hist_seq = hist_seq;
     assert(flat_count(c->ix) == c->n);
+    return 0;
 }

@@ -7,6 +7,7 @@
  * call neither of them (so the two never call each other in a circle).
  */
 #include <assert.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,9 +21,10 @@ static size_t hash_rowid(int64_t k, size_t cap) {
 }
 
 /* Rehash into at least min_cap slots (and at least 4 per live row):
- * rehashing also drops tombstones. */
+ * rehashing also drops tombstones. It starts at 8 slots, so that a
+ * namespace of a few rows pays a few words for its map. */
 static int map_grow(ns_cache *c, size_t min_cap) {
-    size_t cap = 1024;
+    size_t cap = 8;
     while (cap < (c->n + 1) * 4 || cap < min_cap) cap *= 2;
     int64_t *keys = calloc(cap, sizeof *keys);
     uint32_t *vals = malloc(cap * sizeof *vals);
@@ -88,9 +90,12 @@ long cache_find(const ns_cache *c, int64_t rowid) {
 
 /* The row's strings, packed by pack_row, or part of the slab a snapshot
  * was read into (freed with the cache). */
-void cache_release_row(const ns_cache *c, store_row *r) {
+void cache_release_row(ns_cache *c, store_row *r) {
     uintptr_t at = (uintptr_t)r->m.id, slab = (uintptr_t)c->slab;
-    if (!c->slab || at < slab || at >= slab + c->slab_len) free((char *)r->m.id);
+    if (r->m.id && (!c->slab || at < slab || at >= slab + c->slab_len)) {
+        c->str_bytes -= malloc_usable_size((char *)r->m.id) + sizeof(size_t);
+        free((char *)r->m.id);
+    }
     memset(r, 0, sizeof *r);
 }
 
@@ -110,8 +115,31 @@ void cache_destroy(ns_cache *c) {
     flat_free(c->ix);
     lex_free(c->lex); /* before the map its lists may lie in */
     if (c->map_base) munmap(c->map_base, c->map_len);
+    pthread_rwlock_destroy(&c->lock);
+    pthread_mutex_destroy(&c->allow_lock);
     free(c->ns);
     free(c);
+}
+
+/* Each array as the heap holds it (util_heap_bytes); the rows' strings
+ * as pack_row and cache_release_row count them (str_bytes); a
+ * snapshot's map by its length (the slab and the lists in it). Parsed
+ * metadata (cache_meta) is left out: it is made lazily, by readers. */
+size_t cache_bytes(const ns_cache *c) {
+    size_t b = util_heap_bytes(sizeof *c) + util_heap_bytes(strlen(c->ns) + 1);
+    b += util_heap_bytes(c->cap * sizeof *c->rows) + util_heap_bytes(c->cap * sizeof *c->meta) +
+         util_heap_bytes(c->cap * sizeof *c->tier);
+    b += util_heap_bytes(c->map_cap * sizeof *c->map_keys) +
+         util_heap_bytes(c->map_cap * sizeof *c->map_vals);
+    b += flat_memory_bytes(c->ix) + lex_memory_bytes(c->lex) + c->str_bytes + c->map_len;
+    /* The kept bitmap changes under readers (recall.c get_allow). */
+    pthread_mutex_t *allow_lock = (pthread_mutex_t *)&c->allow_lock;
+    pthread_mutex_lock(allow_lock);
+    if (c->allow_bits)
+        b += util_heap_bytes((c->n + 63) / 64 * sizeof(uint64_t)) +
+             util_heap_bytes(strlen(c->allow_key) + 1);
+    pthread_mutex_unlock(allow_lock);
+    return b;
 }
 
 int cache_reserve(ns_cache *c, size_t cap) {
@@ -134,7 +162,17 @@ int cache_reserve(ns_cache *c, size_t cap) {
 
 ns_cache *cache_new(remem *db, const char *ns, int dim) {
     ns_cache *c = calloc(1, sizeof *c);
-    if (!c || !(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
+    if (!c) return NULL;
+    /* Writers first: a write's catch-up (cache_apply) must not starve
+     * behind a stream of overlapping recalls. No thread read-locks a
+     * cache it already holds (cache_share.c), which this kind requires. */
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&c->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    pthread_mutex_init(&c->allow_lock, NULL);
+    if (!(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
         cache_destroy(c);
         return NULL;
     }

@@ -1,6 +1,6 @@
 /*
  * engine.h: what the engine's files (handle.c, txn.c, write.c, edit.c, namespace.c,
- * cache.c, cache_rows.c, cache_snap.c, recall.c, render.c, jsonl.c)
+ * cache.c, cache_rows.c, cache_share.c, cache_snap.c, recall.c, render.c, jsonl.c)
  * share: the handle, the per-namespace caches that vector search runs over,
  * and the error helpers. Faces never see this header; parts never include
  * it.
@@ -9,6 +9,7 @@
 #define REMEM_ENGINE_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include "remem.h"
 #include "config/config.h"
 #include "embed/embed.h"
@@ -47,6 +48,7 @@ typedef struct ns_cache {
     size_t allow_count;
     int64_t allow_version, allow_from, allow_until;
     size_t n, cap;
+    size_t str_bytes; /* the rows' own string blocks, as the heap holds them */
     /* rowid -> row index: open addressing, keys 0 = empty (rowids are > 0) */
     int64_t *map_keys;
     uint32_t *map_vals;
@@ -65,8 +67,27 @@ typedef struct ns_cache {
     int snap_refused; /* a snapshot was there but could not be used: replace it */
     int64_t snap_version;
     double load_ms;
+    /* Sharing (cache_share.c): every handle of the process on the same
+     * store uses one cache per namespace. `lock` is held for reading by
+     * whoever reads the rows (recall, a walk) and for writing by whoever
+     * changes them (a write's catch-up, a refresh, a touch); `allow_lock`
+     * guards the kept allow bitmap and `meta` entries are set once with
+     * an atomic exchange, so readers in parallel never race. The rest is
+     * the registry's, under its own mutex: pins (a cache pinned by a
+     * request is never evicted), the LRU links, the hash chain (`next`),
+     * the store it belongs to, the bytes it was last counted at, and
+     * `dead` (dropped from the registry; freed by its last unpin). */
+    pthread_rwlock_t lock;
+    pthread_mutex_t allow_lock;
+    const void *shelf;
+    int pins, dead;
+    size_t bytes;
+    struct ns_cache *lru_prev, *lru_next;
     struct ns_cache *next;
 } ns_cache;
+
+/* The process-wide registry of caches per store (cache_share.c). */
+typedef struct cache_shelf cache_shelf;
 
 struct remem {
     store *st;
@@ -74,7 +95,8 @@ struct remem {
     char emb_note[512];
     remem_options opt;
     char *uri;
-    ns_cache *caches;
+    /* The store's place in the process-wide cache (cache_share.c). */
+    cache_shelf *shelf;
     /* Snowball's state for the lexical lane's terms (cache_terms): one per
      * handle, as a handle serves one thread at a time. */
     text_stemmer *stem;
@@ -132,14 +154,30 @@ int eng_give_memory(remem *db, const remem_memory *full, remem_memory *out);
 /* The leading size_t of a public struct (0 for NULL). */
 size_t eng_struct_size(const void *in);
 
-/* Caches (cache.c). */
-/* The cache of ns, loading it if needed. NULL with *rc set when the
- * namespace is empty (rc = REMEM_OK) or on error. It does not look for other
- * processes' changes: call cache_check_external once first (it may free
- * caches, so never between two cache_get calls whose results are kept). */
+/* Caches, shared by every handle of the process on the same store
+ * (cache_share.c; docs/architecture.md, "Caches"). */
+/* The cache of ns, loaded if needed and caught up with the store's
+ * version (another handle's or process's writes), pinned (never evicted)
+ * and locked for reading: the caller may read its rows until cache_put.
+ * NULL with *rc set when the namespace is empty (rc = REMEM_OK) or on
+ * error. A caller that gets several must get them in strcmp order of
+ * their names and must not write to the store before cache_put (its own
+ * write would wait for the lock it holds). */
 ns_cache *cache_get(remem *db, const char *ns, int *rc);
-/* Forget every cache whose namespace another connection changed. */
-void cache_check_external(remem *db);
+/* cache_get when the caller has just read the namespace's version and
+ * row count (store_ns_info; rows 0: empty, NULL). */
+ns_cache *cache_get_known(remem *db, const char *ns, int64_t version, int64_t rows, int *rc);
+/* The cache of ns when it is loaded (no load, no catch-up), pinned and
+ * locked for reading as cache_get; NULL when it is not. */
+ns_cache *cache_peek(remem *db, const char *ns);
+/* Release a cache_get: cache_unlock then cache_unpin (NULL ok). */
+void cache_put(remem *db, ns_cache *c);
+void cache_unlock(ns_cache *c);
+void cache_unpin(remem *db, ns_cache *c);
+/* With c pinned and not locked by the caller: set the access fields of
+ * its rows rowids[0..n) (a recall's touch), atomically under the read
+ * lock. */
+void cache_touch(ns_cache *c, const int64_t *rowids, size_t n, int64_t now);
 /* After our own committed write to ns: bring the cache from version
  * `before` to `after` (history up to hist_seq) by re-reading the given rows
  * (removing the ones that are gone). If the cache was not at `before`,
@@ -147,7 +185,27 @@ void cache_check_external(remem *db);
 void cache_apply(remem *db, const char *ns, int64_t before, int64_t after, int64_t hist_seq,
                  const int64_t *rowids, size_t n);
 void cache_drop(remem *db, const char *ns);
-void cache_free_all(remem *db);
+/* The handle joins its store's shelf (remem_open) and leaves it
+ * (remem_close: the last handle of a store frees its caches). */
+int cache_attach(remem *db);
+void cache_detach(remem *db);
+/* fn for every cache of db's store, each pinned and read-locked meanwhile. */
+void cache_each(remem *db, void (*fn)(remem *db, const ns_cache *c, void *ctx), void *ctx);
+/* The process's budget in bytes (0: the default, from physical memory). */
+void cache_set_budget(size_t bytes);
+size_t cache_default_budget(void);
+/* The process cache's figures, as JSON (a new reference): bytes, budget,
+ * namespaces, loads, hits, misses, evictions, hit_ratio. */
+json_t *cache_stats_json(void);
+/* What c allocates (rows, strings, vectors and codes, lexical index,
+ * maps, kept bitmap; a snapshot's map by its length), by its own counts. */
+size_t cache_bytes(const ns_cache *c);
+/* The loading steps the registry drives (cache.c): a namespace from its
+ * snapshot or a scan (not shared yet; NULL with *rc as cache_get), and our
+ * own rows applied to c (0, or -1: drop it). */
+ns_cache *cache_load(remem *db, const char *ns, int *rc);
+int cache_apply_rows(remem *db, ns_cache *c, int64_t before, int64_t after, int64_t hist_seq,
+                     const int64_t *rowids, size_t n);
 /* A cache's storage (cache_rows.c), which a scan (cache.c) and a snapshot
  * (cache_snap.c) fill: an empty cache of ns (NULL: out of memory), room
  * for cap rows in all its arrays (0 or -1), row idx's entry in the rowid
@@ -158,7 +216,7 @@ ns_cache *cache_new(remem *db, const char *ns, int dim);
 int cache_reserve(ns_cache *c, size_t cap);
 int cache_map_put(ns_cache *c, int64_t rowid, uint32_t idx);
 void cache_map_forget(ns_cache *c, int64_t rowid);
-void cache_release_row(const ns_cache *c, store_row *r);
+void cache_release_row(ns_cache *c, store_row *r);
 void cache_destroy(ns_cache *c);
 /* Catch c up with the store's history. 0, or -1 when it must be dropped
  * instead (a clear, a reindex, too many changes, a failed read, or with

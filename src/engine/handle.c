@@ -280,14 +280,21 @@ int remem_open(const char *uri, const remem_options *opt, remem **out) {
                         err[0] ? err : remem_strerror(rc));
     if ((rc = make_embedder(db))) return rc;
     if ((rc = eng_llm_open(db))) return rc;
+    if (db->opt.cache_mb < 0)
+        return eng_fail(db, REMEM_EINVAL, "cache_mb is %d; a budget is at least 1 MB",
+                        db->opt.cache_mb);
+    /* The process's cache budget: the option, else the config's. */
+    int mb = db->opt.cache_mb ? db->opt.cache_mb : cfg_cache_max_mb(db->conf);
+    if (mb > 0) cache_set_budget((size_t)mb << 20);
+    if ((rc = cache_attach(db))) return rc;
     eng_ok(db);
     return REMEM_OK;
 }
 
 void remem_close(remem *db) {
     if (!db) return;
-    snap_save_all(db); /* before the caches go: the next process adopts them */
-    cache_free_all(db);
+    if (db->shelf) snap_save_all(db); /* the next process adopts them */
+    cache_detach(db);
     eng_llm_close(db);
     text_stemmer_free(db->stem);
     lex_scratch_free(db->lexs);

@@ -91,9 +91,7 @@ static int stats_namespace(void *ctx, const store_ns *n) {
  * index, in all and per memory. Nothing when ns is not loaded: stats
  * never load a namespace. */
 static void cache_stats(remem *db, const char *ns, json_t *o) {
-    const ns_cache *c = NULL;
-    for (const ns_cache *p = db->caches; p && !c; p = p->next)
-        if (strcmp(p->ns, ns) == 0) c = p;
+    ns_cache *c = cache_peek(db, ns);
     if (!c) return;
     json_t *m = json_object();
     size_t lex = lex_memory_bytes(c->lex), vec = c->n * (size_t)c->dim * sizeof(float);
@@ -110,6 +108,8 @@ static void cache_stats(remem *db, const char *ns, json_t *o) {
     if (c->from_snapshot)
         json_object_set_new(m, "snapshot_version", json_integer((json_int_t)c->snap_version));
     json_object_set_new(m, "load_ms", json_real(c->load_ms));
+    json_object_set_new(m, "bytes", json_integer((json_int_t)cache_bytes(c)));
+    cache_put(db, c);
     json_object_set_new(o, "cache", m);
 }
 
@@ -154,6 +154,9 @@ int remem_stats(remem *db, const char *ns, char **json) {
         json_object_set_new(o, "by_namespace", per);
         per = NULL;
         json_object_set_new(o, "path", json_string(store_path(db->st)));
+        /* The process's namespace caches (cache_share.c): shared by every
+         * handle, under one budget. */
+        json_object_set_new(o, "cache", cache_stats_json());
         if (sum.file_bytes >= 0) json_object_set_new(o, "file_bytes", json_integer(sum.file_bytes));
     } else {
         json_object_set_new(o, "ns", json_string(ns));

@@ -176,7 +176,6 @@ static int op_cache_save(remem *db, json_t *args, json_t **result) {
     if (!snap_enabled())
         return eng_fail(db, REMEM_EUNSUPPORTED,
                         "cache.save: snapshots are off (REMEM_SNAPSHOTS=0)");
-    cache_check_external(db);
     int rc;
     ns_cache *c = cache_get(db, ns, &rc);
     if (rc) return rc;
@@ -186,6 +185,9 @@ static int op_cache_save(remem *db, json_t *args, json_t **result) {
         return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
     int saved = snap_save(db, c, 1);
+    size_t rows = c->n;
+    int64_t version = c->version;
+    cache_put(db, c);
     if (saved < 0)
         return eng_fail(db, REMEM_EUNSUPPORTED,
                         "cache.save: no snapshot of %s can be written here (an in-memory or "
@@ -193,10 +195,10 @@ static int op_cache_save(remem *db, json_t *args, json_t **result) {
                         "beside the store is not writable)",
                         ns);
     char text[160];
-    snprintf(text, sizeof text, "%s: %zu memories at version %lld, %s", ns, c->n,
-             (long long)c->version, saved ? "snapshot written" : "the snapshot was up to date");
+    snprintf(text, sizeof text, "%s: %zu memories at version %lld, %s", ns, rows,
+             (long long)version, saved ? "snapshot written" : "the snapshot was up to date");
     *result = json_pack("{s:s, s:b, s:I, s:I, s:s}", "ns", ns, "saved", saved, "rows",
-                        (json_int_t)c->n, "version", (json_int_t)c->version, "text", text);
+                        (json_int_t)rows, "version", (json_int_t)version, "text", text);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 

@@ -113,9 +113,10 @@ typedef struct query_ctx {
     char *text_own;
     size_t n_cand;
     pool pool;
-    ns_cache **caches;
+    ns_cache **caches; /* pinned; read-locked while `locked` */
     uint64_t **allow;
     size_t n_caches;
+    int locked;
     size_t lex_found;
     unsigned char *allow_owned;
     int64_t built_from, built_until;
@@ -231,33 +232,47 @@ static char *allow_key(query_ctx *x) {
     return key;
 }
 
-/* The allow bitmap of c for this query: the one kept in c when it still
- * holds, else a new one (kept in c when it can be). *owned says whether the
- * caller frees it. */
+/* A copy of the n bits words of src (NULL: out of memory). */
+static uint64_t *copy_bits(const uint64_t *src, size_t words) {
+    uint64_t *b = malloc((words ? words : 1) * sizeof *b);
+    if (b && words) memcpy(b, src, words * sizeof *b);
+    return b;
+}
+
+/* The allow bitmap of c for this query: a copy of the one kept in c when
+ * it still holds, else a new one (a copy kept in c when it can be). The
+ * cache is shared by readers in parallel (cache_share.c), so the kept one
+ * is only touched under c->allow_lock and each query scans its own; the
+ * copy is a few words per 64 rows, next to a scan of their vectors. The
+ * caller frees it (*owned = 1). */
 static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owned) {
     char *key = allow_key(x);
+    size_t words = (c->n + 63) / 64;
+    uint64_t *bits = NULL;
+    *owned = 1;
+    pthread_mutex_lock(&c->allow_lock);
     if (key && c->allow_bits && c->allow_key && strcmp(key, c->allow_key) == 0 &&
         c->allow_version == c->version && x->now >= c->allow_from && x->now < c->allow_until) {
-        free(key);
+        bits = copy_bits(c->allow_bits, words);
         *allowed = c->allow_count;
-        *owned = 0;
-        return c->allow_bits;
     }
-    uint64_t *bits = build_allow(x, c, allowed);
-    if (!bits || !key) {
+    pthread_mutex_unlock(&c->allow_lock);
+    if (bits || !(bits = build_allow(x, c, allowed)) || !key) {
         free(key);
-        *owned = 1;
         return bits;
     }
+    uint64_t *keep = copy_bits(bits, words);
+    pthread_mutex_lock(&c->allow_lock);
     free(c->allow_key);
     free(c->allow_bits);
-    c->allow_key = key;
-    c->allow_bits = bits;
+    c->allow_key = keep ? key : NULL;
+    c->allow_bits = keep;
     c->allow_count = *allowed;
     c->allow_version = c->version;
     c->allow_from = x->built_from;
     c->allow_until = x->built_until;
-    *owned = 0;
+    pthread_mutex_unlock(&c->allow_lock);
+    if (!keep) free(key);
     return bits;
 }
 
@@ -490,43 +505,88 @@ static int prepare(query_ctx *x) {
     return REMEM_OK;
 }
 
-/* Gather every namespace's cache and run the vector lane over it. */
-static int vector_lane(query_ctx *x) {
+/* The namespaces of the query to read, in query order (no repeats, none
+ * never written), each checked to hold the handle's model; their
+ * versions and row counts in version[] and rows[]. *m gets the count. */
+static int pick_namespaces(query_ctx *x, const char **names, int64_t *version, int64_t *rows,
+                           size_t *m) {
     remem *db = x->db;
     const remem_query *q = x->q;
-    size_t nns = q->n_namespaces;
-    x->caches = scratch(x->caches_local, sizeof x->caches_local, nns, sizeof *x->caches);
-    x->allow = scratch(x->allow_local, sizeof x->allow_local, nns, sizeof *x->allow);
-    x->allow_owned = scratch(x->owned_local, sizeof x->owned_local, nns, 1);
-    flat_hit hits_local[256];
-    flat_hit *hits = scratch(hits_local, sizeof hits_local, x->n_cand, sizeof *hits);
-    if (!x->caches || !x->allow || !x->allow_owned || !hits) {
-        scratch_free(hits, hits_local);
-        return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    }
-    int rc = REMEM_OK;
-    cache_check_external(db);
-    for (size_t i = 0; i < q->n_namespaces && !rc; i++) {
+    *m = 0;
+    for (size_t i = 0; i < q->n_namespaces; i++) {
         const char *ns = q->namespaces[i];
         int dup = 0;
         for (size_t j = 0; j < i; j++) dup |= strcmp(q->namespaces[j], ns) == 0;
         if (dup) continue;
         char model[128] = "";
-        int r = store_ns_info(db->st, ns, model, sizeof model, NULL, NULL, NULL);
+        int r = store_ns_info(db->st, ns, model, sizeof model, NULL, &version[*m], &rows[*m]);
         if (r == REMEM_ENOTFOUND) continue;
-        if (r) {
-            rc = eng_store_fail(db, r);
-            break;
-        }
-        if (model[0] && strcmp(model, db->emb->model_id) != 0) {
-            rc = eng_fail(db, REMEM_EMODEL,
-                          "namespace %s holds vectors of model %s; this handle embeds with "
-                          "%s. Open it with the same embedder, or run `remem reindex --ns %s`",
-                          ns, model, db->emb->model_id, ns);
-            break;
-        }
-        ns_cache *c = cache_get(db, ns, &rc);
-        if (!c) continue;
+        if (r) return eng_store_fail(db, r);
+        if (model[0] && strcmp(model, db->emb->model_id) != 0)
+            return eng_fail(db, REMEM_EMODEL,
+                            "namespace %s holds vectors of model %s; this handle embeds with "
+                            "%s. Open it with the same embedder, or run `remem reindex --ns %s`",
+                            ns, model, db->emb->model_id, ns);
+        names[(*m)++] = ns;
+    }
+    return REMEM_OK;
+}
+
+/* The caches of names[0..m), pinned and read-locked, got in name order
+ * (cache_share.c: a thread holding several read locks takes them in one
+ * order, so locks never wait in a circle), then kept in x->caches in
+ * query order. */
+static int get_caches(query_ctx *x, const char **names, const int64_t *version,
+                      const int64_t *rows, size_t m) {
+    size_t order_local[8];
+    ns_cache *got_local[8];
+    size_t *order = scratch(order_local, sizeof order_local, m, sizeof *order);
+    ns_cache **got = scratch(got_local, sizeof got_local, m, sizeof *got);
+    if (!order || !got) {
+        scratch_free(order, order_local);
+        scratch_free(got, got_local);
+        return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < m; i++) {
+        size_t j = i;
+        for (; j > 0 && strcmp(names[order[j - 1]], names[i]) > 0; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    int rc = REMEM_OK;
+    for (size_t i = 0; i < m && !rc; i++) {
+        size_t at = order[i];
+        got[at] = cache_get_known(x->db, names[at], version[at], rows[at], &rc);
+    }
+    x->locked = 1;
+    for (size_t i = 0; i < m; i++)
+        if (got[i]) x->caches[x->n_caches++] = got[i];
+    scratch_free(order, order_local);
+    scratch_free(got, got_local);
+    return rc;
+}
+
+/* Gather every namespace's cache and run the vector lane over it. */
+static int vector_lane(query_ctx *x) {
+    remem *db = x->db;
+    size_t nns = x->q->n_namespaces;
+    x->caches = scratch(x->caches_local, sizeof x->caches_local, nns, sizeof *x->caches);
+    x->allow = scratch(x->allow_local, sizeof x->allow_local, nns, sizeof *x->allow);
+    x->allow_owned = scratch(x->owned_local, sizeof x->owned_local, nns, 1);
+    const char *names_local[8];
+    int64_t ver_local[8], rows_local[8];
+    const char **names = scratch(names_local, sizeof names_local, nns, sizeof *names);
+    int64_t *version = scratch(ver_local, sizeof ver_local, nns, sizeof *version);
+    int64_t *rows = scratch(rows_local, sizeof rows_local, nns, sizeof *rows);
+    flat_hit hits_local[256];
+    flat_hit *hits = scratch(hits_local, sizeof hits_local, x->n_cand, sizeof *hits);
+    int rc = REMEM_OK;
+    size_t m = 0;
+    if (!x->caches || !x->allow || !x->allow_owned || !hits || !names || !version || !rows)
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (!rc) rc = pick_namespaces(x, names, version, rows, &m);
+    if (!rc) rc = get_caches(x, names, version, rows, m);
+    for (size_t j = 0; j < x->n_caches && !rc; j++) {
+        ns_cache *c = x->caches[j];
         size_t allowed = 0;
         int owned = 1;
         uint64_t *bits = get_allow(x, c, &allowed, &owned);
@@ -534,9 +594,8 @@ static int vector_lane(query_ctx *x) {
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             break;
         }
-        x->caches[x->n_caches] = c;
-        x->allow_owned[x->n_caches] = (unsigned char)owned;
-        x->allow[x->n_caches++] = bits;
+        x->allow_owned[j] = (unsigned char)owned;
+        x->allow[j] = bits;
         if (allowed == 0) continue;
         size_t nh = flat_search(c->ix, x->qv, bits, x->n_cand, hits);
         for (size_t h = 0; h < nh; h++) {
@@ -552,24 +611,39 @@ static int vector_lane(query_ctx *x) {
         }
     }
     scratch_free(hits, hits_local);
+    scratch_free(names, names_local);
+    scratch_free(version, ver_local);
+    scratch_free(rows, rows_local);
     return rc;
 }
 
-static void touch(remem *db, ranked *top, size_t n, int64_t now) {
+/* Let every cache's read lock go (keeping the pins). */
+static void unlock_caches(query_ctx *x) {
+    if (!x->locked) return;
+    for (size_t j = 0; j < x->n_caches; j++) cache_unlock(x->caches[j]);
+    x->locked = 0;
+}
+
+/* Touch the returned memories in the store, then in the caches. The read
+ * locks go first: a cache's write lock is taken here, and a thread never
+ * waits for one while it holds others (cache_share.c). */
+static void touch(query_ctx *x, ranked *top, size_t n) {
+    remem *db = x->db;
     if (n == 0 || db->opt.read_only) return;
-    int64_t *ids = malloc(n * sizeof *ids);
+    int64_t *ids = malloc(2 * n * sizeof *ids);
     if (!ids) return;
     for (size_t i = 0; i < n; i++) ids[i] = top[i].ref->c->rows[top[i].ref->row].rowid;
+    unlock_caches(x);
+    int ok = 0;
     if (store_begin(db->st) == REMEM_OK) {
-        if (store_touch(db->st, ids, n, now) == REMEM_OK && store_commit(db->st) == REMEM_OK) {
-            for (size_t i = 0; i < n; i++) {
-                remem_memory *m = &top[i].ref->c->rows[top[i].ref->row].m;
-                m->accessed_at = now;
-                m->access_count++;
-            }
-        } else {
-            store_rollback(db->st);
-        }
+        ok = store_touch(db->st, ids, n, x->now) == REMEM_OK && store_commit(db->st) == REMEM_OK;
+        if (!ok) store_rollback(db->st);
+    }
+    for (size_t j = 0; ok && j < x->n_caches; j++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (top[i].ref->c == x->caches[j]) ids[n + m++] = ids[i];
+        if (m) cache_touch(x->caches[j], ids + n, m, x->now);
     }
     free(ids);
 }
@@ -706,15 +780,18 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
     res->pub.now = x.now;
     res->pub.candidates = n;
     res->pub.memory_off = n_off ? 2 : 0;
-    if (!q->no_touch) touch(db, rk, k, x.now);
+    if (!q->no_touch) touch(&x, rk, k);
     res->pub.took_ms = elapsed_ms(&t0);
     *out = &res->pub;
     res = NULL;
 out:
     remem_result_free(res ? &res->pub : NULL);
     free(rk);
-    for (size_t j = 0; j < x.n_caches; j++)
+    unlock_caches(&x);
+    for (size_t j = 0; j < x.n_caches; j++) {
         if (x.allow_owned[j]) free(x.allow[j]);
+        cache_unpin(db, x.caches[j]);
+    }
     scratch_free(x.allow, x.allow_local);
     scratch_free(x.allow_owned, x.owned_local);
     scratch_free(x.caches, x.caches_local);

@@ -168,13 +168,22 @@ int eng_txn_row(remem *db, txn *x, const char *ns, int64_t rowid) {
 /* Commit (or roll back when rc != 0) and bring the caches along. */
 int eng_txn_end(remem *db, txn *x, int rc) {
     if (rc == REMEM_OK) {
-        /* Read inside the transaction: these are exactly our changes. */
+        /* Read inside the transaction: these are exactly our changes. A
+         * database server reports them with its commit, in one round trip
+         * (store_commit_report); else they are read, then committed. */
         int64_t *after = calloc(x->n ? 2 * x->n : 1, sizeof *after);
-        for (size_t i = 0; after && i < x->n; i++) {
-            store_ns_info(db->st, x->t[i].ns, NULL, 0, NULL, &after[i], NULL);
-            store_history_max(db->st, x->t[i].ns, &after[x->n + i]);
+        const char **names = calloc(x->n ? x->n : 1, sizeof *names);
+        for (size_t i = 0; names && i < x->n; i++) names[i] = x->t[i].ns;
+        rc = after && names ? store_commit_report(db->st, names, x->n, after, after + x->n)
+                            : REMEM_EUNSUPPORTED;
+        free(names);
+        if (rc == REMEM_EUNSUPPORTED) {
+            for (size_t i = 0; after && i < x->n; i++) {
+                store_ns_info(db->st, x->t[i].ns, NULL, 0, NULL, &after[i], NULL);
+                store_history_max(db->st, x->t[i].ns, &after[x->n + i]);
+            }
+            rc = store_commit(db->st);
         }
-        rc = store_commit(db->st);
         if (rc) eng_store_fail(db, rc);
         for (size_t i = 0; i < x->n; i++) {
             if (!rc && after)

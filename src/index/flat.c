@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 
 #include "index/flat_kernels.h"
+#include "util/util.h"
 
 /* Below this many rows a float32 scan is as fast as anything else. */
 #define FLAT_PRESCAN_MIN_ROWS  2048
@@ -349,7 +350,9 @@ static void *alloc_aligned(size_t bytes, int huge_pages) {
 /* Room for at least need rows; 0, or -1 when out of memory (ix unchanged). */
 static int reserve(flat_index *ix, size_t need) {
     if (need <= ix->cap) return 0;
-    size_t cap = ix->cap ? ix->cap : 64;
+    /* From the first need up (a namespace of one row holds one row), then
+     * doubling. */
+    size_t cap = ix->cap ? ix->cap : need;
     while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     if (cap > (size_t)UINT32_MAX + 1) cap = (size_t)UINT32_MAX + 1;
     if (cap < need) return -1;
@@ -376,6 +379,17 @@ static int reserve(flat_index *ix, size_t need) {
     ix->quant = quant;
     ix->cap = cap;
     return 0;
+}
+
+size_t flat_memory_bytes(const flat_index *ix) {
+    if (!ix) return 0;
+    size_t dim = (size_t)ix->dim;
+    size_t vecs = ix->vecs_map ? ix->vecs_map : round_up_size(ix->cap * dim * sizeof(float), 64);
+    size_t codes = ix->codes_map ? ix->codes_map : round_up_size(ix->cap * ix->code_stride, 64);
+    /* aligned_alloc(64) blocks carry up to a line of padding and a header */
+    size_t pad = ix->vecs_map ? 0 : 2 * (64 + 16);
+    return util_heap_bytes(sizeof *ix) + vecs + codes + pad +
+           util_heap_bytes(ix->cap * sizeof(flat_row_quant));
 }
 
 int flat_reserve(flat_index *ix, size_t rows) {

@@ -28,6 +28,9 @@ void flat_free(flat_index *ix);
 int flat_dim(const flat_index *ix);
 size_t flat_count(const flat_index *ix);
 
+/* Bytes the index holds (its arrays at capacity, mapped ones by their
+ * length), for the engine's cache budget. */
+size_t flat_memory_bytes(const flat_index *ix);
 /* Make room for rows rows in all (appends up to there will not reallocate);
  * 0, or -1 when out of memory (the index is unchanged). Loading a namespace
  * of known size this way saves the copies and page faults of growing. */

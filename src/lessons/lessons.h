@@ -85,13 +85,14 @@ typedef struct lsn_list {
     lsn_rec *v;
     size_t n;
     json_t *index; /* id -> position in v, for lsn_find */
-    int borrowed;  /* metas shared with the cache, vectors pointing into it */
+    int borrowed;  /* metas shared with the cache (references; vectors are copies) */
 } lsn_list;
 
 /* What lsn_list_where copies: only the memories whose metadata keep
  * accepts (NULL: all), with their vectors when with_vec. borrow: no copy
- * of the metadata (a reference to the cache's: read it, never change it)
- * nor of the vectors (valid until the next write through the handle). */
+ * of the metadata (a reference to the cache's: read it, never change it;
+ * the vectors are copied all the same, since the shared cache's rows may
+ * move once it is released). */
 typedef struct lsn_list_opts {
     int (*keep)(const json_t *meta, void *ctx);
     void *ctx;

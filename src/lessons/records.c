@@ -30,7 +30,7 @@ void lsn_list_free(lsn_list *l) {
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].id);
         free(l->v[i].text);
-        if (!l->borrowed) free((float *)l->v[i].vec);
+        free((float *)l->v[i].vec);
         json_decref(l->v[i].meta);
     }
     free(l->v);
@@ -62,10 +62,12 @@ static int copy_rec(ns_cache *c, size_t i, const json_t *meta, const lsn_list_op
     r->updated_at = m->updated_at;
     r->archived = m->tier && !strcmp(m->tier, "archived");
     if (o && o->with_vec && m->model && *m->model && c->ix && i < flat_count(c->ix)) {
+        /* copied even when borrowing: the shared cache's rows may move
+         * once it is released */
         size_t bytes = (size_t)c->dim * sizeof(float);
-        float *v = borrow ? NULL : malloc(bytes);
+        float *v = malloc(bytes);
         if (v) memcpy(v, flat_row(c->ix, i), bytes);
-        r->vec = borrow ? flat_row(c->ix, i) : v;
+        r->vec = v;
         if (!r->vec) return -1;
     }
     return r->id && r->text && r->meta ? 0 : -1;
@@ -83,22 +85,29 @@ int lsn_list_where(remem *db, const char *ns, const char *kind, const lsn_list_o
     memset(out, 0, sizeof *out);
     int rc = eng_need_open(db);
     if (rc) return rc;
-    cache_check_external(db);
     ns_cache *c = cache_get(db, ns, &rc);
     if (!c) return rc;
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) n += is_of(&c->rows[i].m, kind);
-    if (n && !(out->v = calloc(n, sizeof *out->v))) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (n && !(out->v = calloc(n, sizeof *out->v))) {
+        cache_put(db, c);
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    }
     out->borrowed = o && o->borrow;
     for (size_t i = 0; i < c->n; i++) {
         if (!is_of(&c->rows[i].m, kind)) continue;
         const json_t *meta = cache_meta(c, i);
         if (o && o->keep && !o->keep(meta, o->ctx)) continue;
         if (copy_rec(c, i, meta, o, &out->v[out->n++])) {
+            cache_put(db, c);
             lsn_list_free(out);
             return eng_fail(db, REMEM_ENOMEM, "out of memory");
         }
     }
+    /* The cache is shared with other threads, which may change or evict it
+     * once it is released: what the list keeps is its own (a borrowed
+     * metadata object is a reference, kept alive by its count). */
+    cache_put(db, c);
     /* Rows in the cache are not in rowid order after removals: sort them
      * by creation, then id, to list them in the order written. */
     if (out->n > 1 && !(o && o->any_order)) qsort(out->v, out->n, sizeof *out->v, rec_cmp);

@@ -144,7 +144,7 @@ struct lex_index {
     size_t n_docs, docs_cap;
     uint64_t total_len;
     size_t n_postings;
-    size_t fwd_bytes;
+    size_t fwd_bytes; /* forward lists, as the heap holds them (util_heap_bytes) */
     size_t n_docs_loaded; /* lex_load: documents whose forward list is set */
     /* lex_load with borrow: posting lists and forward lists inside
      * [borrow_lo, borrow_hi) are the caller's buffer, never freed or
@@ -182,7 +182,9 @@ static long dict_find(const lex_index *ix, const char *s, size_t len, uint32_t h
 }
 
 static int dict_grow(lex_index *ix) {
-    size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 1024;
+    /* Small first (a namespace of one memory has a dozen terms), then
+     * doubling: an index costs what it holds. */
+    size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 16;
     uint64_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return LEX_ENOMEM;
     for (size_t j = 0; j < ix->slot_cap; j++) {
@@ -207,7 +209,7 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     if (ix->n_terms >= UINT32_MAX - 1) return -1;
     if ((ix->n_terms + 1) * 2 > ix->slot_cap && dict_grow(ix)) return -1;
     if (ix->n_terms == ix->terms_cap) {
-        size_t cap = ix->terms_cap ? ix->terms_cap * 2 : 1024;
+        size_t cap = ix->terms_cap ? ix->terms_cap * 2 : 8;
         plist *terms = aligned_alloc(64, cap * sizeof *terms);
         if (!terms) return -1;
         if (ix->n_terms) memcpy(terms, ix->terms, ix->n_terms * sizeof *terms);
@@ -217,7 +219,7 @@ static long dict_intern(lex_index *ix, const char *s, size_t len) {
     }
     if (ix->arena_len + len > UINT32_MAX) return -1; /* 4 GB of distinct spellings */
     if (ix->arena_len + len > ix->arena_cap) {
-        size_t cap = ix->arena_cap ? ix->arena_cap : 16384;
+        size_t cap = ix->arena_cap ? ix->arena_cap : 128;
         while (cap < ix->arena_len + len) cap *= 2;
         char *arena = realloc(ix->arena, cap);
         if (!arena) return -1;
@@ -499,7 +501,7 @@ static void doc_link(lex_index *ix, uint32_t doc, const uint32_t *fwd, const uin
     for (uint32_t i = 0; i < fwd[0]; i++) plist_insert(ix, &ix->terms[fwd[1 + i]], doc, tf[i], dl);
     ix->n_postings += fwd[0];
     ix->total_len += dl;
-    ix->fwd_bytes += (fwd[0] + 1) * sizeof *fwd;
+    ix->fwd_bytes += util_heap_bytes((fwd[0] + 1) * sizeof *fwd);
 }
 
 /* And out; the caller frees the forward list, returned, and then releases
@@ -510,7 +512,7 @@ static uint32_t *doc_unlink(lex_index *ix, uint32_t doc) {
         plist_delete(ix, &ix->terms[fwd[1 + i]], doc, ix->dl[doc]);
     ix->n_postings -= fwd[0];
     ix->total_len -= ix->dl[doc];
-    ix->fwd_bytes -= (fwd[0] + 1) * sizeof *fwd;
+    ix->fwd_bytes -= util_heap_bytes((fwd[0] + 1) * sizeof *fwd);
     ix->fwd[doc] = NULL;
     return fwd;
 }
@@ -554,11 +556,18 @@ uint32_t lex_df(const lex_index *ix, const char *term) {
 }
 
 size_t lex_memory_bytes(const lex_index *ix) {
-    size_t b = sizeof *ix + ix->slot_cap * sizeof *ix->slots + ix->terms_cap * sizeof *ix->terms +
-               ix->arena_cap + ix->docs_cap * (sizeof *ix->dl + sizeof *ix->fwd) + ix->fwd_bytes;
-    for (size_t t = 0; t < ix->n_terms; t++)
-        b += (size_t)ix->terms[t].cap * (sizeof(uint32_t) + sizeof(uint16_t)) +
-             (size_t)ix->terms[t].n_blocks * sizeof(block);
+    size_t b = util_heap_bytes(sizeof *ix) + util_heap_bytes(ix->slot_cap * sizeof *ix->slots) +
+               util_heap_bytes(ix->terms_cap * sizeof *ix->terms) + util_heap_bytes(ix->arena_cap) +
+               util_heap_bytes(ix->docs_cap * sizeof *ix->dl) +
+               util_heap_bytes(ix->docs_cap * sizeof *ix->fwd);
+    b += ix->fwd_bytes; /* the forward lists, counted as they come and go */
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        const plist *p = &ix->terms[t];
+        if (!p->docs || borrowed(ix, p->docs)) continue;
+        b += util_heap_bytes((size_t)p->cap * sizeof(uint32_t)) +
+             util_heap_bytes((size_t)p->cap * sizeof(uint16_t)) +
+             util_heap_bytes((size_t)p->n_blocks * sizeof(block));
+    }
     return b;
 }
 
@@ -592,7 +601,7 @@ void lex_trim(lex_index *ix) {
 
 int lex_add(lex_index *ix, uint32_t doc, const char *const *terms, size_t n) {
     if (doc != ix->n_docs || check_terms(terms, n)) return LEX_EINVAL;
-    if (ix->n_docs == ix->docs_cap && lex_reserve(ix, ix->docs_cap ? ix->docs_cap * 2 : 256))
+    if (ix->n_docs == ix->docs_cap && lex_reserve(ix, ix->docs_cap ? ix->docs_cap * 2 : 4))
         return LEX_ENOMEM;
     uint32_t *fwd, *tf, tf_local[LOCAL_TERMS];
     int rc = analyse_doc(ix, terms, n, &fwd, tf_local, &tf);
@@ -694,7 +703,7 @@ int lex_add_many(lex_index *ix, uint32_t first, const char *const *terms, const 
         ix->fwd[doc] = fwd;
         ix->total_len += lens[d];
         ix->n_postings += fwd[0];
-        ix->fwd_bytes += (fwd[0] + 1) * sizeof *fwd;
+        ix->fwd_bytes += util_heap_bytes((fwd[0] + 1) * sizeof *fwd);
         for (uint32_t i = 0; i < fwd[0]; i++) {
             uint32_t *pair = b.pairs + 2 * (size_t)b.count[fwd[1 + i]]++;
             pair[0] = doc;
@@ -893,7 +902,7 @@ static int load_docs(lex_index *ix, const uint32_t *dl, const uint32_t *fwd, siz
             }
             memcpy(ix->fwd[d], fwd + at, ((size_t)u + 1) * sizeof *fwd);
         }
-        ix->fwd_bytes += ((size_t)u + 1) * sizeof *fwd;
+        ix->fwd_bytes += util_heap_bytes(((size_t)u + 1) * sizeof *fwd);
         ix->total_len += dl[d];
         ix->n_docs_loaded = d + 1;
         at += (size_t)u + 1;

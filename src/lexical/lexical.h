@@ -73,8 +73,9 @@ uint32_t lex_doc_length(const lex_index *ix, uint32_t doc);
 uint32_t lex_df(const lex_index *ix, const char *term);
 /* Postings: (term, document) pairs, i.e. the sum of df over all terms. */
 size_t lex_postings(const lex_index *ix);
-/* Bytes the index holds on the heap (capacity, not just what is used;
- * malloc's own per-block overhead not counted). */
+/* Bytes the index holds on the heap: each block at capacity, as the
+ * allocator holds it (util_heap_bytes); lists that lie in a loaded
+ * buffer (lex_load with borrow) are the caller's and not counted. */
 size_t lex_memory_bytes(const lex_index *ix);
 
 /* Room for docs documents in the per-document arrays; LEX_OK or

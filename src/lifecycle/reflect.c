@@ -40,7 +40,6 @@ int lc_reflect_since(remem *db, const char *ns, const cfg_policy *p, lc_since *o
      * reflection.auto this runs after every add. */
     int rc = eng_need_open(db);
     if (rc) return rc;
-    cache_check_external(db);
     ns_cache *c = cache_get(db, ns, &rc);
     if (!c && rc) return rc;
     int64_t last = 0;
@@ -57,6 +56,7 @@ int lc_reflect_since(remem *db, const char *ns, const cfg_policy *p, lc_since *o
         out->observations++;
         out->importance_sum += m->importance * 10;
     }
+    cache_put(db, c);
     if (!p->reflection_enabled) return REMEM_OK;
     if (p->reflection_every > 0 && out->observations >= p->reflection_every)
         out->trigger = "observations";

@@ -47,7 +47,6 @@ int lc_snapshot(remem *db, const char *ns, lc_keep_fn keep, void *ctx, int with_
     memset(out, 0, sizeof *out);
     int rc = eng_need_open(db);
     if (rc) return rc;
-    cache_check_external(db);
     ns_cache *c = cache_get(db, ns, &rc);
     if (!c) return rc;
     out->dim = c->dim;
@@ -84,10 +83,12 @@ int lc_snapshot(remem *db, const char *ns, lc_keep_fn keep, void *ctx, int with_
             memcpy(d->vec, flat_row(c->ix, i), (size_t)c->dim * sizeof *d->vec);
         }
     }
+    cache_put(db, c);
     /* The cache moves rows around on removal: give them in written order. */
     if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_rowid);
     return REMEM_OK;
 oom:
+    cache_put(db, c);
     lc_list_free(out);
     return eng_fail(db, REMEM_ENOMEM, "out of memory");
 }

@@ -65,6 +65,18 @@ typedef struct hist_ent {
     int64_t at;
 } hist_ent;
 
+/* A namespace row as this transaction knows it (ns_row_*): read with the
+ * namespace's lock, then kept in step with our own writes as the triggers
+ * move it, so that the engine's several looks at it within one write cost
+ * no round trip. state: 0 unknown, 1 found, 2 no such row. */
+typedef struct ns_row {
+    char *ns;
+    int state;
+    char model[128];
+    int dim;
+    int64_t version, rows;
+} ns_row;
+
 typedef struct pg_store {
     store base;
     PGconn *conn;
@@ -79,6 +91,9 @@ typedef struct pg_store {
     int64_t touch_since;
     hist_ent *hist;
     size_t n_hist, cap_hist;
+    ns_row rows_seen[MAX_NS_LOCKS]; /* the locked namespaces' rows */
+    int n_rows_seen;
+    int watching; /* `changed` was called: commits keep the change mark */
     char *uri; /* what to connect to; base.path shows it without a password */
 } pg_store;
 
@@ -226,36 +241,44 @@ static int connect_now(pg_store *s) {
     return REMEM_OK;
 }
 
-/* Start the transaction begin() promised, on the first statement in it. */
 /* Start the transaction begin() promised, on the first statement in it;
- * extra (remem's own SQL, never user text) rides in the same round trip. */
-static int start_tx_with(pg_store *s, const char *extra) {
-    char sql[256];
-    snprintf(sql, sizeof sql, "BEGIN%s; SET LOCAL lock_timeout = %d%s%s",
-             s->read_only ? " READ ONLY" : "", s->busy_ms, extra ? "; " : "", extra ? extra : "");
+ * extra (remem's own SQL, with any text in it escaped) rides in the same
+ * round trip. *last (may be NULL) gets the last statement's result. */
+static int start_tx_last(pg_store *s, const char *extra, PGresult **last) {
+    size_t cap = 96 + (extra ? strlen(extra) : 0);
+    char *sql = malloc(cap);
+    if (!sql) return fail(s, REMEM_ENOMEM, "out of memory");
+    snprintf(sql, cap, "BEGIN%s; SET LOCAL lock_timeout = %d%s%s", s->read_only ? " READ ONLY" : "",
+             s->busy_ms, extra ? "; " : "", extra ? extra : "");
+    int rc = REMEM_EBUSY;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (lost(s)) {
-            int rc = connect_now(s);
-            if (rc) return rc;
-        }
+        if (lost(s) && (rc = connect_now(s))) break;
         PGresult *res = PQexec(s->conn, sql);
         int ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
         if (ok) {
-            PQclear(res);
+            if (last)
+                *last = res;
+            else
+                PQclear(res);
             s->tx_started = 1;
-            return REMEM_OK;
+            rc = REMEM_OK;
+            break;
         }
         /* A connection that died while idle (a restarted server) is
          * replaced once: nothing had begun. */
         if (!lost(s) || attempt == 1) {
-            int rc = pgfail(s, res, "beginning a transaction");
+            rc = pgfail(s, res, "beginning a transaction");
             PQclear(res);
-            return rc;
+            break;
         }
         PQclear(res);
+        rc = REMEM_EBUSY;
     }
-    return REMEM_EBUSY;
+    free(sql);
+    return rc;
 }
+
+static int start_tx_with(pg_store *s, const char *extra) { return start_tx_last(s, extra, NULL); }
 
 static int start_tx(pg_store *s) { return start_tx_with(s, NULL); }
 
@@ -370,25 +393,85 @@ static uint64_t ns_key(const char *ns) {
     return h;
 }
 
-/* Inside a write transaction: hold ns's lock until it ends. Outside one,
- * nothing (a read sees committed data). */
+/* The transaction's entry for ns (NULL: none, and no room for one). */
+static ns_row *ns_row_find(pg_store *s, const char *ns) {
+    for (int i = 0; i < s->n_rows_seen; i++)
+        if (!strcmp(s->rows_seen[i].ns, ns)) return &s->rows_seen[i];
+    return NULL;
+}
+
+static void ns_rows_clear(pg_store *s) {
+    for (int i = 0; i < s->n_rows_seen; i++) free(s->rows_seen[i].ns);
+    s->n_rows_seen = 0;
+}
+
+/* Forget what we knew of every namespace row (a write that moves one
+ * we cannot name: by rowid, a clear). */
+static void ns_rows_forget(pg_store *s) {
+    for (int i = 0; i < s->n_rows_seen; i++) s->rows_seen[i].state = 0;
+}
+
+/* Take ns's row from res (model, dim, version, rows; no row: none). */
+static void ns_row_take(pg_store *s, const char *ns, const PGresult *res) {
+    ns_row *r = ns_row_find(s, ns);
+    if (!r && s->n_rows_seen < MAX_NS_LOCKS) {
+        r = &s->rows_seen[s->n_rows_seen];
+        memset(r, 0, sizeof *r);
+        if (!(r->ns = strdup(ns))) return;
+        s->n_rows_seen++;
+    }
+    if (!r) return;
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 4) {
+        r->state = 0;
+        return;
+    }
+    r->state = PQntuples(res) ? 1 : 2;
+    if (r->state == 2) return;
+    snprintf(r->model, sizeof r->model, "%s", PQgetvalue(res, 0, 0));
+    r->dim = (int)get_i64(res, 0, 1);
+    r->version = get_i64(res, 0, 2);
+    r->rows = get_i64(res, 0, 3);
+}
+
+#define NS_ROW_SQL "SELECT coalesce(model,''), coalesce(dim,0), version, rows FROM namespaces"
+
+/* Inside a write transaction: hold ns's lock until it ends, and read its
+ * namespace row in the same round trip (the lock makes it ours until
+ * then: every writer of ns waits for it). Outside one, nothing (a read
+ * sees committed data). */
 static int ns_lock(pg_store *s, const char *ns) {
     if (!s->in_tx || !ns) return REMEM_OK;
     uint64_t k = ns_key(ns);
     for (int i = 0; i < s->n_locks; i++)
         if (s->locks[i] == k) return REMEM_OK;
-    params p = {.n = 0};
-    p_i64(&p, (int64_t)k);
+    if (lost(s) && s->tx_started) return pgfail(s, NULL, "locking a namespace");
+    char *lit = s->conn && !lost(s) ? PQescapeLiteral(s->conn, ns, strlen(ns)) : NULL;
+    size_t cap = 160 + (lit ? strlen(lit) : 0);
+    char *sql = malloc(cap);
+    if (!sql) {
+        PQfreemem(lit);
+        return fail(s, REMEM_ENOMEM, "out of memory");
+    }
+    if (lit)
+        snprintf(sql, cap, "SELECT pg_advisory_xact_lock(%lld); " NS_ROW_SQL " WHERE ns=%s",
+                 (long long)(int64_t)k, lit);
+    else
+        snprintf(sql, cap, "SELECT pg_advisory_xact_lock(%lld)", (long long)(int64_t)k);
     int rc;
+    PGresult *res = NULL;
     if (!s->tx_started) {
         /* The first lock of a transaction goes with its BEGIN. */
-        char extra[80];
-        snprintf(extra, sizeof extra, "SELECT pg_advisory_xact_lock(%lld)", (long long)(int64_t)k);
-        rc = start_tx_with(s, extra);
+        rc = start_tx_last(s, sql, &res);
     } else {
-        PQclear(
-            run_p(s, "SELECT pg_advisory_xact_lock($1::bigint)", &p, "locking a namespace", &rc));
+        res = PQexec(s->conn, sql);
+        ExecStatusType st = PQresultStatus(res);
+        rc = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK ? REMEM_OK
+                                                             : pgfail(s, res, "locking a namespace");
     }
+    if (!rc && lit) ns_row_take(s, ns, res);
+    PQclear(res);
+    PQfreemem(lit);
+    free(sql);
     if (!rc && s->n_locks < MAX_NS_LOCKS) s->locks[s->n_locks++] = k;
     return rc;
 }
@@ -408,6 +491,7 @@ static int change_mark(pg_store *s, int64_t *mark) {
 static int pg_changed(store *base) {
     pg_store *s = pg(base);
     int64_t m;
+    s->watching = 1; /* from now on commits keep the mark (pg_commit) */
     if (s->in_tx || change_mark(s, &m)) return 0;
     int changed = m != s->seen;
     s->seen = m;
@@ -507,7 +591,7 @@ static int pg_open(const char *uri, const store_config *cfg, store **out, char *
     s->busy_ms = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
     int rc = connect_now(s);
     if (!rc && !s->read_only) rc = migrate(s);
-    if (!rc) rc = change_mark(s, &s->seen);
+    s->seen = -1; /* the mark is read on the first `changed`, not by every open */
     if (rc) {
         snprintf(err, errcap, "%s", s->base.err);
         pg_close(&s->base);
@@ -541,10 +625,27 @@ static int flush_history(pg_store *s);
 
 static void end_tx(pg_store *s) {
     drop_history(s);
+    ns_rows_clear(s);
     s->in_tx = 0;
     s->tx_started = 0;
     s->n_locks = 0;
 }
+
+/* COMMIT alone, for a handle that does not watch the change mark. */
+static int commit_plain(pg_store *s) {
+    PGresult *res = PQexec(s->conn, "COMMIT");
+    int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? REMEM_OK : pgfail(s, res, "committing");
+    PQclear(res);
+    if (rc && !lost(s)) PQclear(PQexec(s->conn, "ROLLBACK"));
+    end_tx(s);
+    if (!rc) s->base.err[0] = '\0';
+    return rc;
+}
+
+static void pg_rollback(store *base);
+static int pg_ns_info(store *base, const char *ns, char *model, size_t model_cap, int *dim,
+                      int64_t *version, int64_t *rows);
+static int pg_history_max(store *base, const char *ns, int64_t *seq);
 
 static int pg_commit(store *base) {
     pg_store *s = pg(base);
@@ -558,9 +659,13 @@ static int pg_commit(store *base) {
         end_tx(s);
         return rc;
     }
+    if (!s->watching) return commit_plain(s);
     /* The mark just before COMMIT holds our changes and what others
      * committed before; if it has not moved just after, nobody else
-     * committed in between and the new mark is ours alone. */
+     * committed in between and the new mark is ours alone. (A handle
+     * that never asks `changed`, as the engine, whose caches compare
+     * each namespace's version instead, pays for no mark: the sum runs
+     * over every namespace.) */
     int64_t before = 0, after = 0;
     /* Both in one round trip; an error in the first skips the second. */
     int got_mark = 0, committed = 0;
@@ -595,6 +700,141 @@ static int pg_commit(store *base) {
         s->seen = -1; /* the next look reports a change */
     s->base.err[0] = '\0';
     return REMEM_OK;
+}
+
+/* ---- commit with the namespaces' state (one round trip) ---- */
+
+/* Append text to *buf (grown); -1 when out of memory. */
+static int sql_add(char **buf, size_t *len, size_t *cap, const char *text) {
+    size_t n = strlen(text);
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 1024;
+        while (c < *len + n + 1) c *= 2;
+        char *b = realloc(*buf, c);
+        if (!b) return -1;
+        *buf = b;
+        *cap = c;
+    }
+    memcpy(*buf + *len, text, n + 1);
+    *len += n;
+    return 0;
+}
+
+/* Append v as an SQL literal (NULL: NULL). */
+static int sql_lit(pg_store *s, char **buf, size_t *len, size_t *cap, const char *v) {
+    if (!v) return sql_add(buf, len, cap, "NULL");
+    char *lit = PQescapeLiteral(s->conn, v, strlen(v));
+    int bad = !lit || sql_add(buf, len, cap, lit);
+    PQfreemem(lit);
+    return bad ? -1 : 0;
+}
+
+/* The held history rows as one INSERT ... RETURNING ns, seq, then the
+ * newest seq of each namespace of ns[] that has none held, then COMMIT:
+ * one simple query (one round trip, one line in the server's log). */
+static char *report_sql(pg_store *s, const char *const *ns, size_t n, const int *held) {
+    char *b = NULL, num[32];
+    size_t len = 0, cap = 0;
+    int bad = 0;
+    if (s->n_hist) {
+        bad |= sql_add(&b, &len, &cap,
+                       "INSERT INTO history(ns, id, at, op, actor, before, after) VALUES");
+        for (size_t i = 0; i < s->n_hist && !bad; i++) {
+            hist_ent *e = &s->hist[i];
+            snprintf(num, sizeof num, ",%lld,", (long long)e->at);
+            bad |= sql_add(&b, &len, &cap, i ? ",(" : "(") || sql_lit(s, &b, &len, &cap, e->f[0]) ||
+                   sql_add(&b, &len, &cap, ",") || sql_lit(s, &b, &len, &cap, e->f[1]) ||
+                   sql_add(&b, &len, &cap, num);
+            for (int k = 2; k < 6 && !bad; k++)
+                bad |= (k > 2 && sql_add(&b, &len, &cap, ",")) ||
+                       sql_lit(s, &b, &len, &cap, e->f[k]);
+            bad |= sql_add(&b, &len, &cap, ")");
+        }
+        bad |= sql_add(&b, &len, &cap, " RETURNING ns, seq; ");
+    }
+    int any = 0;
+    for (size_t i = 0; i < n && !bad; i++) {
+        if (held[i]) continue;
+        bad |= sql_add(&b, &len, &cap,
+                       any ? "," : "SELECT ns, max(seq) FROM history WHERE ns IN (") ||
+               sql_lit(s, &b, &len, &cap, ns[i]);
+        any = 1;
+    }
+    if (any) bad |= sql_add(&b, &len, &cap, ") GROUP BY ns; ");
+    bad |= sql_add(&b, &len, &cap, "COMMIT");
+    if (bad) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Rows of (ns, seq) raise the newest seq of their namespace in hist[]. */
+static void take_seqs(const PGresult *res, const char *const *ns, size_t n, int64_t *hist) {
+    for (int r = 0; r < PQntuples(res); r++)
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(PQgetvalue(res, r, 0), ns[i])) {
+                int64_t v = get_i64(res, r, 1);
+                if (v > hist[i]) hist[i] = v;
+            }
+}
+
+/* The three calls one after another, when one round trip cannot do. */
+static int report_slowly(pg_store *s, const char *const *ns, size_t n, int64_t *version,
+                         int64_t *hist) {
+    int rc = REMEM_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = pg_ns_info(&s->base, ns[i], NULL, 0, NULL, &version[i], NULL);
+        if (rc == REMEM_ENOTFOUND) rc = REMEM_OK;
+        if (!rc) rc = pg_history_max(&s->base, ns[i], &hist[i]);
+    }
+    if (rc) {
+        pg_rollback(&s->base);
+        return rc;
+    }
+    return pg_commit(&s->base);
+}
+
+static int pg_commit_report(store *base, const char *const *ns, size_t n, int64_t *version,
+                            int64_t *hist) {
+    pg_store *s = pg(base);
+    if (!s->in_tx) return fail(s, REMEM_EINVAL, "no transaction is open");
+    int fast = s->tx_started && !s->watching && !s->n_touches && s->n_hist <= 1000 &&
+               n <= MAX_NS_LOCKS && !lost(s);
+    int held[MAX_NS_LOCKS] = {0};
+    for (size_t i = 0; i < n && fast; i++) {
+        const ns_row *r = ns_row_find(s, ns[i]);
+        fast = r && r->state != 0;
+        if (fast) version[i] = r->state == 1 ? r->version : 0;
+        hist[i] = 0;
+        for (size_t h = 0; h < s->n_hist && !held[i]; h++) held[i] = !strcmp(s->hist[h].f[0], ns[i]);
+    }
+    if (!fast) return report_slowly(s, ns, n, version, hist);
+    char *sql = report_sql(s, ns, n, held);
+    if (!sql) {
+        pg_rollback(base);
+        return fail(s, REMEM_ENOMEM, "out of memory");
+    }
+    int rc = REMEM_OK, committed = 0;
+    if (!PQsendQuery(s->conn, sql)) rc = pgfail(s, NULL, "committing");
+    free(sql);
+    PGresult *res;
+    while (!rc && (res = PQgetResult(s->conn))) {
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_TUPLES_OK)
+            take_seqs(res, ns, n, hist);
+        else if (st == PGRES_COMMAND_OK)
+            committed = 1;
+        else
+            rc = pgfail(s, res, "committing");
+        PQclear(res);
+    }
+    while (rc && (res = PQgetResult(s->conn))) PQclear(res); /* drain */
+    if (!rc && !committed) rc = pgfail(s, NULL, "committing");
+    if (rc && !lost(s)) PQclear(PQexec(s->conn, "ROLLBACK"));
+    end_tx(s);
+    if (!rc) s->base.err[0] = '\0';
+    return rc;
 }
 
 static void pg_rollback(store *base) {
@@ -751,6 +991,15 @@ static int pg_insert(store *base, const remem_memory *m, const char *norm, uint6
     if (!res) return rc;
     if (rowid) *rowid = PQntuples(res) ? get_i64(res, 0, 0) : 0;
     PQclear(res);
+    /* As remem_memories_ai moves it: one more row, one more version (a
+     * new namespace row starts at 1 and 1). */
+    ns_row *r = ns_row_find(s, m->ns);
+    if (r && r->state == 1) {
+        r->rows++;
+        r->version++;
+    } else if (r && r->state == 2) {
+        *r = (ns_row){.ns = r->ns, .state = 1, .version = 1, .rows = 1};
+    }
     return REMEM_OK;
 }
 
@@ -769,11 +1018,18 @@ static int pg_replace(store *base, int64_t rowid, const remem_memory *m, const c
                           "superseded_by=$15, duplicate_count=$16, metadata=$17, links=$18, "
                           "model=$19, embedding=$20 WHERE rowid=$21",
                           &p, "updating a memory", &rc);
+    /* remem_memories_au: one version per row updated, on the new ns. */
+    ns_row *r = ns_row_find(s, m->ns);
+    if (r && r->state == 1 && res)
+        r->version += strtoll(PQcmdTuples(res), NULL, 10);
+    else if (r)
+        r->state = 0;
     PQclear(res);
     return rc;
 }
 
 static int pg_bump_duplicate(store *base, int64_t rowid, int64_t now) {
+    ns_rows_forget(pg(base)); /* by rowid: its namespace's row moves */
     params p = {.n = 0};
     p_i64(&p, now);
     p_i64(&p, rowid);
@@ -786,6 +1042,7 @@ static int pg_bump_duplicate(store *base, int64_t rowid, int64_t now) {
 }
 
 static int pg_remove(store *base, int64_t rowid) {
+    ns_rows_forget(pg(base));
     params p = {.n = 0};
     p_i64(&p, rowid);
     int rc;
@@ -794,6 +1051,7 @@ static int pg_remove(store *base, int64_t rowid) {
 }
 
 static int pg_set_vector(store *base, int64_t rowid, const char *model, const float *vec, int dim) {
+    ns_rows_forget(pg(base));
     params p = {.n = 0};
     p_text(&p, model);
     p_bytes(&p, vec, dim * (int)sizeof(float));
@@ -880,6 +1138,7 @@ static int pg_clear(store *base, const char *ns, int64_t *deleted) {
     pg_store *s = pg(base);
     int rc = ns_lock(s, ns);
     if (rc) return rc;
+    ns_rows_forget(s);
     params p = {.n = 0};
     p_text(&p, ns);
     PGresult *res = run_p(s, "DELETE FROM memories WHERE ns=$1", &p, "clearing a namespace", &rc);
@@ -903,13 +1162,20 @@ static int pg_ns_info(store *base, const char *ns, char *model, size_t model_cap
     if (rows) *rows = 0;
     int rc = ns_lock(s, ns);
     if (rc) return rc;
+    const ns_row *r = s->in_tx ? ns_row_find(s, ns) : NULL;
+    if (r && r->state == 2) return fail(s, REMEM_ENOTFOUND, "no namespace %.200s", ns);
+    if (r && r->state == 1) {
+        if (model) snprintf(model, model_cap, "%s", r->model);
+        if (dim) *dim = r->dim;
+        if (version) *version = r->version;
+        if (rows) *rows = r->rows;
+        return REMEM_OK;
+    }
     params p = {.n = 0};
     p_text(&p, ns);
-    PGresult *res = run_p(s,
-                          "SELECT coalesce(model,''), coalesce(dim,0), version, rows "
-                          "FROM namespaces WHERE ns=$1",
-                          &p, "reading a namespace", &rc);
+    PGresult *res = run_p(s, NS_ROW_SQL " WHERE ns=$1", &p, "reading a namespace", &rc);
     if (!res) return rc;
+    if (s->in_tx) ns_row_take(s, ns, res);
     if (PQntuples(res)) {
         if (model) snprintf(model, model_cap, "%s", PQgetvalue(res, 0, 0));
         if (dim) *dim = (int)get_i64(res, 0, 1);
@@ -934,6 +1200,15 @@ static int pg_ns_set_model(store *base, const char *ns, const char *model, int d
                   "INSERT INTO namespaces(ns, model, dim) VALUES($1,$2,$3::int) "
                   "ON CONFLICT(ns) DO UPDATE SET model=$2, dim=$3::int",
                   &p, "recording the namespace's model", &rc));
+    ns_row *r = ns_row_find(s, ns);
+    if (r && !rc && r->state) { /* model and dim only: no trigger moves the version */
+        if (r->state == 2) r->version = r->rows = 0;
+        r->state = 1;
+        snprintf(r->model, sizeof r->model, "%s", model);
+        r->dim = dim;
+    } else if (r) {
+        r->state = 0;
+    }
     return rc;
 }
 
@@ -1272,6 +1547,7 @@ static const store_ops pg_ops = {
     .history = pg_history,
     .history_scrub = pg_history_scrub,
     .scrub_deleted = pg_scrub_deleted,
+    .commit_report = pg_commit_report,
 };
 
 static const char *const pg_schemes[] = {"postgres", "postgresql", NULL};

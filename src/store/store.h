@@ -185,6 +185,14 @@ struct store_ops {
      * (REMEM_EUNSUPPORTED): a store that has no cache_home needs none. */
     int (*touched_since)(store *s, const char *ns, int64_t after, store_touch_fn fn, void *ctx,
                          int64_t *count);
+    /* Commit as commit does, first giving each of ns[0..n) its version
+     * (0: no namespace row) and its newest history seq as this
+     * transaction leaves them, in fewer round trips than ns_info and
+     * history_max and commit one after another (a database server). On
+     * failure the transaction is rolled back. NULL in a table: the engine
+     * makes those three calls. */
+    int (*commit_report)(store *s, const char *const *ns, size_t n, int64_t *version,
+                         int64_t *hist_seq);
 };
 
 /* The part of every backend's handle the engine sees; a backend's own
@@ -217,6 +225,12 @@ static inline const char *store_errmsg(const store *s) { return s ? s->err : "ou
 static inline const char *store_path(const store *s) { return s->path; }
 static inline int store_begin(store *s) { return s->ops->begin(s); }
 static inline int store_commit(store *s) { return s->ops->commit(s); }
+/* REMEM_EUNSUPPORTED (nothing done) when the backend has no commit_report. */
+static inline int store_commit_report(store *s, const char *const *ns, size_t n, int64_t *version,
+                                      int64_t *hist_seq) {
+    if (!s->ops->commit_report) return REMEM_EUNSUPPORTED;
+    return s->ops->commit_report(s, ns, n, version, hist_seq);
+}
 static inline void store_rollback(store *s) { s->ops->rollback(s); }
 static inline int store_changed(store *s) { return s->ops->changed(s); }
 static inline int store_ns_info(store *s, const char *ns, char *model, size_t model_cap, int *dim,
