@@ -18,6 +18,7 @@ static void serve_usage(FILE *f) {
             "usage: remem serve [--db PATH] [--listen ADDR:PORT] [--keys FILE]\n"
             "                   [--threads N] [--max-body BYTES] [--timeout SECONDS]\n"
             "                   [--max-connections N] [--maintain-every HOURS]\n"
+            "                   [--tools GROUP,...]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -37,6 +38,9 @@ static void serve_usage(FILE *f) {
             "                      archive) this often in a background thread\n"
             "                      (default: pruneIntervalHours of the config;\n"
             "                      0: never)\n"
+            "  --tools GROUP,...   MCP tool groups /mcp offers besides the core ones:\n"
+            "                      memory, lifecycle, lessons, experience, episodes,\n"
+            "                      admin, or all (default: mcp.tools of the config)\n"
             "  --hash-key SECRET   print the keys-file entry for SECRET (- reads\n"
             "                      it from stdin) and exit\n"
             "  --new-key           make a random secret, append its entry to\n"
@@ -130,6 +134,8 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             cfg.listen = v;
         else if ((v = cli_opt(argc, argv, &i, "--keys")))
             cfg.keys_path = v;
+        else if ((v = cli_opt(argc, argv, &i, "--tools")))
+            cfg.mcp_tools = v;
         else if ((v = cli_opt(argc, argv, &i, "--threads"))) {
             if ((n = positive(v)) < 0 || n > 256)
                 return cli_fail("--threads: expected 1..256, got %s", v), 2;

@@ -744,6 +744,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
         goto fail;
     pool_ready = 1;
     pool_rate_later(&srv->pool, rater_enqueue, &srv->rater);
+    if (server_mcp_groups(srv, err, sizeof err)) goto fail;
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);

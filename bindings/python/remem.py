@@ -211,7 +211,7 @@ _H = c_void_p  # remem * and the other opaque handles
 
 class _OpInfo(Structure):
     _fields_ = [("name", c_char_p), ("right", c_char_p), ("summary", c_char_p),
-                ("schema", c_char_p)]
+                ("schema", c_char_p), ("hints", c_uint), ("group", c_char_p)]
 
 _status_name = _declare("remem_status_name", c_char_p, c_int)
 _strerror = _declare("remem_strerror", c_char_p, c_int)

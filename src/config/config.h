@@ -89,6 +89,8 @@ void cfg_free(cfg *c);
 const cfg_policy *cfg_policy_for(cfg *c, const char *ns);
 /* The LLM section (never NULL; fields NULL when unset). */
 const cfg_llm *cfg_llm_get(const cfg *c);
+/* mcp.tools as written (a comma-separated list of tool groups), or NULL. */
+const char *cfg_mcp_tools(const cfg *c);
 /* The file it came from, or NULL. */
 const char *cfg_path(const cfg *c);
 /* The policy as a JSON object text (malloc'd), for `remem config show`. */

@@ -182,12 +182,12 @@ const engine_op core_ops[] = {
       "Write the namespace's cache snapshot beside the store now (it is also written when the "
       "handle closes), so that the next process loads the namespace from it.",
       "{\"type\":\"object\",\"required\":[\"ns\"],"
-      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}"},
+      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}", REMEM_OP_IDEMPOTENT, "admin"},
      op_cache_save},
     {{"memory.get", "read", "One memory by namespace and id, with every field.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"},"
-      "\"id\":{\"type\":\"string\",\"description\":\"memory id\"}}}"},
+      "\"id\":{\"type\":\"string\",\"description\":\"memory id\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_get},
 };
 const size_t core_ops_n = sizeof core_ops / sizeof core_ops[0];
