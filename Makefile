@@ -78,7 +78,27 @@ print-version:
 
 .PHONY: format print-lib-src print-pkgs print-version all deps deps-test python test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
-all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
+# The Python methods of the operations, generated from the library's table
+# and committed (bindings/python/tools/gen_ops.py rewrites the file only
+# when its text changes; tests/e2e/python_package.sh fails when the
+# committed file is stale). Sanitizer builds leave it alone.
+PY_OPS := $(if $(SANFLAGS),,bindings/python/remem/_ops.py)
+
+all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc $(PY_OPS)
+
+bindings/python/remem/_ops.py: $(BUILD)/libremem.so bindings/python/tools/gen_ops.py
+	@if command -v python3 >/dev/null; then \
+	  python3 bindings/python/tools/gen_ops.py $(BUILD)/libremem.so $@; \
+	else echo "make: no python3: $@ left as committed"; fi
+
+# A wheel of the Python package (pure Python: it loads libremem.so), built
+# offline with Debian's python3, pip, setuptools and wheel.
+PY_DEBIAN := $(firstword $(wildcard /usr/bin/python3) python3)
+python: all
+	@bash scripts/deps.sh python
+	rm -rf $(BUILD)/python
+	$(PY_DEBIAN) -m pip wheel -q --no-deps --no-build-isolation -w $(BUILD)/python ./bindings/python
+	@rm -rf bindings/python/build bindings/python/*.egg-info
 
 deps:
 	@bash scripts/deps.sh runtime

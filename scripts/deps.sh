@@ -4,6 +4,7 @@
 #   deps.sh runtime   what `make`, `make run`, `make demo` need: a compiler,
 #                     pkg-config and the -dev packages of the libraries
 #                     libremem links (SQLite, libpq's client library, ...)
+#   deps.sh python    runtime, plus pip, setuptools and wheel (make python)
 #   deps.sh test      runtime, plus what `make test`/`make asan`/`make fuzz`
 #                     need: PostgreSQL 15 (the store suite), clang and its
 #                     fuzzing runtime, node and npm (the MCP and OpenAPI
@@ -18,11 +19,14 @@ runtime=(build-essential pkg-config
          libsqlite3-dev sqlite3 libpq-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev
          libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev
          libyaml-dev)
-test=(clang libclang-rt-14-dev postgresql-15 python3 python3-venv curl nodejs npm)
+python=(python3 python3-pip python3-setuptools python3-wheel)
+test=(clang libclang-rt-14-dev postgresql-15 python3 python3-venv python3-setuptools python3-wheel
+      curl nodejs npm)
 case $set_name in
     runtime) pkgs=("${runtime[@]}") ;;
+    python) pkgs=("${runtime[@]}" "${python[@]}") ;;
     test) pkgs=("${runtime[@]}" "${test[@]}") ;;
-    *) echo "usage: deps.sh [runtime|test]" >&2; exit 2 ;;
+    *) echo "usage: deps.sh [runtime|python|test]" >&2; exit 2 ;;
 esac
 pkgs+=(${REMEM_DEPS_EXTRA:-})
 missing=()
