@@ -755,7 +755,11 @@ typedef struct remem_op_info {
                             the standard keywords, "x-positional": [names]
                             lists the properties the CLI takes as positional
                             arguments, and "x-file": true on a property makes
-                            the CLI read that argument as a JSON file */
+                            the CLI read that argument as a JSON file;
+                            "x-advanced": true leaves a property out of
+                            the MCP tool's inputSchema (the call still
+                            takes it: it is there for programs, and a
+                            model's tool list stays short) */
     unsigned hints;      /* REMEM_OP_* bits below: what a call does to the
                             store, for clients that ask before calling
                             (MCP's tool annotations) */

@@ -255,11 +255,23 @@ static void strip_cli_keys(json_t *o) {
     }
 }
 
+/* The properties marked "x-advanced": true are left out of what a model
+ * reads (the call still takes them): the tool stays short. */
+static void drop_advanced(json_t *schema) {
+    json_t *props = json_object_get(schema, "properties"), *v;
+    const char *k;
+    void *tmp;
+    json_object_foreach_safe(props, tmp, k, v) {
+        if (json_is_true(json_object_get(v, "x-advanced"))) json_object_del(props, k);
+    }
+}
+
 json_t *mcp_op_tool_json(const remem_op_info *op) {
     char name[160];
     tool_name_of(op->name, name, sizeof name);
     json_t *schema = json_loads(op->schema, 0, NULL);
     if (!schema) schema = json_pack("{s:s}", "type", "object");
+    drop_advanced(schema);
     strip_cli_keys(schema);
     unsigned h = op->hints;
     return json_pack("{s:s, s:s, s:o, s:o}", "name", name, "description", op->summary,

@@ -347,6 +347,18 @@ static void test_tools_list(void) {
     json_t *req = json_object_get(json_object_get(tool_named(list, "recall"), "inputSchema"),
                                   "required");
     CHECK_STR(json_string_value(json_array_get(req, 0)), "query");
+    /* context's advanced arguments (x-advanced) are not shown, but taken */
+    json_t *props = json_object_get(json_object_get(tool_named(list, "context"), "inputSchema"),
+                                    "properties");
+    CHECK(json_object_get(props, "query") != NULL && json_object_get(props, "now") == NULL);
+    char *shown = json_dumps(props, 0);
+    CHECK(shown && !strstr(shown, "x-"));
+    free(shown);
+    json_decref(r);
+    r = call(db, NULL, "context",
+             json_pack("{s:s, s:s, s:s, s:b}", "ns", "n", "query", "tea", "now",
+                       "2025-05-08T13:56:00Z", "touch", 0));
+    CHECK(r && !is_error(r));
     json_decref(r);
     remem_close(db);
 }

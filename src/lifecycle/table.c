@@ -148,9 +148,12 @@ const engine_op lifecycle_ops[] = {
       "\"format\":{\"type\":\"string\",\"enum\":[\"stream\",\"list\",\"plain\"]},"
       "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":"
       "\"at most this many\"},"
-      "\"profile\":{\"type\":\"string\",\"minLength\":1},"
-      "\"now\":{\"type\":[\"string\",\"integer\"]},"
-      "\"touch\":{\"type\":\"boolean\"}}}",
+      "\"profile\":{\"type\":\"string\",\"minLength\":1,\"x-advanced\":true,"
+      "\"description\":\"scoring profile (default: the policy's)\"},"
+      "\"now\":{\"type\":[\"string\",\"integer\"],\"x-advanced\":true,\"description\":"
+      "\"the time to recall at (a replay); default the clock\"},"
+      "\"touch\":{\"type\":\"boolean\",\"x-advanced\":true,\"description\":\"record "
+      "the access on the memories shown (default true)\"}}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      lc_op_context},
 };

@@ -149,9 +149,10 @@ class OperationMethods:
             query: what you are about to do
             format: str (optional)
             k: at most this many (optional)
-            profile: str (optional)
-            now: Union[str, int] (optional)
-            touch: bool (optional)
+            profile: scoring profile (default: the policy's) (optional)
+            now: the time to recall at (a replay); default the clock (optional)
+            touch: record the access on the memories shown (default true)
+                (optional)
         """
         return self.call('context', **{'ns': ns, 'query': query, 'format': format, 'k': k, 'profile': profile, 'now': now, 'touch': touch})
 
