@@ -732,9 +732,9 @@ REMEM_API void remem_free(void *p);
  * named by a dotted name ("rate", "decision.add", "lesson.hints"). The
  * table below is the one list of them: the CLI turns its flags into the
  * arguments (`remem decision add --ns N --title T` is "decision.add"), the
- * server answers POST /v1/<name with '.' as '/'>, MCP lists one tool per
- * operation (remem_<name with '.' as '_'>), and the Python binding calls
- * them by name. So every operation exists on every face, with the same
+ * server answers POST /v1/<name with '.' as '/'>, MCP offers one tool per
+ * operation (<name with '.' as '_'>) in the tool groups a server is started
+ * with (remem_op_info.group), and the Python binding has a method for each. So every operation exists on every face, with the same
  * arguments, checks and answers.
  *
  * Arguments are a JSON object checked against the operation's schema

@@ -10,8 +10,9 @@
  * unknown tool, naming the group that would offer it.
  *
  * The hand-written tools of schemas.c each name the operation that
- * replaces them; once the library has that operation, the operation's
- * tool is offered and the hand-written one is not.
+ * replaces them; once the library has that operation (with its group),
+ * the operation's tool is offered and the hand-written one is not. An
+ * operation whose row names no group is offered in no set.
  */
 #include <stdio.h>
 #include <string.h>
@@ -55,8 +56,12 @@ int mcp_groups_parse(const char *list, unsigned *mask, char *err, size_t cap) {
     return 0;
 }
 
-/* The hand-written tool t, unless an operation of the library replaces it. */
-static int hand_tool_live(const mcp_tool *t) { return !t->op || !remem_op_find(t->op); }
+/* The hand-written tool t, unless an operation of the library replaces it
+ * (one that has its group: an operation without one is offered nowhere). */
+static int hand_tool_live(const mcp_tool *t) {
+    const remem_op_info *op = t->op ? remem_op_find(t->op) : NULL;
+    return !op || !op->group;
+}
 
 json_t *mcp_tools_list(unsigned groups) {
     json_t *list = json_array();
