@@ -1,9 +1,13 @@
 # Makefile: builds libremem (.a and .so), the remem command, the tests, the
 # fuzz targets and the benchmarks. Sources are found by wildcard, so a new
 # part, test or benchmark is one new file. Dependencies come from
-# pkg-config; scripts/deps.sh installs the Debian packages they live in.
+# pkg-config; scripts/deps.sh installs the Debian packages they live in:
+# `deps.sh runtime` for building and serving, `deps.sh test` (PostgreSQL,
+# clang, node, python3-venv) only for the test, sanitizer and fuzz targets.
 #
-#   make            library and command (build/)
+#   make            library and command (build/); changes no tracked file
+#   make format     reformat every C file with .clang-format (never the default)
+#   make python     a wheel of the Python package (build/python/)
 #   make test       every test, ending with "N passed, M failed, K skipped"
 #   make asan       the whole suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (default 10)
@@ -55,6 +59,9 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 # Objects of test support code are not intermediate files to delete.
 .SECONDARY:
 
+# Plain `make` builds; it never rewrites a tracked file.
+.DEFAULT_GOAL := all
+
 # Reformat every C file with .clang-format.
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
@@ -69,12 +76,34 @@ print-pkgs:
 print-version:
 	@echo $(VERSION)
 
-.PHONY: format print-lib-src print-pkgs print-version all deps test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
+.PHONY: format print-lib-src print-pkgs print-version all deps deps-test python test check asan ubsan fuzz fuzz-smoke bench install uninstall clean demo run serve tests-only
 
-all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc
+# The Python methods of the operations, generated from the library's table
+# and committed (bindings/python/tools/gen_ops.py rewrites the file only
+# when its text changes; tests/e2e/python_package.sh fails when the
+# committed file is stale). Sanitizer builds leave it alone.
+PY_OPS := $(if $(SANFLAGS),,bindings/python/remem/_ops.py)
+
+all: $(BUILD)/libremem.a $(BUILD)/libremem.so $(BUILD)/remem $(BUILD)/remem.pc $(PY_OPS)
+
+bindings/python/remem/_ops.py: $(BUILD)/libremem.so bindings/python/tools/gen_ops.py
+	@if command -v python3 >/dev/null; then \
+	  python3 bindings/python/tools/gen_ops.py $(BUILD)/libremem.so $@; \
+	else echo "make: no python3: $@ left as committed"; fi
+
+# A wheel of the Python package (pure Python: it loads libremem.so), built
+# offline with Debian's python3, pip, setuptools and wheel.
+PY_DEBIAN := $(firstword $(wildcard /usr/bin/python3) python3)
+python: all
+	@bash scripts/deps.sh python
+	rm -rf $(BUILD)/python
+	$(PY_DEBIAN) -m pip wheel -q --no-deps --no-build-isolation -w $(BUILD)/python ./bindings/python
+	@rm -rf bindings/python/build bindings/python/*.egg-info
 
 deps:
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh runtime
+deps-test:
+	@bash scripts/deps.sh test
 
 # Objects depend on the Makefile too: a change of flags (visibility,
 # sanitizers) rebuilds them instead of linking stale ones.
@@ -112,11 +141,11 @@ tests-only: all $(TESTS)
 
 # test and asan first make sure the Debian packages are there, then re-enter
 # make so that pkg-config sees them.
-test check: deps
+test check: deps-test
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@$(MAKE) --no-print-directory tests-only
 
-asan: deps
+asan: deps-test
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  tests-only
@@ -124,7 +153,7 @@ asan: deps
 ubsan: asan
 
 FUZZ_SECONDS ?= 10
-fuzz: deps
+fuzz: deps-test
 	@bash fuzz/run.sh $(FUZZ_SECONDS)
 fuzz-smoke:
 	@bash fuzz/run.sh 3

@@ -323,7 +323,7 @@ int cmd_eval(const cli_env *env, int argc, char **argv) {
     const remem_op_info *op = argc >= 2 ? cli_find_op(argc, argv, &words) : NULL;
     if (op && words == 2) return cli_run_op(env, op, argc - words, argv + words);
     if (cli_wants_help(argc, argv) || argc < 2) {
-        puts("usage: remem eval lessons [--json]   (seed 002's benchmark: remem eval lessons "
+        puts("usage: remem eval lessons [--json]   (the lessons benchmark: remem eval lessons "
              "--help)\n"
              "       remem eval locomo FILE [--k N] [--profile P | --all-profiles]\n"
              "                 [--store PATH] [--json] [--w-relevance X] [--w-lexical X]\n"

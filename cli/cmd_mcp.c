@@ -21,14 +21,16 @@
 #include "../mcp/mcp.h"
 
 static const char usage[] =
-    "usage: remem mcp [--db PATH]\n"
+    "usage: remem mcp [--db PATH] [--tools GROUP,...]\n"
     "\n"
     "Serve the store as an MCP server over stdio: newline-delimited JSON-RPC\n"
     "on stdin and stdout, logs on stderr, exit at end of input. Start it from\n"
     "an MCP client, e.g. in Claude Desktop's claude_desktop_config.json:\n"
     "  \"remem\": {\"command\": \"remem\", \"args\": [\"mcp\", \"--db\", \"/path/remem.db\"]}\n"
-    "Tools: remember, recall, get, update, invalidate, forget, list_namespaces\n"
-    "(docs/mcp.md).\n";
+    "Tools: by default the few a model needs to remember and recall (the core\n"
+    "group). --tools adds groups: memory, lifecycle, lessons, experience,\n"
+    "episodes, admin, or all (default: mcp.tools of the config). docs/mcp.md\n"
+    "lists every tool.\n";
 
 /* Write all of line and a newline, then flush: the client waits for it. */
 static int write_line(const char *line) {
@@ -52,6 +54,9 @@ int cmd_mcp(const cli_env *env, int argc, char **argv) {
     long served = 0;
     int i, status = 0;
     remem *db;
+    const char *tools = NULL;
+    unsigned groups;
+    char err[256];
 
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
@@ -63,11 +68,21 @@ int cmd_mcp(const cli_env *env, int argc, char **argv) {
             local.db_path = v;
             continue;
         }
+        if ((v = cli_opt(argc, argv, &i, "--tools"))) {
+            tools = v;
+            continue;
+        }
         fprintf(stderr, "remem: mcp: unknown argument %s\n%s", argv[i], usage);
         return 2;
     }
     db = cli_open(&local);
     if (!db) return 1;
+    if (!tools) tools = remem_setting(db, "mcp.tools");
+    if (mcp_groups_parse(tools, &groups, err, sizeof err)) {
+        fprintf(stderr, "remem: mcp: --tools: %s\n", err);
+        remem_close(db);
+        return 2;
+    }
     /* A client that hangs up mid-answer must not kill us before the store
      * is closed: a failed write ends the loop instead. */
     signal(SIGPIPE, SIG_IGN);
@@ -78,7 +93,7 @@ int cmd_mcp(const cli_env *env, int argc, char **argv) {
 
     while ((n = getline(&line, &cap, stdin)) >= 0) {
         if (only_blank(line, (size_t)n)) continue;
-        char *reply = mcp_handle(db, line, (size_t)n, NULL);
+        char *reply = mcp_handle_groups(db, line, (size_t)n, NULL, groups);
         served++;
         if (reply && write_line(reply) != 0) {
             fprintf(stderr, "remem mcp: stdout closed (%s); stopping\n", strerror(errno));

@@ -21,6 +21,7 @@ static void serve_usage(FILE *f) {
             "                   [--workers N] [--queue N] [--grace SECONDS]\n"
             "                   [--llm-deadline SECONDS]\n"
             "                   [--ingest-queue N] [--cache-mb MB]\n"
+            "                   [--tools GROUP,...]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -57,6 +58,9 @@ static void serve_usage(FILE *f) {
             "                      0: never)\n"
             "  --ingest-queue N    background ingests waiting at most; more get\n"
             "                      503 with Retry-After (default 256)\n"
+            "  --tools GROUP,...   MCP tool groups /mcp offers besides the core ones:\n"
+            "                      memory, lifecycle, lessons, experience, episodes,\n"
+            "                      admin, or all (default: mcp.tools of the config)\n"
             "  --hash-key SECRET   print the keys-file entry for SECRET (- reads\n"
             "                      it from stdin) and exit\n"
             "  --new-key           make a random secret, append its entry to\n"
@@ -151,6 +155,8 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             cfg.listen = v;
         else if ((v = cli_opt(argc, argv, &i, "--keys")))
             cfg.keys_path = v;
+        else if ((v = cli_opt(argc, argv, &i, "--tools")))
+            cfg.mcp_tools = v;
         else if ((v = cli_opt(argc, argv, &i, "--threads"))) {
             if ((n = positive(v)) < 0 || n > 256)
                 return cli_fail("--threads: expected 1..256, got %s", v), 2;

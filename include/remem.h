@@ -721,6 +721,11 @@ REMEM_API char *remem_write_result_json(const char *op, const char *ns, const ch
  * nothing and return REMEM_OK, and remem_recall returns no hits from ns:
  * the faces check it to answer "dropped". Never fails. */
 REMEM_API int remem_memory_off(remem *db, const char *ns);
+/* A setting of the configuration file that a face acts on, by its dotted
+ * key; the one known today is "mcp.tools" (the MCP tool groups to offer,
+ * docs/config.md). Returns its text as written, or NULL when the file does
+ * not set it, the key is unknown, or db is NULL. Valid until remem_close. */
+REMEM_API const char *remem_setting(remem *db, const char *key);
 /* Free memory returned by remem (JSON strings). */
 REMEM_API void remem_free(void *p);
 
@@ -734,9 +739,9 @@ REMEM_API void remem_free(void *p);
  * named by a dotted name ("rate", "decision.add", "lesson.hints"). The
  * table below is the one list of them: the CLI turns its flags into the
  * arguments (`remem decision add --ns N --title T` is "decision.add"), the
- * server answers POST /v1/<name with '.' as '/'>, MCP lists one tool per
- * operation (remem_<name with '.' as '_'>), and the Python binding calls
- * them by name. So every operation exists on every face, with the same
+ * server answers POST /v1/<name with '.' as '/'>, MCP offers one tool per
+ * operation (<name with '.' as '_'>) in the tool groups a server is started
+ * with (remem_op_info.group), and the Python binding has a method for each. So every operation exists on every face, with the same
  * arguments, checks and answers.
  *
  * Arguments are a JSON object checked against the operation's schema
@@ -764,8 +769,27 @@ typedef struct remem_op_info {
                             file or folder of this machine (an archive
                             folder, a store file): accepted from the C API
                             and the CLI, refused by remem_call_ex with
-                            REMEM_CALL_REMOTE (the server, MCP) */
+                            REMEM_CALL_REMOTE (the server, MCP);
+                            "x-advanced": true leaves a property out of
+                            the MCP tool's inputSchema (the call still
+                            takes it: it is there for programs, and a
+                            model's tool list stays short) */
+    unsigned hints;      /* REMEM_OP_* bits below: what a call does to the
+                            store, for clients that ask before calling
+                            (MCP's tool annotations) */
+    const char *group;   /* the set it belongs to: "core" (the few a model
+                            needs to remember and recall: MCP's default
+                            tools), "memory", "lifecycle", "lessons",
+                            "experience", "episodes" or "admin" (store
+                            upkeep, benchmarks: never offered by default) */
 } remem_op_info;
+/* remem_op_info.hints. An operation without REMEM_OP_READ_ONLY writes. */
+#define REMEM_OP_READ_ONLY 1u   /* changes no memory (recall may still note
+                                   that a memory was read) */
+#define REMEM_OP_DESTRUCTIVE 2u /* may overwrite, archive or delete what is
+                                   stored, not only add to it */
+#define REMEM_OP_IDEMPOTENT 4u  /* a second call with the same arguments
+                                   changes nothing more */
 /* The operations, in a fixed order; *n receives their count. Never fails. */
 REMEM_API const remem_op_info *remem_ops(size_t *n);
 /* The operation called name, or NULL. */

@@ -83,34 +83,26 @@ static json_t *method_initialize(json_t *id, json_t *params) {
     return rpc_result(id, result);
 }
 
-static json_t *method_tools_list(json_t *id) {
-    json_t *list = json_array(), *result;
-    size_t i;
-    for (i = 0; i < mcp_n_tools; i++) json_array_append_new(list, mcp_tool_json(&mcp_tools[i]));
-    size_t n_ops;
-    const remem_op_info *ops = remem_ops(&n_ops);
-    for (i = 0; i < n_ops; i++) {
-        /* an operation whose tool name a tool above has (recall) is that tool's */
-        size_t j = 0;
-        while (j < mcp_n_tools && strcmp(mcp_tools[j].name, ops[i].name)) j++;
-        if (j == mcp_n_tools) json_array_append_new(list, mcp_op_tool_json(&ops[i]));
-    }
-    result = json_pack("{s:o}", "tools", list);
-    return rpc_result(id, result);
+static json_t *method_tools_list(json_t *id, unsigned groups) {
+    json_t *list = mcp_tools_list(groups);
+    if (!list) return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");
+    return rpc_result(id, json_pack("{s:o}", "tools", list));
 }
 
-static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, json_t *params) {
+static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, json_t *params,
+                                 unsigned groups) {
     const char *name = json_string_value(json_object_get(params, "name"));
     json_t *args = json_object_get(params, "arguments"), *empty = NULL;
     json_t *result;
     tool_call c;
-    size_t i;
+    const mcp_tool *hand;
+    const remem_op_info *op;
+    char err[320];
 
     if (!name)
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.name (a string) is required");
-    for (i = 0; i < mcp_n_tools && strcmp(mcp_tools[i].name, name) != 0; i++) {}
-    const remem_op_info *op = i == mcp_n_tools ? mcp_op_for_tool(name) : NULL;
-    if (i == mcp_n_tools && !op) return rpc_error(id, RPC_INVALID_PARAMS, "unknown tool: %s", name);
+    if (mcp_tool_find(name, groups, &hand, &op, err, sizeof err))
+        return rpc_error(id, RPC_INVALID_PARAMS, "%s", err);
     if (args && !json_is_null(args) && !json_is_object(args))
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object");
     if (!args || json_is_null(args)) args = empty = json_object();
@@ -119,7 +111,7 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, j
     c.db = db;
     c.acc = acc;
     c.args = args;
-    result = op ? mcp_op_call(&c, op) : mcp_tools[i].call(&c);
+    result = op ? mcp_op_call(&c, op) : hand->call(&c);
     if (!result) result = mcp_tool_error(c.err[0] ? c.err : "the tool failed");
     json_decref(empty);
     if (!result) return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");
@@ -128,7 +120,8 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, j
 
 /* One message (not a batch). Returns the response, or NULL when none is
  * due. in_batch: initialize is refused there. */
-static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg, int in_batch) {
+static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg, int in_batch,
+                          unsigned groups) {
     json_t *id, *params, *version;
     const char *method;
     int is_notification;
@@ -173,8 +166,8 @@ static json_t *handle_one(remem *db, const mcp_access *acc, json_t *msg, int in_
         return method_initialize(id, params);
     }
     if (strcmp(method, "ping") == 0) return rpc_result(id, json_object());
-    if (strcmp(method, "tools/list") == 0) return method_tools_list(id);
-    if (strcmp(method, "tools/call") == 0) return method_tools_call(db, acc, id, params);
+    if (strcmp(method, "tools/list") == 0) return method_tools_list(id, groups);
+    if (strcmp(method, "tools/call") == 0) return method_tools_call(db, acc, id, params, groups);
     return rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found: %s", method);
 }
 
@@ -185,6 +178,11 @@ static char *dump(json_t *response) {
 }
 
 char *mcp_handle(remem *db, const char *msg, size_t len, const mcp_access *acc) {
+    return mcp_handle_groups(db, msg, len, acc, MCP_GROUP_CORE);
+}
+
+char *mcp_handle_groups(remem *db, const char *msg, size_t len, const mcp_access *acc,
+                        unsigned groups) {
     json_error_t jerr;
     json_t *in, *out, *el;
     size_t i;
@@ -194,7 +192,7 @@ char *mcp_handle(remem *db, const char *msg, size_t len, const mcp_access *acc) 
         return dump(rpc_error(NULL, RPC_PARSE_ERROR, "parse error: %s (line %d, column %d)",
                               jerr.text, jerr.line, jerr.column));
     if (!json_is_array(in)) {
-        out = handle_one(db, acc, in, 0);
+        out = handle_one(db, acc, in, 0, groups);
         json_decref(in);
         return dump(out);
     }
@@ -204,7 +202,7 @@ char *mcp_handle(remem *db, const char *msg, size_t len, const mcp_access *acc) 
     }
     out = json_array();
     json_array_foreach(in, i, el) {
-        json_t *r = handle_one(db, acc, el, 1);
+        json_t *r = handle_one(db, acc, el, 1, groups);
         if (r) json_array_append_new(out, r);
     }
     json_decref(in);

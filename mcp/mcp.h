@@ -9,8 +9,10 @@
  * The handler keeps no session state: every message is answered from its
  * own content, so the HTTP server may route any request to any thread's
  * handle. Protocol versions spoken: 2025-06-18 (preferred), 2025-03-26,
- * 2024-11-05. Tools: remember, recall, get, update, invalidate, forget,
- * list_namespaces (docs/mcp.md describes them).
+ * 2024-11-05. Tools: one per operation of the library (remem_ops()), in
+ * groups (remem_op_info.group): a server offers the "core" group, the few
+ * tools a model needs to remember and recall, plus the groups it is
+ * started with (docs/mcp.md).
  */
 #ifndef REMEM_MCP_H
 #define REMEM_MCP_H
@@ -40,6 +42,13 @@ typedef struct mcp_access {
  * speak. */
 #define MCP_LATEST_VERSION "2025-06-18"
 
+/* The tool groups a server offers (a bit mask): core is always on. */
+#define MCP_GROUP_CORE 1u
+#define MCP_GROUP_ALL 0x7fu
+/* Parse a comma-separated list of group names ("memory,lessons", "all")
+ * into *mask (core included). 0, or -1 with err naming the unknown group. */
+int mcp_groups_parse(const char *list, unsigned *mask, char *err, size_t cap);
+
 /*
  * Handle one MCP message: msg (len bytes, not necessarily NUL-terminated)
  * is a JSON-RPC request, notification or response, or a batch (a JSON
@@ -54,5 +63,9 @@ typedef struct mcp_access {
  * failures are JSON-RPC errors (-32700, -32600, -32601, -32602, -32603).
  */
 char *mcp_handle(remem *db, const char *msg, size_t len, const mcp_access *acc);
+/* mcp_handle offering the tool groups (MCP_GROUP_* bits, from
+ * mcp_groups_parse) instead of the core group alone. */
+char *mcp_handle_groups(remem *db, const char *msg, size_t len, const mcp_access *acc,
+                        unsigned groups);
 
 #endif

@@ -8,6 +8,7 @@
  *              output JSON Schemas, annotations.
  *   tools.c    the tool calls: arguments read and checked, access checked,
  *              one remem.h call each.
+ *   toolset.c  which tools a server offers: the default set, the groups.
  *   render.c   results as a model reads them (text) and as programs read
  *              them (structuredContent), and the text buffer they grow in.
  *
@@ -36,6 +37,8 @@ typedef struct tool_call {
 /* ------------------------------------------------------------------ */
 typedef struct mcp_tool {
     const char *name, *title, *description;
+    const char *group; /* the tool group that offers it (toolset.c) */
+    const char *op;    /* the operation that replaces it once the library has it */
     json_t *(*input_schema)(void);
     json_t *(*output_schema)(void);
     int read_only, destructive, idempotent;
@@ -52,7 +55,6 @@ json_t *mcp_tool_json(const mcp_tool *t);
 /* ------------------------------------------------------------------ */
 json_t *mcp_tool_remember(tool_call *c);
 json_t *mcp_tool_recall(tool_call *c);
-json_t *mcp_tool_get(tool_call *c);
 json_t *mcp_tool_update(tool_call *c);
 json_t *mcp_tool_invalidate(tool_call *c);
 json_t *mcp_tool_forget(tool_call *c);
@@ -64,6 +66,20 @@ json_t *mcp_tool_list_namespaces(tool_call *c);
 const remem_op_info *mcp_op_for_tool(const char *tool);
 json_t *mcp_op_tool_json(const remem_op_info *op);
 json_t *mcp_op_call(tool_call *c, const remem_op_info *op);
+
+/* ------------------------------------------------------------------ */
+/* The tool sets (toolset.c)                                           */
+/* ------------------------------------------------------------------ */
+
+/* The bit of a group name (remem_op_info.group), 0 for none. */
+unsigned mcp_group_bit(const char *group);
+/* The tools/list array of the tools the groups offer (a new reference). */
+json_t *mcp_tools_list(unsigned groups);
+/* The tool called name among those the groups offer: 0 with *hand (a
+ * hand-written tool) or *op set, else -1 with err saying why (unknown, or
+ * in a group not offered). */
+int mcp_tool_find(const char *name, unsigned groups, const mcp_tool **hand,
+                  const remem_op_info **op, char *err, size_t cap);
 
 /* ------------------------------------------------------------------ */
 /* Rendering (render.c)                                                */

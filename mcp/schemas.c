@@ -17,6 +17,9 @@ static json_t *p_string(const char *desc) {
     return json_pack("{s:s, s:s}", "type", "string", "description", desc);
 }
 
+/* A property whose name says it all: its type only. */
+static json_t *p_type(const char *type) { return json_pack("{s:s}", "type", type); }
+
 static json_t *p_number(const char *desc, double lo, double hi) {
     return json_pack("{s:s, s:s, s:f, s:f}", "type", "number", "description", desc, "minimum", lo,
                      "maximum", hi);
@@ -28,16 +31,6 @@ static json_t *p_bool(const char *desc) {
 
 static json_t *p_object(const char *desc) {
     return json_pack("{s:s, s:s}", "type", "object", "description", desc);
-}
-
-/* A time: ISO 8601 text or integer milliseconds. */
-static json_t *p_time(const char *desc) {
-    return json_pack("{s:[s,s], s:s}", "type", "string", "integer", "description", desc);
-}
-
-static json_t *p_ids(const char *desc) {
-    return json_pack("{s:s, s:{s:s}, s:s}", "type", "array", "items", "type", "string",
-                     "description", desc);
 }
 
 /* {"type":"object","properties":props,"required":[...]}; steals props. */
@@ -53,25 +46,12 @@ static json_t *schema(json_t *props, const char *req1, const char *req2) {
     return s;
 }
 
-/* Shared pieces of the descriptions. */
-#define NS_DESC                                                 \
-    "Namespace: whose memory this is, e.g. \"agent:planner\", " \
-    "\"user:alice\", \"project:acme\". Use the same namespace consistently."
-#define ID_DESC "The memory's id, as returned by remember or recall."
-#define METADATA_DESC                                                \
-    "A JSON object of facts to filter on later, e.g. {\"project\": " \
-    "\"acme\", \"reward\": 0.8}."
-#define KIND_DESC                                                           \
-    "What sort of memory: observation (default), reflection, plan, "        \
-    "summary, decision, lesson, feedback, episode, static (never decays), " \
-    "or your own word."
-#define IMPORTANCE_DESC                                                  \
-    "How much this matters, from 0 (trivial) to 1 (crucial). Leave out " \
-    "for the kind's default."
-#define TIER_DESC                                                          \
-    "static (identity and rules: never decays), short, long, or archived " \
-    "(out of recall)."
-
+/* Shared pieces of the descriptions. A model reads every one of them
+ * before its first word, so each says what the model needs and no more. */
+#define NS_DESC "Whose memory, e.g. \"user:alice\"."
+#define METADATA_DESC "Facts to filter on later, e.g. {\"project\":\"acme\"}."
+#define KIND_DESC "e.g. observation (default), decision, lesson."
+#define IMPORTANCE_DESC "0 trivial .. 1 crucial."
 /* The parts of the engine's memory rendering that clients rely on. */
 static json_t *memory_schema(void) {
     return json_pack("{s:s, s:[s,s,s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
@@ -82,27 +62,14 @@ static json_t *memory_schema(void) {
                      "created_at", "type", "string", "metadata", "type", "object", "null");
 }
 
+/* The tools' input schemas advertise the arguments a model needs; the
+ * calls also take the rest of what remem_add, remem_update and recall
+ * accept (tier, links, created_at, profile, ...), as docs/mcp.md says. */
 static json_t *schema_remember_in(void) {
-    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ns",
-                            p_string(NS_DESC), "text",
-                            p_string("The memory itself, written to stand alone: who, "
-                                     "what, when, and why it matters."),
-                            "kind", p_string(KIND_DESC), "importance",
-                            p_number(IMPORTANCE_DESC, 0, 1), "metadata", p_object(METADATA_DESC),
-                            "id",
-                            p_string("Your own id for this memory. Writing an id that "
-                                     "exists replaces that memory. Leave out to get a "
-                                     "new unique id."),
-                            "tier", p_string(TIER_DESC), "links",
-                            p_ids("Ids of the memories this one was drawn from (the "
-                                  "evidence of a reflection, the sources of a "
-                                  "summary)."),
-                            "expires_at",
-                            p_time("When the memory stops being true: it is hidden "
-                                   "from recall afterwards (ISO 8601 or milliseconds)."),
-                            "created_at",
-                            p_time("When it happened, if not now (ISO 8601 or "
-                                   "milliseconds).")),
+    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o}", "ns", p_string(NS_DESC), "text",
+                            p_string("Written to stand alone."), "kind",
+                            p_string(KIND_DESC), "importance", p_number(IMPORTANCE_DESC, 0, 1),
+                            "metadata", p_object(METADATA_DESC)),
                   "ns", "text");
 }
 
@@ -129,48 +96,16 @@ static json_t *schema_update_out(void) {
 }
 
 static json_t *schema_recall_in(void) {
-    json_t *profile = p_string("Scoring preset. default: hybrid meaning + keyword match, best in "
-                               "general. generative-agents and stream: also favour recent and "
-                               "important memories. replay: past episodes with a reward of at "
-                               "least 0.05. episodes: only close matches (similarity >= 0.7).");
-    json_t *names = json_array();
-    const char *const *p;
-    for (p = remem_profiles(); p && *p; p++) json_array_append_new(names, json_string(*p));
-    json_object_set_new(profile, "enum", names);
-    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "query",
-                            p_string("What you need to remember, in words: the situation, "
-                                     "question or task at hand."),
-                            "ns", p_string("One namespace to search. " NS_DESC), "namespaces",
-                            p_ids("Several namespaces to search together. Leave out ns and "
-                                  "namespaces to search every namespace you may read."),
-                            "k",
-                            json_pack("{s:s, s:s, s:i, s:i}", "type", "integer", "description",
-                                      "How many memories to return at most (default: the "
-                                      "profile's, usually 10).",
-                                      "minimum", 1, "maximum", MCP_MAX_RECALL_K),
-                            "profile", profile, "filter",
-                            p_object("Chroma-style filter over metadata keys and the fields "
-                                     "kind, tier, importance, created_at...: "
-                                     "{\"kind\": \"lesson\"}, {\"importance\": {\"$gte\": "
-                                     "0.7}}, {\"$and\": [{\"project\": \"acme\"}, "
-                                     "{\"kind\": {\"$in\": [\"decision\", \"lesson\"]}}]}, "
-                                     "{\"$contains\": \"word\"} on the text. Operators: $eq "
-                                     "$ne $gt $gte $lt $lte $in $nin $and $or $not $contains."),
-                            "min_score", p_number("Drop results scoring below this.", -1e9, 1e9),
-                            "min_similarity",
-                            p_number("Drop results whose cosine similarity to the query is "
-                                     "below this.",
-                                     -1, 1),
-                            "tiers",
-                            p_string("Comma-separated tiers to search, in priority order, "
-                                     "e.g. \"static,short,long\"."),
-                            "include_invalid",
-                            p_bool("Also return invalidated and expired memories (default "
-                                   "false)."),
-                            "touch",
-                            p_bool("Count this recall as an access of the returned memories "
-                                   "(default true; it feeds recency).")),
-                  "query", NULL);
+    return schema(
+        json_pack("{s:o, s:o, s:o, s:o}", "query", p_string("What you need, in words."), "ns",
+                  p_string(NS_DESC " Default: every one you may read."), "k",
+                  json_pack("{s:s, s:s, s:i, s:i}", "type", "integer", "description",
+                            "At most this many.", "minimum", 1, "maximum",
+                            MCP_MAX_RECALL_K),
+                  "filter",
+                  p_object("On metadata and kind, importance, created_at: {\"kind\":\"lesson\"}, "
+                           "{\"importance\":{\"$gte\":0.7}}; $and $or $not $in $contains.")),
+        "query", NULL);
 }
 
 /* A hit is a memory (the engine's rendering) plus its score and the
@@ -196,35 +131,19 @@ static json_t *schema_recall_out(void) {
                      "count", "type", "integer", "hits", "type", "array", "items", hit);
 }
 
-static json_t *schema_get_in(void) {
-    return schema(json_pack("{s:o, s:o}", "ns", p_string(NS_DESC), "id", p_string(ID_DESC)), "ns",
-                  "id");
-}
-
-static json_t *schema_memory_out(void) {
-    return json_pack("{s:s, s:[s], s:{s:o}}", "type", "object", "required", "memory", "properties",
-                     "memory", memory_schema());
-}
-
 static json_t *schema_update_in(void) {
-    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ns",
-                            p_string(NS_DESC), "id", p_string(ID_DESC), "text",
-                            p_string("New text (the memory is re-embedded)."), "kind",
-                            p_string(KIND_DESC), "tier", p_string(TIER_DESC), "importance",
+    return schema(json_pack("{s:o, s:o, s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id",
+                            p_type("string"), "text", p_type("string"), "importance",
                             p_number(IMPORTANCE_DESC, 0, 1), "metadata",
-                            p_object("New metadata: replaces the whole object. " METADATA_DESC),
-                            "links", p_ids("New evidence links: replaces the list."), "expires_at",
-                            p_time("New expiry (ISO 8601 or milliseconds)."), "actor",
-                            p_string("Who makes the change, for the history (default "
-                                     "\"mcp\").")),
+                            p_object("Replaces the whole metadata object.")),
                   "ns", "id");
 }
 
 static json_t *schema_invalidate_in(void) {
     return schema(json_pack("{s:o, s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id",
-                            p_string(ID_DESC), "superseded_by",
-                            p_string("Id of the memory that replaces this one, if any."), "reason",
-                            p_string("Why it no longer holds, for the history.")),
+                            p_type("string"), "superseded_by",
+                            p_type("string"), "reason",
+                            p_type("string")),
                   "ns", "id");
 }
 
@@ -234,12 +153,9 @@ static json_t *schema_invalidate_out(void) {
 }
 
 static json_t *schema_forget_in(void) {
-    return schema(json_pack("{s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id", p_string(ID_DESC),
+    return schema(json_pack("{s:o, s:o, s:o}", "ns", p_string(NS_DESC), "id", p_type("string"),
                             "purge",
-                            p_bool("Delete for good instead of archiving (default "
-                                   "false). Only when the content must not be kept, "
-                                   "e.g. a user asked to be forgotten; needs admin "
-                                   "rights.")),
+                            p_bool("Delete for good, not archive (admin right).")),
                   "ns", "id");
 }
 
@@ -259,64 +175,46 @@ static json_t *schema_namespaces_out(void) {
 
 const mcp_tool mcp_tools[] = {
     {"remember", "Remember",
-     "Store one memory in remem, your long-term memory. Use it whenever you "
-     "observe, decide, conclude or learn something worth having in a later "
-     "step or session: a fact about the user, an outcome, a mistake to "
-     "avoid. Write the text so it stands alone. Storing the exact same text "
-     "twice in a namespace adds nothing new (its duplicate count goes up). "
-     "Returns the memory's id and whether it was added, upserted (you gave "
-     "an id that existed) or a duplicate; with write but no read right on the "
-     "namespace, only \"accepted\" (and the id you gave).",
-     schema_remember_in, schema_remember_out, 0, 0, 0, mcp_tool_remember},
+     "Store a fact, preference, outcome or lesson worth having later. Returns its id.",
+     "core", "memory.add", schema_remember_in, schema_remember_out, 0, 0, 0, mcp_tool_remember},
     {"recall", "Recall",
-     "Search your memories for the ones that matter to a query and get them "
-     "ranked best first. Use it before acting or answering, to bring back "
-     "what you learned earlier: preferences, past results, past mistakes. "
-     "Each result comes with its namespace and id (for update, invalidate, "
-     "forget), its kind, importance and creation time, and its score with "
-     "the components that made it: relevance (meaning), lexical (keyword "
-     "match), recency and importance. Narrow with a filter on metadata, kind "
-     "or importance.",
-     schema_recall_in, schema_recall_out, 1, 0, 0, mcp_tool_recall},
-    {"get", "Get one memory",
-     "Fetch one memory by namespace and id with all of its fields: times, "
-     "access count, metadata, evidence links, invalidation. Does not count "
-     "as an access.",
-     schema_get_in, schema_memory_out, 1, 0, 1, mcp_tool_get},
+     "Find the memories that matter to a query, best first. Use it before acting or answering.",
+     "core", "recall", schema_recall_in, schema_recall_out, 1, 0, 1, mcp_tool_recall},
     {"update", "Update a memory",
-     "Change a memory in place: its text, kind, tier, importance, metadata "
-     "(replaced whole), evidence links or expiry. Use it when a memory still "
-     "concerns the same thing but was incomplete or wrong; the history keeps "
-     "the previous version. Needs the namespace and id from remember or "
-     "recall. Returns its id and the outcome (get shows the memory).",
-     schema_update_in, schema_update_out, 0, 1, 1, mcp_tool_update},
+     "Correct or complete a memory in place; its history keeps the old version.", "core",
+     "memory.update", schema_update_in, schema_update_out, 0, 1, 1, mcp_tool_update},
     {"invalidate", "Invalidate a memory",
-     "Mark a memory as no longer true without deleting it: it leaves recall "
-     "but stays in the store and its history. Use it when a fact was "
-     "superseded (give superseded_by, the id of the memory that replaces "
-     "it, e.g. one you just remembered) or turned out wrong (give a reason).",
-     schema_invalidate_in, schema_invalidate_out, 0, 1, 1, mcp_tool_invalidate},
+     "Mark a memory superseded or wrong: it leaves recall, its history stays.",
+     "core", "memory.invalidate", schema_invalidate_in, schema_invalidate_out, 0, 0, 1,
+     mcp_tool_invalidate},
     {"forget", "Forget a memory",
-     "Take a memory out of recall. By default it is archived: out of recall "
-     "but restorable with update. With purge it is deleted for good (the "
-     "history keeps a record without the text): only for content that must "
-     "not be kept.",
-     schema_forget_in, schema_forget_out, 0, 1, 1, mcp_tool_forget},
+     "Take a memory out of recall (archived; purge deletes it for good).", "core",
+     "memory.forget", schema_forget_in, schema_forget_out, 0, 1, 1, mcp_tool_forget},
     {"list_namespaces", "List namespaces",
-     "List the namespaces (agents, users, projects) that hold memories you "
-     "may read, with how many memories each holds and the embedding model "
-     "of its vectors. Use it to find where memories live before a recall.",
+     "The namespaces you may read, with how many memories each holds.", "memory", "namespaces",
      schema_empty_in, schema_namespaces_out, 1, 0, 1, mcp_tool_list_namespaces},
 };
 
 const size_t mcp_n_tools = sizeof mcp_tools / sizeof mcp_tools[0];
 
+/* MCP's tool annotations (the spec's defaults are readOnlyHint false,
+ * destructiveHint true, idempotentHint false, openWorldHint true): every
+ * tool says it works on the store alone, and a writer says whether it may
+ * destroy and whether a repeat changes more; for a read-only tool the
+ * other two mean nothing and are left out. */
+static json_t *annotations(int read_only, int destructive, int idempotent) {
+    if (read_only) return json_pack("{s:b, s:b}", "readOnlyHint", 1, "openWorldHint", 0);
+    return json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", destructive,
+                     "idempotentHint", idempotent, "openWorldHint", 0);
+}
+
+/* No outputSchema: the structuredContent of every result is the library's
+ * JSON answer, the same as over HTTP (docs/server.md), and a model reads
+ * the text; leaving the output schemas out keeps tools/list small. */
 json_t *mcp_tool_json(const mcp_tool *t) {
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name,
-                     "title", t->title, "description", t->description, "inputSchema",
-                     t->input_schema(), "outputSchema", t->output_schema(), "annotations", "title",
-                     t->title, "readOnlyHint", t->read_only, "destructiveHint", t->destructive,
-                     "idempotentHint", t->idempotent, "openWorldHint", 0);
+    return json_pack("{s:s, s:s, s:o, s:o}", "name", t->name, "description", t->description,
+                     "inputSchema", t->input_schema(), "annotations",
+                     annotations(t->read_only, t->destructive, t->idempotent));
 }
 
 /* ---- the library's operations as tools ---- */
@@ -357,15 +255,18 @@ static void strip_cli_keys(json_t *o) {
     }
 }
 
-/* Arguments marked "x-local" (a path on the server's machine) are refused
- * from MCP clients (remem_call_ex, REMEM_CALL_REMOTE): a tool does not
- * offer them. */
-static void drop_local_args(json_t *schema) {
+/* What a model's tool does not offer (the call still checks them): the
+ * properties marked "x-advanced" (the tool stays short) and "x-local" (a
+ * path on the server's machine, refused from MCP clients by remem_call_ex
+ * with REMEM_CALL_REMOTE). */
+static void drop_advanced(json_t *schema) {
     json_t *props = json_object_get(schema, "properties"), *v;
     const char *k;
     void *tmp;
     json_object_foreach_safe(props, tmp, k, v) {
-        if (json_is_true(json_object_get(v, "x-local"))) json_object_del(props, k);
+        if (json_is_true(json_object_get(v, "x-advanced")) ||
+            json_is_true(json_object_get(v, "x-local")))
+            json_object_del(props, k);
     }
 }
 
@@ -374,20 +275,11 @@ json_t *mcp_op_tool_json(const remem_op_info *op) {
     tool_name_of(op->name, name, sizeof name);
     json_t *schema = json_loads(op->schema, 0, NULL);
     if (!schema) schema = json_pack("{s:s}", "type", "object");
-    drop_local_args(schema);
+    drop_advanced(schema);
     strip_cli_keys(schema);
-    int ro = !strcmp(op->right, "read");
-    char desc[1024];
-    snprintf(desc, sizeof desc,
-             "%s (remem's operation \"%s\"; it needs the %s on the namespace named by "
-             "ns. The answer is a JSON object; its text, when it has one, is ready to read.)",
-             op->summary, op->name,
-             !strcmp(op->right, "read+write") ? "read and write rights"
-             : !strcmp(op->right, "read")     ? "read right"
-             : !strcmp(op->right, "write")    ? "write right"
-                                              : "admin right");
-    return json_pack("{s:s, s:s, s:s, s:o, s:{s:s}, s:{s:s, s:b, s:b, s:b, s:b}}", "name", name,
-                     "title", op->name, "description", desc, "inputSchema", schema, "outputSchema",
-                     "type", "object", "annotations", "title", op->name, "readOnlyHint", ro,
-                     "destructiveHint", 0, "idempotentHint", 0, "openWorldHint", 0);
+    unsigned h = op->hints;
+    return json_pack("{s:s, s:s, s:o, s:o}", "name", name, "description", op->summary,
+                     "inputSchema", schema, "annotations",
+                     annotations(h & REMEM_OP_READ_ONLY, (h & REMEM_OP_DESTRUCTIVE) != 0,
+                                 (h & REMEM_OP_IDEMPOTENT) != 0));
 }

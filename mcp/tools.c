@@ -330,30 +330,6 @@ done:
     return out;
 }
 
-/* The memory (ns, id) as an ok result, prefixed by a line of text. */
-static json_t *memory_result(tool_call *c, const char *ns, const char *id, const char *headline) {
-    remem_record *rec = NULL;
-    textbuf b = {0};
-    int rc = remem_get(c->db, ns, id, &rec);
-    if (rc != REMEM_OK) {
-        call_fail_db(c, rc, "get");
-        return NULL;
-    }
-    const remem_memory *m = remem_record_memory(rec);
-    if (headline) mcp_tb_printf(&b, "%s\n", headline);
-    mcp_render_memory(&b, m);
-    json_t *out = mcp_finish_text(&b, json_pack("{s:o}", "memory", mcp_memory_json(m)));
-    remem_record_free(rec);
-    return out;
-}
-
-json_t *mcp_tool_get(tool_call *c) {
-    const char *ns = NULL, *id = NULL;
-    if (arg_string(c, "ns", 1, &ns) || arg_string(c, "id", 1, &id) || require(c, ns, MCP_READ))
-        return NULL;
-    return memory_result(c, ns, id, NULL);
-}
-
 json_t *mcp_tool_update(tool_call *c) {
     const char *ns = NULL, *id = NULL;
     char *metadata = NULL, *links = NULL, headline[256];

@@ -906,6 +906,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
         snprintf(err, sizeof err, "cannot start the ingest thread");
         goto fail;
     }
+    if (server_mcp_groups(srv, err, sizeof err)) goto fail;
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);

@@ -125,7 +125,8 @@ void server_mcp(request *rq, reply *rp) {
     }
     mcp_access acc = {mcp_allowed, (void *)rq->key};
     char *out =
-        mcp_handle(db, rq->body ? rq->body : "", rq->body_len, rq->srv->keys_on ? &acc : NULL);
+        mcp_handle_groups(db, rq->body ? rq->body : "", rq->body_len,
+                          rq->srv->keys_on ? &acc : NULL, rq->srv->mcp_groups);
     pool_put(&rq->srv->pool, db, NULL);
     if (!out) {
         rp->status = 202; /* only notifications or responses came */
@@ -135,4 +136,15 @@ void server_mcp(request *rq, reply *rp) {
      * with mcp_handle's parse error as the body. */
     reply_text(rp, parsed ? 200 : 400, out, free, "application/json");
     if (init) session_new(rq->key, rp->session);
+}
+
+int server_mcp_groups(struct server *srv, char *err, size_t cap) {
+    const char *tools = srv->cfg.mcp_tools;
+    char why[256];
+    remem *db = NULL;
+    if (!tools && (db = pool_get(&srv->pool, NULL, err, cap))) tools = remem_setting(db, "mcp.tools");
+    int rc = mcp_groups_parse(tools, &srv->mcp_groups, why, sizeof why);
+    if (db) pool_put(&srv->pool, db, NULL);
+    if (rc) snprintf(err, cap, "%s: %s", srv->cfg.mcp_tools ? "--tools" : "config mcp.tools", why);
+    return rc;
 }

@@ -41,6 +41,9 @@ typedef struct serve_config {
     double maintain_every_hours; /* run "maintain" this often; < 0 (the
                                     default): pruneIntervalHours of the
                                     configuration; 0: never */
+    const char *mcp_tools;       /* the MCP tool groups /mcp offers besides
+                                    the core ones ("memory,lessons", "all");
+                                    NULL: mcp.tools of the configuration */
 } serve_config;
 
 void serve_config_init(serve_config *cfg);

@@ -383,6 +383,7 @@ struct server {
     serve_config cfg;
     key_table keys;
     int keys_on;
+    unsigned mcp_groups; /* the MCP tool groups offered (mcp.h) */
     handle_pool pool;
     rater rater;
     work_pool work;
@@ -404,6 +405,10 @@ struct server {
 void server_export(request *rq, reply *rp, const char *ns, int vectors);
 /* The /mcp routes. */
 void server_mcp(request *rq, reply *rp);
+/* srv->mcp_groups from cfg.mcp_tools or the configuration's mcp.tools
+ * (read on one of the pool's handles). 0, or -1 with err naming the
+ * unknown group. */
+int server_mcp_groups(struct server *srv, char *err, size_t cap);
 /* A query-string value, percent-decoded (malloc'd), or NULL. */
 char *request_arg(const request *rq, const char *name);
 /* Value of a boolean query argument: "true"/"1"/"yes" -> 1, absent -> dflt,

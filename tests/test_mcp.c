@@ -11,6 +11,7 @@
 #include "../mcp/render.c"
 #include "../mcp/schemas.c"
 #include "../mcp/tools.c"
+#include "../mcp/toolset.c"
 
 #include "test.h"
 
@@ -33,9 +34,10 @@ static remem *open_store(void) {
     return db;
 }
 
-/* Send one message; the parsed response, or NULL when there is none. */
+/* Send one message; the parsed response, or NULL when there is none.
+ * Every tool group is offered (test_tools_list checks the default set). */
 static json_t *rpc(remem *db, const mcp_access *acc, const char *msg) {
-    char *out = mcp_handle(db, msg, strlen(msg), acc);
+    char *out = mcp_handle_groups(db, msg, strlen(msg), acc, MCP_GROUP_ALL);
     json_t *j;
     if (!out) return NULL;
     CHECK(strchr(out, '\n') == NULL); /* stdio needs one line per message */
@@ -294,49 +296,144 @@ static void test_batches(void) {
     remem_close(db);
 }
 
+/* tools/list with the groups (MCP_GROUP_* bits): the parsed response and
+ * its text length in *len. */
+static json_t *tools_list(remem *db, unsigned groups, size_t *len) {
+    static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
+    char *out = mcp_handle_groups(db, msg, strlen(msg), NULL, groups);
+    CHECK(out != NULL);
+    *len = out ? strlen(out) : 0;
+    json_t *j = out ? json_loads(out, 0, NULL) : NULL;
+    free(out);
+    return json_object_get(json_object_get(j, "result"), "tools") ? j : (json_decref(j), NULL);
+}
+
+static json_t *tool_named(json_t *list, const char *name) {
+    size_t i;
+    json_t *t;
+    json_array_foreach(list, i, t) if (!strcmp(json_string_value(json_object_get(t, "name")), name))
+        return t;
+    return NULL;
+}
+
+/* The default set: the few tools a model needs to remember and recall,
+ * under 4 KB in all, each described for a model (never naming a seed),
+ * with annotations; no admin tool, no second get. */
 static void test_tools_list(void) {
-    static const char *const want[] = {"remember", "recall",         "get", "update", "invalidate",
-                                       "forget",   "list_namespaces"};
+    static const char *const want[] = {"remember", "recall", "update",    "invalidate",
+                                       "forget",   "context", "memory_get"};
     remem *db = open_store();
-    json_t *r = rpc(db, NULL,
-                    "{\"jsonrpc\":\"2.0\",\"id\":1,"
-                    "\"method\":\"tools/list\"}");
-    json_t *list = json_object_get(json_object_get(r, "result"), "tools"), *t;
-    size_t i, j;
-    /* the seven memory tools, then one per library operation */
-    size_t n_ops;
-    remem_ops(&n_ops);
-    CHECK_INT(json_array_size(list), sizeof want / sizeof *want + n_ops);
-    for (j = 0; j < sizeof want / sizeof *want; j++) {
-        int found = 0;
-        json_array_foreach(list, i, t) {
-            if (strcmp(json_string_value(json_object_get(t, "name")), want[j]) != 0) continue;
-            found = 1;
-            CHECK(json_string_length(json_object_get(t, "description")) > 80);
-            json_t *in = json_object_get(t, "inputSchema");
-            CHECK_STR(json_string_value(json_object_get(in, "type")), "object");
-            CHECK(json_is_object(json_object_get(in, "properties")));
-            CHECK_STR(
-                json_string_value(json_object_get(json_object_get(t, "outputSchema"), "type")),
-                "object");
-            CHECK(json_is_object(json_object_get(t, "annotations")));
-        }
-        if (!found) fprintf(stderr, "  tool %s missing\n", want[j]);
-        CHECK(found);
+    size_t len, i;
+    json_t *r = tools_list(db, MCP_GROUP_CORE, &len), *t;
+    json_t *list = json_object_get(json_object_get(r, "result"), "tools");
+    CHECK(len < 4096);
+    CHECK(json_array_size(list) >= sizeof want / sizeof *want && json_array_size(list) <= 9);
+    for (i = 0; i < sizeof want / sizeof *want; i++) {
+        if (!tool_named(list, want[i])) fprintf(stderr, "  tool %s missing\n", want[i]);
+        CHECK(tool_named(list, want[i]) != NULL);
     }
-    /* recall's profile enum is the engine's list. */
+    CHECK(tool_named(list, "get") == NULL);
+    CHECK(tool_named(list, "repair") == NULL && tool_named(list, "eval_lessons") == NULL);
     json_array_foreach(list, i, t) {
-        if (strcmp(json_string_value(json_object_get(t, "name")), "recall")) continue;
-        json_t *props = json_object_get(json_object_get(t, "inputSchema"), "properties");
-        json_t *names = json_object_get(json_object_get(props, "profile"), "enum");
-        const char *const *p = remem_profiles();
-        size_t n = 0;
-        for (; p[n]; n++) CHECK_STR(json_string_value(json_array_get(names, n)), p[n]);
-        CHECK_INT(json_array_size(names), n);
-        CHECK(n >= 6);
-        json_t *req = json_object_get(json_object_get(t, "inputSchema"), "required");
-        CHECK_STR(json_string_value(json_array_get(req, 0)), "query");
+        const char *d = json_string_value(json_object_get(t, "description"));
+        CHECK(d && strlen(d) > 30 && !strcasestr(d, "seed"));
+        json_t *in = json_object_get(t, "inputSchema");
+        CHECK_STR(json_string_value(json_object_get(in, "type")), "object");
+        CHECK(json_is_object(json_object_get(in, "properties")));
+        json_t *an = json_object_get(t, "annotations");
+        CHECK(json_is_boolean(json_object_get(an, "readOnlyHint")));
+        CHECK(json_is_false(json_object_get(an, "openWorldHint")));
     }
+    json_t *req = json_object_get(json_object_get(tool_named(list, "recall"), "inputSchema"),
+                                  "required");
+    CHECK_STR(json_string_value(json_array_get(req, 0)), "query");
+    /* context's advanced arguments (x-advanced) are not shown, but taken */
+    json_t *props = json_object_get(json_object_get(tool_named(list, "context"), "inputSchema"),
+                                    "properties");
+    CHECK(json_object_get(props, "query") != NULL && json_object_get(props, "now") == NULL);
+    char *shown = json_dumps(props, 0);
+    CHECK(shown && !strstr(shown, "x-"));
+    free(shown);
+    json_decref(r);
+    r = call(db, NULL, "context",
+             json_pack("{s:s, s:s, s:s, s:b}", "ns", "n", "query", "tea", "now",
+                       "2025-05-08T13:56:00Z", "touch", 0));
+    CHECK(r && !is_error(r));
+    json_decref(r);
+    remem_close(db);
+}
+
+/* The annotations say what each operation does (remem_op_info.hints). */
+static void test_tool_annotations(void) {
+    remem *db = open_store();
+    size_t len;
+    json_t *r = tools_list(db, MCP_GROUP_ALL, &len);
+    json_t *list = json_object_get(json_object_get(r, "result"), "tools");
+    json_t *an = json_object_get(tool_named(list, "memory_get"), "annotations");
+    CHECK(json_is_true(json_object_get(an, "readOnlyHint")));
+    an = json_object_get(tool_named(list, "forget"), "annotations");
+    CHECK(json_is_false(json_object_get(an, "readOnlyHint")));
+    CHECK(json_is_true(json_object_get(an, "destructiveHint")));
+    an = json_object_get(tool_named(list, "prune"), "annotations");
+    CHECK(json_is_true(json_object_get(an, "destructiveHint")));
+    an = json_object_get(tool_named(list, "decision_add"), "annotations");
+    CHECK(json_is_false(json_object_get(an, "destructiveHint")));
+    CHECK(json_is_false(json_object_get(an, "idempotentHint")));
+    an = json_object_get(tool_named(list, "restore"), "annotations");
+    CHECK(json_is_true(json_object_get(an, "idempotentHint")));
+    json_decref(r);
+    remem_close(db);
+}
+
+/* Every operation is in a known group and every tool, in any set, is
+ * described without naming a seed; --tools adds groups, all adds every
+ * operation, and a tool outside the set is refused naming its group. */
+static void test_tool_groups(void) {
+    remem *db = open_store();
+    unsigned g = 0;
+    char err[256] = "";
+    size_t n, len, i;
+    const remem_op_info *ops = remem_ops(&n);
+    for (i = 0; i < n; i++) {
+        CHECK(mcp_groups_parse(ops[i].group, &g, err, sizeof err) == 0);
+        CHECK(!strcasestr(ops[i].summary, "seed"));
+    }
+    CHECK(mcp_groups_parse("memory, lessons", &g, err, sizeof err) == 0);
+    CHECK(g & MCP_GROUP_CORE);
+    CHECK(mcp_groups_parse("memory,levitate", &g, err, sizeof err) == -1);
+    CHECK(strstr(err, "levitate") != NULL);
+    json_t *r = tools_list(db, MCP_GROUP_ALL, &len);
+    json_t *list = json_object_get(json_object_get(r, "result"), "tools"), *t;
+    for (i = 0; i < n; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s", ops[i].name);
+        for (char *p = name; *p; p++)
+            if (*p == '.') *p = '_';
+        CHECK(tool_named(list, name) != NULL);
+    }
+    json_array_foreach(list, i, t) {
+        CHECK(!strcasestr(json_string_value(json_object_get(t, "description")), "seed"));
+    }
+    json_decref(r);
+    CHECK(mcp_groups_parse("lessons", &g, err, sizeof err) == 0);
+    r = tools_list(db, g, &len);
+    list = json_object_get(json_object_get(r, "result"), "tools");
+    CHECK(tool_named(list, "lesson_hints") != NULL && tool_named(list, "recall") != NULL);
+    CHECK(tool_named(list, "decision_add") == NULL && tool_named(list, "check") == NULL);
+    json_decref(r);
+    /* an admin tool, not offered by default: refused naming its group */
+    static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+                              "\"params\":{\"name\":\"check\",\"arguments\":{}}}";
+    char *out = mcp_handle(db, msg, strlen(msg), NULL);
+    r = out ? json_loads(out, 0, NULL) : NULL;
+    free(out);
+    CHECK_INT(error_code(r), -32602);
+    CHECK(error_message(r) && strstr(error_message(r), "admin"));
+    json_decref(r);
+    out = mcp_handle_groups(db, msg, strlen(msg), NULL, MCP_GROUP_ALL);
+    r = out ? json_loads(out, 0, NULL) : NULL;
+    free(out);
+    CHECK(json_is_object(json_object_get(r, "result")));
     json_decref(r);
     remem_close(db);
 }
@@ -490,7 +587,7 @@ static void test_update_get_invalidate_forget(void) {
     CHECK(json_object_get(structured(r), "memory") == NULL);
     CHECK(strstr(result_text(r), "lovelace") == NULL);
     json_decref(r);
-    r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
+    r = call(db, NULL, "memory_get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
     json_t *m = json_object_get(structured(r), "memory");
     CHECK_STR(json_string_value(json_object_get(m, "text")),
               "The build server was renamed to lovelace");
@@ -508,7 +605,7 @@ static void test_update_get_invalidate_forget(void) {
     CHECK_HAS(result_text(r), "REMEM_ENOTFOUND");
     json_decref(r);
 
-    r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
+    r = call(db, NULL, "memory_get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
     CHECK_STR(json_string_value(json_object_get(json_object_get(structured(r), "memory"), "text")),
               "The build server was renamed to lovelace");
     json_decref(r);
@@ -535,7 +632,7 @@ static void test_update_get_invalidate_forget(void) {
     CHECK(r && !is_error(r));
     CHECK(json_is_false(json_object_get(structured(r), "purged")));
     json_decref(r);
-    r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
+    r = call(db, NULL, "memory_get", json_pack("{s:s, s:s}", "ns", "n", "id", a));
     CHECK_STR(json_string_value(json_object_get(json_object_get(structured(r), "memory"), "tier")),
               "archived");
     json_decref(r);
@@ -549,7 +646,7 @@ static void test_update_get_invalidate_forget(void) {
     r = call(db, NULL, "forget", json_pack("{s:s, s:s, s:b}", "ns", "n", "id", c, "purge", 1));
     CHECK(json_is_true(json_object_get(structured(r), "purged")));
     json_decref(r);
-    r = call(db, NULL, "get", json_pack("{s:s, s:s}", "ns", "n", "id", c));
+    r = call(db, NULL, "memory_get", json_pack("{s:s, s:s}", "ns", "n", "id", c));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "REMEM_ENOTFOUND");
     json_decref(r);
@@ -641,7 +738,7 @@ static void test_access_control(void) {
              json_pack("{s:s, s:[s,s]}", "query", "banana", "namespaces", "team:a", "private"));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "get", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
+    r = call(db, &acc, "memory_get", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
     CHECK(is_error(r));
     CHECK(strstr(result_text(r), "0000") == NULL);
     json_decref(r);
@@ -703,6 +800,8 @@ int main(int argc, char **argv) {
     RUN(test_notifications_and_ping);
     RUN(test_batches);
     RUN(test_tools_list);
+    RUN(test_tool_annotations);
+    RUN(test_tool_groups);
     RUN(test_remember_and_recall);
     RUN(test_tool_argument_errors);
     RUN(test_malformed_filter);

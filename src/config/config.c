@@ -236,6 +236,7 @@ struct cfg {
     cfg_llm llm;
     char *llm_api_key_env;
     int cache_max_mb; /* cache.max_mb; 0: not set */
+    char *mcp_tools; /* mcp.tools: the MCP tool groups to offer */
     block top;
     block *blocks;
     size_t n_blocks;
@@ -618,6 +619,7 @@ static int parse_hydrate(walk *w, const ynode *v, const char *path, block *b) {
 static int parse_policies(walk *w, const ynode *m, cfg *c);
 static int parse_llm(walk *w, const ynode *m, cfg *c);
 static int parse_cache(walk *w, const ynode *m, cfg *c);
+static int parse_mcp(walk *w, const ynode *m, cfg *c);
 
 /* The keys of one block (top: the document, which also has llm and
  * policies). */
@@ -635,6 +637,8 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
             r = parse_llm(w, v, c);
         } else if (top && !strcmp(k->s, "cache")) {
             r = parse_cache(w, v, c);
+        } else if (top && !strcmp(k->s, "mcp")) {
+            r = parse_mcp(w, v, c);
         } else if (top && !strcmp(k->s, "policies")) {
             r = parse_policies(w, v, c);
         } else if (!strcmp(k->s, "profile")) {
@@ -673,7 +677,7 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         } else if (!strcmp(k->s, "memoryAgent")) {
             r = parse_memory_agent(w, v, path, b);
         } else {
-            return unknown(w, k, path, top ? "llm, cache, policies, " POLICY_KEYS : POLICY_KEYS);
+            return unknown(w, k, path, top ? "llm, cache, mcp, policies, " POLICY_KEYS : POLICY_KEYS);
         }
         if (r) return -1;
     }
@@ -743,6 +747,23 @@ static int parse_cache(walk *w, const ynode *m, cfg *c) {
     return 0;
 }
 
+/* mcp: the MCP face's settings (read by the faces through remem.h's
+ * remem_setting; the groups' names are checked there, where they are
+ * known). */
+static int parse_mcp(walk *w, const ynode *m, cfg *c) {
+    if (need_map(w, m, "mcp") || check_keys(w, m, "mcp")) return -1;
+    for (size_t i = 0; i + 1 < m->n; i += 2) {
+        const ynode *k = m->kids[i], *v = m->kids[i + 1];
+        char path[256];
+        join(path, sizeof path, "mcp", k->s);
+        if (strcmp(k->s, "tools")) return unknown(w, k, path, "tools");
+        if (get_str(w, v, path, &c->mcp_tools)) return -1;
+    }
+    return 0;
+}
+
+const char *cfg_mcp_tools(const cfg *c) { return c ? c->mcp_tools : NULL; }
+
 /* ------------------------------------------------------------------ */
 /* loading and freeing                                                 */
 /* ------------------------------------------------------------------ */
@@ -780,6 +801,7 @@ void cfg_free(cfg *c) {
     if (!c) return;
     free(c->path);
     free(c->llm.url);
+    free(c->mcp_tools);
     free(c->llm.model);
     free(c->llm.api_key);
     free(c->llm_api_key_env);

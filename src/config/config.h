@@ -91,6 +91,8 @@ const cfg_policy *cfg_policy_for(cfg *c, const char *ns);
 const cfg_llm *cfg_llm_get(const cfg *c);
 /* cache.max_mb: the process's namespace cache budget in MB (0: unset). */
 int cfg_cache_max_mb(const cfg *c);
+/* mcp.tools as written (a comma-separated list of tool groups), or NULL. */
+const char *cfg_mcp_tools(const cfg *c);
 /* The file it came from, or NULL. */
 const char *cfg_path(const cfg *c);
 /* The policy as a JSON object text (malloc'd), for `remem config show`. */

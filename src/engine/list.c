@@ -283,13 +283,15 @@ const engine_op list_ops[] = {
       "\"description\":\"default created\"},\"desc\":{\"type\":\"boolean\",\"description\":"
       "\"largest first\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"
       "\"description\":\"memories per page (default 100)\"},\"cursor\":{\"type\":\"string\","
-      "\"description\":\"next_cursor of the page before\"}}}"},
+      "\"description\":\"next_cursor of the page before\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_list},
     {{"memory.delete", "admin",
       "Delete for good every memory of a namespace that a filter (or kinds, tiers) selects; "
       "dry_run counts them and deletes nothing.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" S_NS "," S_SELECT
-      ",\"dry_run\":{\"type\":\"boolean\",\"description\":\"count, delete nothing\"}}}"},
+      ",\"dry_run\":{\"type\":\"boolean\",\"description\":\"count, delete nothing\"}}}",
+      REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "memory"},
      op_delete},
 };
 const size_t list_ops_n = sizeof list_ops / sizeof list_ops[0];

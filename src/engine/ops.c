@@ -207,13 +207,14 @@ const engine_op core_ops[] = {
       "Write the namespace's cache snapshot beside the store now (it is also written when the "
       "handle closes), so that the next process loads the namespace from it.",
       "{\"type\":\"object\",\"required\":[\"ns\"],"
-      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}"},
+      "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"namespace\"}}}", REMEM_OP_IDEMPOTENT, "admin"},
      op_cache_save},
     {{"memory.get", "read", "One memory by id, with every field.",
       "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":"
       "\"namespace (may be left out when the id is in one namespace only)\"},"
-      "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}}}"},
+      "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_get},
 };
 const size_t core_ops_n = sizeof core_ops / sizeof core_ops[0];

@@ -264,7 +264,8 @@ const engine_op memory_ops[] = {
       "of a stored text is counted on that memory instead. Answers the id and whether it was "
       "added, upserted or a duplicate.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"text\"],\"properties\":{" S_NS "," S_TEXT
-      "," S_MEMORY_FIELDS "}}"},
+      "," S_MEMORY_FIELDS "}}",
+      0, "core"},
      op_add},
     {{"memory.add_batch", "write",
       "Remember several memories of one namespace in one transaction: all or none. Answers "
@@ -272,7 +273,8 @@ const engine_op memory_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"memories\"],\"properties\":{" S_NS
       ",\"memories\":{\"type\":\"array\",\"description\":\"the memories, each as memory.add "
       "takes one (ns may be left out)\",\"items\":{\"type\":\"object\",\"required\":[\"text\"],"
-      "\"properties\":{" S_NS "," S_TEXT "," S_MEMORY_FIELDS "}}}}}"},
+      "\"properties\":{" S_NS "," S_TEXT "," S_MEMORY_FIELDS "}}}}}",
+      0, "memory"},
      op_memory_add_batch},
     {{"memory.update", "write",
       "Change the given fields of a memory; its history keeps the before and after. A new "
@@ -288,7 +290,8 @@ const engine_op memory_ops[] = {
       "\"expires_at\":{\"type\":[\"string\",\"integer\",\"null\"],\"description\":\"when it "
       "expires (ISO 8601 or ms; null: never)\"},\"ttl\":{\"type\":\"string\",\"description\":"
       "\"time to live from now (30s, 15m, 2h, 7d), a time, or none\"},\"actor\":{\"type\":"
-      "\"string\",\"description\":\"who makes the change, for the history\"}}}"},
+      "\"string\",\"description\":\"who makes the change, for the history\"}}}",
+      REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "core"},
      op_update},
     {{"memory.invalidate", "write",
       "Hide a memory from recall and keep it, e.g. a fact a newer memory replaced.",
@@ -296,7 +299,8 @@ const engine_op memory_ops[] = {
       "{" S_NS_OPT "," S_ID
       ",\"superseded_by\":{\"type\":\"string\",\"x-aliases\":[\"by\"],\"description\":"
       "\"id of the memory that replaces it\"},\"reason\":{\"type\":\"string\",\"description\":"
-      "\"why, for the history\"}}}"},
+      "\"why, for the history\"}}}",
+      REMEM_OP_IDEMPOTENT, "core"},
      op_invalidate},
     {{"memory.forget", "write",
       "Archive a memory (out of recall, restorable by memory.update with another tier), or "
@@ -304,13 +308,15 @@ const engine_op memory_ops[] = {
       "admin right over HTTP and MCP).",
       "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
       "{" S_NS_OPT "," S_ID
-      ",\"purge\":{\"type\":\"boolean\",\"description\":\"delete for good\"}}}"},
+      ",\"purge\":{\"type\":\"boolean\",\"description\":\"delete for good\"}}}",
+      REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "core"},
      op_forget},
     {{"memory.history", "read",
       "Every change made to a memory, oldest first (add, update, duplicate, invalidate, "
       "archive, delete), with the before and after.",
       "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
-      "{" S_NS_OPT "," S_ID "}}"},
+      "{" S_NS_OPT "," S_ID "}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_history},
 };
 const size_t memory_ops_n = sizeof memory_ops / sizeof memory_ops[0];

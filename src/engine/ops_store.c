@@ -301,27 +301,32 @@ const engine_op store_wide_ops[] = {
       "The memories that matter for a query, best first, each with the components of its "
       "score. Bookkeeping records (hint logs, error events, attempts, runs) are left out "
       "unless a filter on kind asks for them.",
-      "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS "}}"},
+      "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS "}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_recall},
     {{"stats", "read",
       "Counts of memories by namespace, kind, tier and model; invalidated, expired, "
       "duplicates folded; with ns, a namespace's own figures.",
-      "{\"type\":\"object\",\"properties\":{" S_NS "}}"},
+      "{\"type\":\"object\",\"properties\":{" S_NS "}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_stats},
     {{"namespaces", "read", "The namespaces, each with its memory count and model.",
-      "{\"type\":\"object\",\"properties\":{}}"},
+      "{\"type\":\"object\",\"properties\":{}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_namespaces},
     {{"clear", "admin",
       "Delete every memory of a namespace, or of every namespace a pattern (agent:*) "
       "matches; history keeps one clear row each. Needs yes.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{\"ns\":{\"type\":\"string\","
       "\"minLength\":1,\"description\":\"namespace, or a pattern with * ? []\"},"
-      "\"yes\":{\"type\":\"boolean\",\"description\":\"confirm the deletion\"}}}"},
+      "\"yes\":{\"type\":\"boolean\",\"description\":\"confirm the deletion\"}}}",
+      REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "admin"},
      op_clear},
     {{"export", "read",
       "The memories of a namespace (or of the store) as the objects remem import reads back.",
       "{\"type\":\"object\",\"properties\":{" S_NS ",\"vectors\":{\"type\":\"boolean\","
-      "\"description\":\"include the embeddings\"}}}"},
+      "\"description\":\"include the embeddings\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_export},
     {{"import", "write",
       "Add memories as export wrote them (objects in memories, or JSONL text in lines), in "
@@ -331,7 +336,8 @@ const engine_op store_wide_ops[] = {
       "\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
       "true}},\"lines\":{\"type\":\"string\",\"description\":\"JSONL text, one memory a "
       "line\"},\"batch\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000,\"description\":"
-      "\"memories per transaction when a file is streamed (CLI)\"}}}"},
+      "\"memories per transaction when a file is streamed (CLI)\"}}}",
+      REMEM_OP_DESTRUCTIVE, "admin"},
      op_import},
 };
 const size_t store_wide_ops_n = sizeof store_wide_ops / sizeof store_wide_ops[0];

@@ -181,7 +181,7 @@ const engine_op pending_ops[] = {
       "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace (none: "
       "every namespace, with an admin key)\"},"
       "\"max\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"at most this many (0: "
-      "all)\"}}}"},
+      "all)\"}}}", REMEM_OP_IDEMPOTENT, "admin"},
      op_pending_embed},
 };
 const size_t pending_ops_n = sizeof pending_ops / sizeof pending_ops[0];

@@ -95,6 +95,12 @@ int eng_config_load(remem *db) {
 
 cfg *eng_config(remem *db) { return db ? db->conf : NULL; }
 
+const char *remem_setting(remem *db, const char *key) {
+    if (!db || !key) return NULL;
+    if (!strcmp(key, "mcp.tools")) return cfg_mcp_tools(db->conf);
+    return NULL;
+}
+
 const cfg_policy *eng_policy(remem *db, const char *ns) {
     return cfg_policy_for(db ? db->conf : NULL, ns);
 }
@@ -221,7 +227,7 @@ const engine_op config_ops[] = {
       "and the patterns it came from.",
       "{\"type\":\"object\",\"required\":[\"ns\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"description\":\"the namespace whose "
-      "policy to show\"}}}"},
+      "policy to show\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_config_show},
 };
 const size_t config_ops_n = sizeof config_ops / sizeof config_ops[0];

@@ -32,7 +32,7 @@ FIRST_USE(hydrate)
 
 const engine_op experience_ops[] = {
     {{"decision.add", "write",
-      "Store a decision (seed 000): its text is `{title} Action: {action} Domain: {domain} Reward: "
+      "Store a decision an agent took in a situation, with its reward: its text is `{title} Action: {action} Domain: {domain} Reward: "
       "{reward:.2f} {reasoning[:100]}`, its metadata the whole record.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"title\",\"action\",\"domain\","
       "\"reward\"],\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,"
@@ -50,7 +50,7 @@ const engine_op experience_ops[] = {
       "\"reasoning\":{\"type\":\"string\",\"maxLength\":65536,"
       "\"description\":\"the agent's reasoning (the stored text keeps its first 100 characters,"
       " the metadata all of it)\"},\"episode\":{\"type\":\"string\",\"maxLength\":253,"
-      "\"description\":\"the episode id (links the decision to its human feedback)\"}}}"},
+      "\"description\":\"the episode id (links the decision to its human feedback)\"}}}", 0, "experience"},
      first_decision_add},
     {{"decision.similar", "read",
       "Past decisions like the current situation: the title plus the three most stressed metrics "
@@ -63,10 +63,10 @@ const engine_op experience_ops[] = {
       "\"description\":\"the situation's metrics as a JSON object of numbers (lower = more "
       "stressed),"
       " e.g. {\\\"career.workload\\\": 90}\"},\"n\":{\"type\":\"integer\",\"minimum\":1,"
-      "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}"},
+      "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},
      first_decision_similar},
     {{"trajectory.add", "write",
-      "Store an episode's trajectory (seed 000): task id, route taken, total reward and a summary "
+      "Store an episode's trajectory: task id, route taken, total reward and a summary "
       "object.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"task\",\"route\",\"reward\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
@@ -76,7 +76,7 @@ const engine_op experience_ops[] = {
       "\"reward\":{\"type\":\"number\",\"description\":\"the episode's total reward\"},"
       "\"summary\":{\"type\":\"object\","
       "\"description\":\"the trajectory summary as a JSON object (milestones_hit, steps,"
-      " ...)\"}}}"},
+      " ...)\"}}}", 0, "experience"},
      first_trajectory_add},
     {{"trajectory.similar", "read",
       "Past trajectories like the current world: `TaskDomain: {domain}` plus the three most "
@@ -88,7 +88,7 @@ const engine_op experience_ops[] = {
       "\"world\":{\"type\":\"object\","
       "\"description\":\"the current world state as a JSON object (numbers, booleans,"
       " strings; lower numbers and false are more stressed)\"},\"n\":{\"type\":\"integer\","
-      "\"minimum\":1,\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}"},
+      "\"minimum\":1,\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},
      first_trajectory_similar},
     {{"feedback.add", "write",
       "Store human feedback on an episode at id fb_{episode}; a second feedback for the episode "
@@ -108,7 +108,7 @@ const engine_op experience_ops[] = {
       "\"notes\":{\"type\":\"string\",\"maxLength\":65536,"
       "\"description\":\"unexpected effects, in the human's words\"},"
       "\"hours\":{\"type\":\"number\",\"minimum\":0,"
-      "\"description\":\"resolution time in hours\"}}}"},
+      "\"description\":\"resolution time in hours\"}}}", REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "experience"},
      first_feedback_add},
     {{"feedback.similar", "read",
       "Human feedback whose text is most like the given text, by cosine similarity.",
@@ -117,10 +117,10 @@ const engine_op experience_ops[] = {
       "\"description\":\"namespace\"},\"text\":{\"type\":\"string\",\"minLength\":1,"
       "\"maxLength\":32768,\"description\":\"the text to compare with\"},"
       "\"n\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,"
-      "\"description\":\"how many to return (default 3)\"}}}"},
+      "\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},
      first_feedback_similar},
     {{"fewshot", "read",
-      "Seed 000's few-shot block for a situation: the similar decisions, each with its episode's "
+      "A few-shot prompt block for a situation: the similar decisions, each with its episode's "
       "human feedback (--- PAST EXPERIENCE & HUMAN VERIFICATION ---).",
       "{\"type\":\"object\",\"required\":[\"ns\",\"title\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
@@ -130,17 +130,17 @@ const engine_op experience_ops[] = {
       "\"description\":\"the situation's metrics as a JSON object of numbers (lower = more "
       "stressed),"
       " e.g. {\\\"career.workload\\\": 90}\"},\"n\":{\"type\":\"integer\",\"minimum\":1,"
-      "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}"},
+      "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},
      first_fewshot},
     {{"hydrate", "write",
-      "Load pre-seeded decision files (seed 000's preseeded_memory*.json) into a namespace that "
+      "Load prepared decision files (the hydrate list of the configuration) into a namespace that "
       "holds no decision yet; otherwise add nothing.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"files\"],\"x-positional\":[\"files\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
       "\"description\":\"namespace\"},\"files\":{\"type\":\"array\",\"x-file\":true,"
       "\"items\":{\"type\":[\"object\",\"array\"]},"
       "\"description\":\"the files' contents (on the command line: FILE... paths,"
-      " each read as JSON)\"}}}"},
+      " each read as JSON)\"}}}", REMEM_OP_IDEMPOTENT, "experience"},
      first_hydrate},
 };
 const size_t experience_ops_n = sizeof experience_ops / sizeof experience_ops[0];

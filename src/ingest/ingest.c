@@ -931,22 +931,26 @@ const engine_op ingest_ops[] = {
       "\"chunk\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"messages "
       "per extraction call (default 10)\"},"
       "\"background\":{\"type\":\"boolean\",\"description\":\"store the messages and the job, "
-      "answer at once, and leave the extraction to ingest.resume (the server runs it)\"}}}"},
+      "answer at once, and leave the extraction to ingest.resume (the server runs it)\"}}}",
+      0, "memory"},
      op_ingest},
     {{"ingest.resume", "write",
       "Go on with an ingest job that stopped (an LLM failure, a crash): the chunks not yet "
       "written, each once.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"job\"],\"x-positional\":[\"job\"],"
-      "\"properties\":{" NS_PROP "," JOB_PROP "}}"},
+      "\"properties\":{" NS_PROP "," JOB_PROP "}}",
+      0, "memory"},
      op_ingest_resume},
     {{"ingest.status", "read", "Where an ingest job stands: chunks done, facts and what they did.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"job\"],\"x-positional\":[\"job\"],"
-      "\"properties\":{" NS_PROP "," JOB_PROP "}}"},
+      "\"properties\":{" NS_PROP "," JOB_PROP "}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_ingest_status},
     {{"ingest.pending", "admin",
       "The ingest jobs not finished yet, in every namespace (what a restarted server resumes).",
       "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,"
-      "\"maximum\":100000,\"description\":\"at most this many (default 1000)\"}}}"},
+      "\"maximum\":100000,\"description\":\"at most this many (default 1000)\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_ingest_pending},
 };
 const size_t ingest_ops_n = sizeof ingest_ops / sizeof ingest_ops[0];

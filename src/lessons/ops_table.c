@@ -76,10 +76,10 @@ const engine_op lesson_ops[] = {
       "error text or output the tool returned\"},"
       "\"task\":{\"type\":\"string\",\"maxLength\":4096,\"description\":\"the task text\"},"
       "\"session\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"chat session "
-      "id\"}," RUN "," STEP "}}"},
+      "id\"}," RUN "," STEP "}}", 0, "lessons"},
      lsn_op_event},
     {{"lesson.add", "write",
-      "Store a lesson (seed 002's schema); the same rule for the same domain merges.",
+      "Store a lesson learned from a failure (a rule for a domain, with its trigger and evidence); the same rule for the same domain merges.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"domain\",\"rule\"],\"properties\":{" NS
       "," DOMAIN ","
       "\"rule\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096,\"description\":"
@@ -104,7 +104,7 @@ const engine_op lesson_ops[] = {
                                                                      "(source_session_id)\"}," STRS(
                                                                          "conflicts_with",
                                                                          "ids of lessons this one "
-                                                                         "contradicts") "}}"},
+                                                                         "contradicts") "}}", 0, "lessons"},
      lsn_op_add},
     {{"lesson.hints", "read+write",
       "Lessons for a pre-run or on-error retrieval: strict lane first, transfer lane by "
@@ -127,7 +127,7 @@ const engine_op lesson_ops[] = {
                                        "lane is weak; default) or always\"},"
                                        "\"k\":{\"type\":\"integer\",\"minimum\":1,"
                                        "\"maximum\":50,\"description\":\"strict hints at "
-                                       "most (default 3)\"}," RUN "," STEP "}}"},
+                                       "most (default 3)\"}," RUN "," STEP "}}", 0, "lessons"},
      lsn_op_hints},
     {{"lesson.outcome", "write",
       "Close a run naming its injected lessons; measure utility, promote and suppress.",
@@ -149,7 +149,7 @@ const engine_op lesson_ops[] = {
                                                       "cluster\"},"
                                                       "\"session\":{\"type\":\"string\","
                                                       "\"maxLength\":256,\"description\":"
-                                                      "\"chat session id\"}}}"},
+                                                      "\"chat session id\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
      lsn_op_outcome},
     {{"lesson.validate", "write",
       "Structural validation of a tool input against its schema, with the same-step retry "
@@ -164,7 +164,7 @@ const engine_op lesson_ops[] = {
       "with "
       "--run)\"}," RUN "," STEP
       ",\"tool\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"the tool "
-      "the input is for\"}}}"},
+      "the input is for\"}}}", 0, "lessons"},
      lsn_op_validate},
     {{"lesson.list", "read",
       "The lessons of a namespace, by status (candidate, promoted, suppressed, archived) and "
@@ -172,7 +172,8 @@ const engine_op lesson_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS ","
       "\"status\":{\"type\":\"string\",\"enum\":[\"candidate\",\"promoted\","
       "\"suppressed\",\"archived\"]},\"domain\":{\"type\":\"string\",\"minLength\":1,"
-      "\"description\":\"the domain key, e.g. sqlite\"}}}"},
+      "\"description\":\"the domain key, e.g. sqlite\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "lessons"},
      lsn_op_list},
     {{"timeline", "read",
       "A run's steps and memory decisions: attempts, decisions or summary view.",
@@ -181,10 +182,10 @@ const engine_op lesson_ops[] = {
       "without it: "
       "every run)\"},"
       "\"view\":{\"type\":\"string\",\"enum\":[\"attempts\",\"decisions\",\"summary\"],"
-      "\"description\":\"attempts (default), decisions or summary\"}}}"},
+      "\"description\":\"attempts (default), decisions or summary\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "lessons"},
      lsn_op_timeline},
     {{"eval.lessons", "admin",
-      "The seed 002 benchmark: a scripted agent over grid, fluxtool, excel, sqlite, grid "
+      "A benchmark of the lessons: a scripted agent over grid, fluxtool, excel, sqlite, grid "
       "in 3 "
       "waves.",
       "{\"type\":\"object\",\"properties\":{"
@@ -197,7 +198,7 @@ const engine_op lesson_ops[] = {
       "\"store\":{\"type\":\"string\",\"minLength\":1,\"x-local\":true,"
       "\"description\":\"keep the "
       "benchmark's memories in this store file (namespaces eval:lessons:off and "
-      "eval:lessons:auto, cleared first); default: in memory\"}}}"},
+      "eval:lessons:auto, cleared first); default: in memory\"}}}", 0, "admin"},
      lsn_op_eval},
 };
 const size_t lesson_ops_n = sizeof lesson_ops / sizeof lesson_ops[0];

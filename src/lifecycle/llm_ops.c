@@ -10,10 +10,10 @@
 const engine_op llm_ops[] = {
     {{"llm.check", "admin",
       "Whether the configured LLM endpoint answers, and how fast (one tiny chat completion).",
-      "{\"type\":\"object\",\"properties\":{}}"},
+      "{\"type\":\"object\",\"properties\":{}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_llm_check},
     {{"rate", "write",
-      "Rate a memory's importance with seed 001's poignancy prompt (1-10, stored as importance "
+      "Rate a memory's importance with the LLM on a poignancy scale (1-10, stored as importance "
       "= rating/10, the explanation in metadata.rating); no LLM: the kind's default or the "
       "given importance.",
       "{\"type\":\"object\",\"x-positional\":[\"id\"],\"properties\":{"
@@ -26,7 +26,7 @@ const engine_op llm_ops[] = {
       "\"kind\":{\"type\":\"string\",\"minLength\":1,\"description\":\"with text and no LLM: "
       "the kind whose default importance is answered (observation)\"},"
       "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"with "
-      "no LLM configured: the importance to use instead of the kind's default\"}}}"},
+      "no LLM configured: the importance to use instead of the kind's default\"}}}", REMEM_OP_DESTRUCTIVE, "lifecycle"},
      op_rate},
     {{"consolidate", "write",
       "Add a text after checking it against the most similar memories: exact duplicates fold "
@@ -44,7 +44,7 @@ const engine_op llm_ops[] = {
       "\"threshold\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"cosine "
       "similarity from which a stored memory is shown to the LLM (0.5)\"},"
       "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20,\"description\":\"at most this "
-      "many similar memories are shown (5)\"}}}"},
+      "many similar memories are shown (5)\"}}}", REMEM_OP_DESTRUCTIVE, "lifecycle"},
      op_consolidate},
 };
 const size_t llm_ops_n = sizeof llm_ops / sizeof llm_ops[0];

@@ -19,17 +19,17 @@ const engine_op lifecycle_ops[] = {
     {{"static.load", "write",
       "Load a personality file (any JSON object) as static memories, one per leaf or "
       "list item; "
-      "loading again replaces them (seed 001).",
+      "loading again replaces them.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"file\"],\"x-positional\":[\"file\"],"
       "\"properties\":{" NS_PROP ","
       "\"file\":{\"type\":\"object\",\"x-file\":true,\"description\":\"the "
       "personality: a JSON "
-      "object (identity, goals, rules, environment, trust scores...)\"}}}"},
+      "object (identity, goals, rules, environment, trust scores...)\"}}}", REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "lifecycle"},
      lc_op_static_load},
     {{"migrate", "write",
       "Move the short-term memories beyond the capacity (oldest first) to long-term "
       "when their "
-      "importance exceeds the threshold, else to archived (seed 001).",
+      "importance exceeds the threshold, else to archived.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS_PROP ","
       "\"stm_size\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000000,"
       "\"description\":"
@@ -39,7 +39,7 @@ const engine_op lifecycle_ops[] = {
       "0.35)\"},"
       "\"dry_run\":{\"type\":\"boolean\",\"description\":\"report the moves without "
       "making "
-      "them\"}}}"},
+      "them\"}}}", REMEM_OP_DESTRUCTIVE, "lifecycle"},
      lc_op_migrate},
     {{"unarchive", "write",
       "Bring archived memories (migrated out, summarised, reloaded away) back to the "
@@ -52,12 +52,12 @@ const engine_op lifecycle_ops[] = {
       "\"description\":\"several memory ids\"},"
       "\"tier\":{\"type\":\"string\",\"enum\":[\"static\",\"short\",\"long\"],"
       "\"description\":"
-      "\"the tier to restore to (default: the one before archiving)\"}}}"},
+      "\"the tier to restore to (default: the one before archiving)\"}}}", REMEM_OP_IDEMPOTENT, "memory"},
      lc_op_unarchive},
     {{"reflect", "read+write",
       "Reflect on the recent memories: salient questions, insights citing evidence, "
       "stored as "
-      "kind reflection with links (seeds 001, 004).",
+      "kind reflection with links.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS_PROP
       "," METHOD_PROP("the dominant cluster of recent memories, its most central "
                       "statement") ","
@@ -83,12 +83,12 @@ const engine_op lifecycle_ops[] = {
                                    "\"similarity\":{\"type\":\"number\",\"minimum\":-1,"
                                    "\"maximum\":1,\"description\":"
                                    "\"extractive: cosine at which two memories are in "
-                                   "one cluster (0.3)\"}}}"},
+                                   "one cluster (0.3)\"}}}", 0, "lifecycle"},
      lc_op_reflect},
     {{"summarize", "read+write",
       "Summarise the least important long-term memories into one summary linked to "
       "them, and "
-      "archive them (restorable) (seed 001).",
+      "archive them (restorable).",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS_PROP
       "," METHOD_PROP("the most central sentences of the sources, without repetition") ","
                                                                                        "\"count\":{"
@@ -123,12 +123,12 @@ const engine_op lifecycle_ops[] = {
                                                                                        "in the "
                                                                                        "summary at "
                                                                                        "most "
-                                                                                       "(3)\"}}}"},
+                                                                                       "(3)\"}}}", REMEM_OP_DESTRUCTIVE, "lifecycle"},
      lc_op_summarize},
     {{"plan", "write",
       "Recall the context of a goal, ask the LLM for a short plan, store it as kind "
       "plan in "
-      "long-term memory linked to its context (seed 001).",
+      "long-term memory linked to its context.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"goal\"],\"properties\":{" NS_PROP ","
       "\"goal\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":32768,"
       "\"description\":\"what "
@@ -137,31 +137,24 @@ const engine_op lifecycle_ops[] = {
       "\"memories "
       "recalled as context (10)\"},"
       "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":"
-      "\"importance of the plan (default: kind plan's, 0.6)\"}}}"},
+      "\"importance of the plan (default: kind plan's, 0.6)\"}}}", 0, "lifecycle"},
      lc_op_plan},
     {{"context", "read",
-      "Recall with the namespace's policy and render the memories as a block for a "
-      "prompt "
-      "(format stream: seed 004's injection block).",
+      "Recall the memories that matter to what you are about to do, as a block of text ready "
+      "for a prompt.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"query\"],\"properties\":{" NS_PROP ","
       "\"query\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":32768,"
-      "\"description\":\"what "
-      "the agent is about to decide\"},"
-      "\"format\":{\"type\":\"string\",\"enum\":[\"stream\",\"list\",\"plain\"],"
-      "\"description\":"
-      "\"stream (seed 004's block, default), list, plain\"},"
+      "\"description\":\"what you are about to do\"},"
+      "\"format\":{\"type\":\"string\",\"enum\":[\"stream\",\"list\",\"plain\"]},"
       "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":"
-      "\"memories at "
-      "most (default: the policy's top_k, else the profile's)\"},"
-      "\"profile\":{\"type\":\"string\",\"minLength\":1,\"description\":\"scoring "
-      "profile "
-      "(default: the policy's)\"},"
-      "\"now\":{\"type\":[\"string\",\"integer\"],\"description\":\"the time to recall "
-      "at (a "
-      "replay); default the clock\"},"
-      "\"touch\":{\"type\":\"boolean\",\"description\":\"record the access on the "
-      "memories "
-      "shown (default true)\"}}}"},
+      "\"at most this many\"},"
+      "\"profile\":{\"type\":\"string\",\"minLength\":1,\"x-advanced\":true,"
+      "\"description\":\"scoring profile (default: the policy's)\"},"
+      "\"now\":{\"type\":[\"string\",\"integer\"],\"x-advanced\":true,\"description\":"
+      "\"the time to recall at (a replay); default the clock\"},"
+      "\"touch\":{\"type\":\"boolean\",\"x-advanced\":true,\"description\":\"record "
+      "the access on the memories shown (default true)\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      lc_op_context},
 };
 const size_t lifecycle_ops_n = sizeof lifecycle_ops / sizeof lifecycle_ops[0];

@@ -766,7 +766,7 @@ const engine_op archive_ops[] = {
       "\"before\":{\"type\":\"string\",\"description\":\"archive memories created before this "
       "time\"},"
       "\"batch\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,\"description\":"
-      "\"memories per archive file and transaction (default 1000)\"}}}"},
+      "\"memories per archive file and transaction (default 1000)\"}}}", REMEM_OP_DESTRUCTIVE, "admin"},
      op_archive},
     {{"restore", "write",
       "Bring archived memories back into the live store exactly as they were (idempotent).",
@@ -777,12 +777,12 @@ const engine_op archive_ops[] = {
       "\"all\":{\"type\":\"boolean\",\"description\":\"everything archived from the "
       "namespace\"},"
       "\"dry_run\":{\"type\":\"boolean\",\"description\":\"say what would come back, change "
-      "nothing\"}}}"},
+      "nothing\"}}}", REMEM_OP_IDEMPOTENT, "admin"},
      op_restore},
     {{"archive.list", "read",
       "The archive files (of a namespace), with their record counts and checksum state.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" S_NS "," S_LOC ","
-      "\"ids\":{\"type\":\"boolean\",\"description\":\"list the archived ids too\"}}}"},
+      "\"ids\":{\"type\":\"boolean\",\"description\":\"list the archived ids too\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_archive_list},
 };
 const size_t archive_ops_n = sizeof archive_ops / sizeof archive_ops[0];

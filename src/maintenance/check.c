@@ -232,12 +232,12 @@ const engine_op check_ops[] = {
     {{"check", "admin",
       "Check the store: its files' integrity, and every vector's model, dimension and values "
       "against its namespace.",
-      S_CHECK_NS},
+      S_CHECK_NS, REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_check},
     {{"repair", "admin",
       "Re-embed every vector that check finds bad (with the handle's embedder, when it is the "
       "namespace's model), and report what cannot be mended.",
-      S_CHECK_NS},
+      S_CHECK_NS, REMEM_OP_DESTRUCTIVE, "admin"},
      op_repair},
 };
 const size_t check_ops_n = sizeof check_ops / sizeof check_ops[0];

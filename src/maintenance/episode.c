@@ -291,7 +291,7 @@ static int op_episode_recall(remem *db, json_t *args, json_t **result) {
 
 const engine_op episode_ops[] = {
     {{"episode.add", "write",
-      "Store a completed episode (seed 003): prompt, output and EpisodeMetadata; a repeated "
+      "Store a completed episode: prompt, output and EpisodeMetadata; a repeated "
       "prompt/output pair updates the stored one and counts the duplicate.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"prompt\",\"output\",\"meta\"],"
       "\"properties\":{" S_NS ","
@@ -317,10 +317,10 @@ const engine_op episode_ops[] = {
       "\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
       "\"paths the episode changed\"},"
       "\"feedback\":{\"type\":\"number\",\"minimum\":-1,\"maximum\":1,\"description\":"
-      "\"feedback score; positive ones weigh feedbackWeightFactor in recall\"}}}}}"},
+      "\"feedback score; positive ones weigh feedbackWeightFactor in recall\"}}}}}", 0, "episodes"},
      op_episode_add},
     {{"episode.recall", "read",
-      "Few-shot retrieval (seed 003's RetrievalQuery): the episodes most similar to a query, "
+      "Few-shot retrieval: the episodes most similar to a query, "
       "strictly within one project unless cross_project is set.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"query\"],\"properties\":{" S_NS ","
       "\"query\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":32768,\"description\":"
@@ -336,7 +336,7 @@ const engine_op episode_ops[] = {
       "project filter is then ignored)\"},"
       "\"feedback_weight_factor\":{\"type\":\"number\",\"minimum\":0,\"maximum\":100,"
       "\"description\":\"weight of episodes with positive feedback (default "
-      "feedbackWeightFactor, 1.5)\"}}}"},
+      "feedbackWeightFactor, 1.5)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "episodes"},
      op_episode_recall},
 };
 const size_t episode_ops_n = sizeof episode_ops / sizeof episode_ops[0];

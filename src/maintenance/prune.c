@@ -628,20 +628,20 @@ static int op_maintain_schedule(remem *db, json_t *args, json_t **result) {
 
 const engine_op maintenance_ops[] = {
     {{"prune", "write",
-      "Enforce seed 003's retention policy on a namespace's episodes: age, count per project, "
+      "Enforce the retention policy on a namespace's episodes: age, count per project, "
       "near-duplicate clusters summarised; everything removed is archived. Returns a PruneReport.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" S_NS "," S_POLICY ","
       "\"ids_limit\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000,\"description\":"
-      "\"ids listed in the answer (the report file lists all; default 10000)\"}}}"},
+      "\"ids listed in the answer (the report file lists all; default 10000)\"}}}", REMEM_OP_DESTRUCTIVE, "admin"},
      op_prune},
     {{"maintain", "admin",
       "Run prune once over every namespace (or one): what cron and `remem serve` run.",
       "{\"type\":\"object\",\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,"
-      "\"description\":\"only this namespace\"}," S_POLICY "}}"},
+      "\"description\":\"only this namespace\"}," S_POLICY "}}", REMEM_OP_DESTRUCTIVE, "admin"},
      op_maintain},
     {{"maintain.schedule", "admin",
       "How often `remem serve` runs maintain: pruneIntervalHours of the configuration.",
-      "{\"type\":\"object\",\"properties\":{}}"},
+      "{\"type\":\"object\",\"properties\":{}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_maintain_schedule},
 };
 const size_t maintenance_ops_n = sizeof maintenance_ops / sizeof maintenance_ops[0];

@@ -22,7 +22,7 @@
 #include "util/util.h"
 
 static const prompt_format FORMATS[] = {
-    {"stream", "seed 004's memory injection block: timestamped memories, then reflections",
+    {"stream", "a memory injection block: timestamped memories, then reflections",
      "## Your Relevant Memories from Past Deliberations\n", "\n", "- [{datetime}] {text}\n",
      "\n**[REFLECTION]** ({date})\n  {text}\n", 1},
     {"list", "one line per memory, in rank order: kind, date and text", "", "",

@@ -147,7 +147,7 @@ check(a.get("hydrated") == 0 and a.get("skipped") is True, "hydrate again adds n
 check(cli_json("stats", "--ns", "h").get("total_memories") == 3, "3 decisions after two hydrations")
 
 # ---- the same on HTTP, MCP and Python ----
-srv = Server(db=db)
+srv = Server(db=db, args=["--tools", "all"])
 try:
     body = {"ns": "x", "title": "Friday 6PM", "metrics": metrics, "n": 3}
     st_, a = srv.json("POST", "/v1/decision/similar", body)
@@ -199,7 +199,7 @@ json.dump(json.load(open(pre2)), open(os.path.join(cdir, "seeds", "preseeded_mem
 open(os.path.join(cdir, "remem.yaml"), "w").write(
     'policies:\n  "advisor:*":\n    hydrate: [seeds/preseeded_memory.json, seeds/preseeded_memory_p1.json]\n')
 cdb = os.path.join(cdir, "store.db")
-srv = Server(db=cdb)
+srv = Server(db=cdb, args=["--tools", "all"])
 try:
     st_, a = srv.json("POST", "/v1/fewshot", {"ns": "advisor:ada", "title": "Friday 6PM"})
     check(st_ == 200 and "[NEGOTIATE] on CAREER" in a.get("text", ""),
@@ -214,7 +214,7 @@ try:
     st_, a = srv.json("POST", "/v1/fewshot", {"ns": "other", "title": "Friday 6PM"})
     check(st_ == 200 and a.get("text") == "", "a namespace without the policy is not hydrated")
     check(srv.stop() == 0, "clean stop")
-    srv = Server(db=cdb)  # a restart: the namespaces already hold decisions
+    srv = Server(db=cdb, args=["--tools", "all"])  # a restart: the namespaces already hold decisions
     st_, a = srv.json("POST", "/v1/fewshot", {"ns": "advisor:ada", "title": "Friday 6PM"})
     st_, a = srv.json("GET", "/v1/namespaces/advisor:ada/stats")
     check(a.get("total_memories") == 3, "a restart hydrates nothing again")

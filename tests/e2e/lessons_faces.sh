@@ -136,7 +136,7 @@ check(rc == 0 and "strict-only" in out and "auto-transfer" in out and "not a mod
       "remem eval lessons prints the table")
 
 # ---- HTTP, MCP, Python ----
-srv = Server(db=db)
+srv = Server(db=db, args=["--tools", "all"])
 try:
     st, r = srv.json("POST", "/v1/lesson/event", {"ns": "t", "domain": "sqlite", "tool": "run_sqlite",
                      "channel": "hard_failure", "error": "Error: near line 12: no such table: orders_1 (/x/y/z.db)"})

@@ -97,7 +97,7 @@ with open(jl, "w") as f:
 rc, out, err = cli("import", jl)
 check(rc == 0 and count("short") == 30, "30 events in short-term memory")
 
-srv = Server(db=db)
+srv = Server(db=db, args=["--tools", "all"])
 try:
     # ---- migration: stm_size 20 ----
     st, m = srv.json("POST", "/v1/migrate", {"ns": NS, "stm_size": 20})

@@ -118,7 +118,7 @@ try:
           "no LLM: rate names its fallback (kind_default, 0.9 for a decision)")
 
     # ---- the server: /v1/rate, MCP, /v1/llm/check, /metrics ----
-    srv = Server(db=db, args=["--config", conf_srv], env={"REMEM_LLM_URL": s.url,
+    srv = Server(db=db, args=["--config", conf_srv, "--tools", "all"], env={"REMEM_LLM_URL": s.url,
                                                        "REMEM_LLM_MODEL": "standin-7b"})
     st, r = srv.json("POST", "/v1/rate", {"ns": "a:x", "id": mid})
     check(st == 200 and r.get("rating") == 7 and r.get("importance") == 0.7,

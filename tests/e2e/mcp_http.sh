@@ -24,7 +24,7 @@ if [ ! -d "$root/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
     (cd "$root/tests/mcp" && npm ci --no-audit --no-fund >&2)
 fi
 
-"$bin" serve --db "${REMEM_TEST_DB:-$tmp/http.db}" --listen 127.0.0.1:0 > "$tmp/log" 2>&1 &
+"$bin" serve --db "${REMEM_TEST_DB:-$tmp/http.db}" --listen 127.0.0.1:0 --tools memory > "$tmp/log" 2>&1 &
 pid=$!
 url=
 for _ in $(seq 1 100); do

@@ -40,7 +40,7 @@ grep -q '^{' "$tmp/err" && { echo "JSON leaked onto stderr"; exit 1; }
 
 # The memory written over stdio is in the store: a second process finds it.
 id=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().split("\n")[2])["result"]["structuredContent"]["id"])' "$tmp/out")
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{"ns":"sh","id":"%s"}}}\n' "$id" \
+printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_get","arguments":{"ns":"sh","id":"%s"}}}\n' "$id" \
   | "$bin" mcp --db "${REMEM_TEST_DB:-$tmp/raw.db}" 2>/dev/null | grep -q 'the raw transport works' \
   || { echo "the remembered memory is not in the store"; exit 1; }
 echo "ok - the memory remembered over stdio is in the store"

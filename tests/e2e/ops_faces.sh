@@ -61,7 +61,7 @@ check(all(("  " + o.replace(".", " ") + " ") in helptext for o in ops if o != "g
 keys = os.path.join(tmp, "keys.json")
 json.dump({"keys": [hash_key("adm", "operator", ["*"], ["admin"]),
                     hash_key("other", "other", ["u:*"], ["read", "write"])]}, open(keys, "w"))
-srv = Server(db=db, args=["--keys", keys])
+srv = Server(db=db, args=["--keys", keys, "--tools", "all"])
 try:
     st, r = srv.json("GET", "/v1/operations", key="adm")
     check(st == 200 and [o["name"] for o in r["operations"]] == ops,
@@ -86,7 +86,7 @@ try:
     check(a_mcp == a_cli, "MCP gives the CLI's answer")
     check(a_py == a_cli and a_py2 == a_cli, "Python gives the CLI's answer")
 
-    srv = Server(db=db, args=["--keys", keys])
+    srv = Server(db=db, args=["--keys", keys, "--tools", "all"])
     bad = [({"ns": "t:a", "id": "m1", "bogus": 1}, ["--bogus", "1"], "bogus: unknown argument"),
            ({"ns": "t:a", "id": 7}, None, "id: expected string, got an integer"),
            ({"ns": "t:a"}, [], "id: is required")]

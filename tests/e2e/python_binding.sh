@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# python_binding.sh: the Python binding (bindings/python/remem.py) against
+# python_binding.sh: the Python binding (bindings/python/remem/) against
 # the libremem.so of this build, with the machine's python3 and nothing
 # else: its unittest suite (every test must run and pass, none skipped),
 # then examples/agent_loop.py, whose agent must learn from its failures.

@@ -30,7 +30,7 @@ check(KA not in raw and KB not in raw and all(len(e["sha256"]) == 64 for e in en
 
 # Keys may be served on any address; here 0.0.0.0 proves the loopback rule
 # is lifted with keys (the test still connects over loopback).
-srv = Server(args=["--keys", keys_path, "--listen", "0.0.0.0:0"])
+srv = Server(args=["--keys", keys_path, "--listen", "0.0.0.0:0", "--tools", "all"])
 try:
     check(any("5 API keys" in l for l in srv.banner), "banner counts the keys")
     # ---- data of both tenants, written by each tenant itself -------------
@@ -129,7 +129,7 @@ try:
             return st, json.loads(body) if body else None
         for name, args in (("remember", {"ns": ons, "text": "planted by mcp"}),
                            ("recall", {"namespaces": [ons], "query": oword + " secret"}),
-                           ("get", {"ns": ons, "id": oid}),
+                           ("memory_get", {"ns": ons, "id": oid}),
                            ("update", {"ns": ons, "id": oid, "text": "changed"}),
                            ("invalidate", {"ns": ons, "id": oid}),
                            ("forget", {"ns": ons, "id": oid, "purge": True})):

@@ -41,7 +41,7 @@ async function main() {
   if (mode === 'stdio') {
     transport = new StdioClientTransport({
       command: target,
-      args: ['mcp', '--db', dbPath],
+      args: ['mcp', '--db', dbPath, '--tools', 'memory'],
       stderr: 'inherit',
     });
   } else if (mode === 'http') {
@@ -62,20 +62,24 @@ async function main() {
   // Tools and their schemas.
   const { tools } = await client.listTools();
   const names = tools.map(t => t.name).sort();
-  const want = ['forget', 'get', 'invalidate', 'list_namespaces', 'recall', 'remember', 'update'];
-  check(want.every(n => names.includes(n)), 'tools/list names the seven memory tools', names);
-  // The rest are the library's operations (remem_ops()), one tool each.
-  check(names.includes('memory_get') && names.every(n => /^[a-z][a-z0-9_]*$/.test(n)),
-        'the library operations are tools too (memory_get among them)', names);
+  // The server runs with --tools memory: the core tools and the memory group.
+  const want = ['context', 'forget', 'invalidate', 'list_namespaces', 'memory_get', 'recall', 'remember', 'update'];
+  check(want.every(n => names.includes(n)), 'tools/list names the memory tools', names);
+  check(!names.includes('get') && !names.includes('repair') && !names.includes('decision_add'),
+        'one get, and no tool of a group not asked for', names);
+  check(names.every(n => /^[a-z][a-z0-9_]*$/.test(n)), 'tool names are identifiers', names);
   for (const t of tools) {
     check(t.inputSchema?.type === 'object' && typeof t.inputSchema.properties === 'object',
           `${t.name} has an input schema`);
-    check(typeof t.description === 'string' && t.description.length > 80, `${t.name} has a description`);
-    check(t.outputSchema?.type === 'object', `${t.name} has an output schema`);
+    check(typeof t.description === 'string' && t.description.length > 30 && !/seed/i.test(t.description),
+          `${t.name} has a description for a model`);
+    check(typeof t.annotations?.readOnlyHint === 'boolean' && t.annotations.openWorldHint === false,
+          `${t.name} has annotations`);
   }
   const byName = Object.fromEntries(tools.map(t => [t.name, t]));
   check(JSON.stringify(byName.remember.inputSchema.required) === '["ns","text"]', 'remember requires ns and text');
-  check(byName.recall.inputSchema.properties.profile.enum.includes('stream'), 'recall lists the profiles');
+  check(byName.recall.annotations.readOnlyHint === true && byName.forget.annotations.destructiveHint === true &&
+        byName.remember.annotations.destructiveHint === false, 'the annotations say what each tool does');
 
   // Remember.
   const ns = 'agent:e2e';
@@ -113,7 +117,7 @@ async function main() {
   r = await call(client, 'update', { ns, id: mem.tea, text: 'The user drinks jasmine green tea every morning', importance: 0.8 });
   check(!r.isError && r.structuredContent.outcome === 'updated' && r.structuredContent.id === mem.tea &&
         r.structuredContent.text === undefined, 'update answers id and outcome, no content', r);
-  r = await call(client, 'get', { ns, id: mem.tea });
+  r = await call(client, 'memory_get', { ns, id: mem.tea });
   check(r.structuredContent.memory.text.includes('jasmine'), 'update changes the text', r);
   check(Math.abs(r.structuredContent.memory.importance - 0.8) < 1e-9, 'update changes the importance', r.structuredContent);
   r = await call(client, 'recall', { query: 'jasmine tea', ns });
@@ -127,11 +131,11 @@ async function main() {
   r = await call(client, 'recall', { query: 'production deploys staging database password', ns });
   const left = r.structuredContent.hits.map(h => h.id);
   check(!left.includes(mem.deploy) && !left.includes(mem.password), 'forgotten and invalidated memories leave recall', left);
-  r = await call(client, 'get', { ns, id: mem.deploy });
+  r = await call(client, 'memory_get', { ns, id: mem.deploy });
   check(r.structuredContent?.memory?.tier === 'archived', 'an archived memory is still there', r);
   r = await call(client, 'forget', { ns, id: mem.deploy, purge: true });
   check(!r.isError && r.structuredContent.purged === true, 'forget with purge', r);
-  r = await call(client, 'get', { ns, id: mem.deploy });
+  r = await call(client, 'memory_get', { ns, id: mem.deploy });
   check(r.isError === true && text(r).includes('REMEM_ENOTFOUND'), 'a purged memory is gone', r);
 
   // Namespaces.

@@ -9,16 +9,27 @@ own. Results are copied into dataclasses before the C result is freed: nothing
 returned here points into C memory.
 
     import remem
-    with remem.open("agent.db") as db:
+    with remem.connect("agent.db") as db:
         db.add("agent:bolton", "The user prefers tea over coffee", importance=0.6)
         for hit in db.recall("what does the user drink?", ns="agent:bolton"):
             print(f"{hit.score:.3f} {hit.text}  (relevance {hit.relevance:.2f})")
 
-Errors raise RememError (or a subclass per status: NotFoundError,
-FilterError, ...) carrying the status name and remem's own message.
+Errors raise RememError (or its subclass for the status: NotFoundError,
+FilterError, ...; one per REMEM_E* code) carrying the status name and
+remem's own message.
 
-The library is found through $REMEM_LIB, then ../../build/libremem.so next to
-this file (a source checkout), then the system's library path.
+remem.connect() opens a store; remem.open is the same function (the name of
+remem_open), kept as an attribute but left out of __all__ so that
+`from remem import *` does not shadow the builtin open().
+
+Every operation of the library (remem.operations()) is a method of Remem
+with named keyword parameters (db.decision_add(ns=..., title=...)),
+generated into remem/_ops.py from the library's table.
+
+The library is found through $REMEM_LIB, then build/libremem.so of the
+source checkout this package sits in, then the system's library path
+(ctypes.util.find_library, then the usual lib folders: make install puts it
+in /usr/local/lib).
 """
 
 from __future__ import annotations
@@ -35,14 +46,17 @@ from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_float,
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
+from ._ops import OperationMethods
+
 __version__ = "0.1.0"  # follows REMEM_VERSION in include/remem.h
 
 __all__ = [
-    "open", "Remem", "Memory", "Hit", "RecallResult", "profiles", "profile",
+    "connect", "Remem", "Memory", "Hit", "RecallResult", "profiles", "profile",
     "now", "RememError", "InvalidArgumentError", "NotFoundError",
     "FilterError", "ProfileError", "DimensionError", "ModelMismatchError",
     "EmbedderError", "StoreError", "BusyError", "ParseError", "AmbiguousError",
-    "CorruptError", "UnsupportedError",
+    "CorruptError", "UnsupportedError", "OutOfMemoryError", "RememIOError",
+    "LLMError", "operations",
 ]
 
 # --------------------------------------------------------------------------
@@ -54,15 +68,24 @@ def _find_library() -> str:
     env = os.environ.get("REMEM_LIB")
     if env:
         return env
+    # A source checkout: bindings/python/remem/ sits two folders below the
+    # repository, whose build/ holds the library `make` built.
     here = os.path.dirname(os.path.abspath(__file__))
-    local = os.path.normpath(os.path.join(here, "..", "..", "build", "libremem.so"))
-    if os.path.exists(local):
-        return local
+    for up in (2, 3):
+        local = os.path.normpath(os.path.join(here, *[".."] * up, "build", "libremem.so"))
+        if os.path.exists(local):
+            return local
     found = ctypes.util.find_library("remem")
     if found:
         return found
+    for d in ("/usr/local/lib", "/usr/lib", "/usr/local/lib64", "/usr/lib64",
+              "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"):
+        for n in ("libremem.so", "libremem.so.0"):
+            if os.path.exists(os.path.join(d, n)):
+                return os.path.join(d, n)
     raise OSError(
-        "libremem.so not found: build it (make) or set REMEM_LIB to its path")
+        "libremem.so not found: build it (make), install it (make install), "
+        "or set REMEM_LIB to its path")
 
 
 _lib = ctypes.CDLL(_find_library())
@@ -212,7 +235,7 @@ _H = c_void_p  # remem * and the other opaque handles
 
 class _OpInfo(Structure):
     _fields_ = [("name", c_char_p), ("right", c_char_p), ("summary", c_char_p),
-                ("schema", c_char_p)]
+                ("schema", c_char_p), ("hints", c_uint), ("group", c_char_p)]
 
 _status_name = _declare("remem_status_name", c_char_p, c_int)
 _strerror = _declare("remem_strerror", c_char_p, c_int)
@@ -296,24 +319,26 @@ class ParseError(RememError, ValueError): pass
 class AmbiguousError(RememError, LookupError): pass
 class CorruptError(RememError): pass
 class UnsupportedError(RememError): pass
+class OutOfMemoryError(RememError, MemoryError): pass
+class RememIOError(RememError, OSError):
+    def __str__(self):  # OSError would format its own
+        return RememError.__str__(self)
+class LLMError(RememError): pass
 
 
 _ERRORS = {
     -1: InvalidArgumentError, -2: NotFoundError, -3: FilterError,
     -4: ProfileError, -5: DimensionError, -6: ModelMismatchError,
-    -7: EmbedderError, -8: StoreError, -9: BusyError, -10: MemoryError,
-    -11: StoreError, -12: ParseError, -13: AmbiguousError, -14: CorruptError,
-    -15: UnsupportedError,
+    -7: EmbedderError, -8: StoreError, -9: BusyError, -10: OutOfMemoryError,
+    -11: RememIOError, -12: ParseError, -13: AmbiguousError, -14: CorruptError,
+    -15: UnsupportedError, -16: LLMError,
 }
 
 
 def _error(code: int, message: str) -> Exception:
     if not message:
         message = _str(_strerror(code)) or "unknown error"
-    cls = _ERRORS.get(code, RememError)
-    if cls is MemoryError:
-        return MemoryError(message)
-    return cls(code, message)
+    return _ERRORS.get(code, RememError)(code, message)
 
 
 # --------------------------------------------------------------------------
@@ -570,7 +595,7 @@ class RecallResult:
 _UNSET = object()
 
 
-class Remem:
+class Remem(OperationMethods):
     """An open store. Calls on one object are serialised by a lock (the C
     handle is for one thread at a time); for parallel work open one Remem
     per thread: they share the file safely, and ctypes releases the GIL
@@ -972,9 +997,13 @@ class Remem:
         return _take_json(p)
 
 
-def open(path: str = "remem.db", **options) -> Remem:  # noqa: A001 (mirrors remem_open)
-    """Open the store at path; the keywords are those of Remem()."""
+def connect(path: str = "remem.db", **options) -> Remem:
+    """Open the store at path (created if missing); the keywords are those
+    of Remem()."""
     return Remem(path, **options)
+
+
+open = connect  # noqa: A001 (remem_open's name; not in __all__, see above)
 
 
 def now() -> int:
