@@ -238,6 +238,12 @@ const remem_op_info *mcp_op_for_tool(const char *tool) {
 
 /* The schema as a tool's inputSchema: the CLI's own keywords (x-*) are
  * left out. */
+/* The keywords a model's tool leaves out: remem's own ("x-...") and the
+ * length bounds the library checks anyway (a shorter tool list). */
+static int face_only(const char *k) {
+    return !strncmp(k, "x-", 2) || !strcmp(k, "minLength") || !strcmp(k, "maxLength");
+}
+
 static void strip_cli_keys(json_t *o) {
     const char *k;
     json_t *v;
@@ -248,7 +254,7 @@ static void strip_cli_keys(json_t *o) {
         return;
     }
     json_object_foreach_safe(o, tmp, k, v) {
-        if (!strncmp(k, "x-", 2))
+        if (face_only(k))
             json_object_del(o, k);
         else
             strip_cli_keys(v);

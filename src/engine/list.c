@@ -268,10 +268,10 @@ static int op_delete(remem *db, json_t *args, json_t **result) {
     "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                             \
     "\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only "     \
     "these kinds (bookkeeping kinds appear only when named)\"},"                                \
-    "\"tiers\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"static\","        \
+    "\"tiers\":{\"x-advanced\":true,\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"static\","        \
     "\"short\",\"long\",\"archived\"]},\"description\":\"only these tiers (default: all but "   \
     "archived)\"},"                                                                             \
-    "\"include_invalid\":{\"type\":\"boolean\",\"description\":\"also invalidated and expired " \
+    "\"include_invalid\":{\"x-advanced\":true,\"type\":\"boolean\",\"description\":\"also invalidated and expired " \
     "memories\"}"
 
 const engine_op list_ops[] = {
@@ -280,11 +280,11 @@ const engine_op list_ops[] = {
       "created, updated or importance, a page at a time (pass next_cursor back as cursor).",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" S_NS "," S_SELECT
       ",\"order\":{\"type\":\"string\",\"enum\":[\"created\",\"updated\",\"importance\"],"
-      "\"description\":\"default created\"},\"desc\":{\"type\":\"boolean\",\"description\":"
+      "\"description\":\"default created\"},\"desc\":{\"x-advanced\":true,\"type\":\"boolean\",\"description\":"
       "\"largest first\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"
       "\"description\":\"memories per page (default 100)\"},\"cursor\":{\"type\":\"string\","
       "\"description\":\"next_cursor of the page before\"}}}",
-      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_list},
     {{"memory.delete", "admin",
       "Delete for good every memory of a namespace that a filter (or kinds, tiers) selects; "

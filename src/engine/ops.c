@@ -212,7 +212,7 @@ const engine_op core_ops[] = {
     {{"memory.get", "read", "One memory by id, with every field.",
       "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":"
-      "\"namespace (may be left out when the id is in one namespace only)\"},"
+      "\"namespace (optional)\"},"
       "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_get},

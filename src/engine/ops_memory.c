@@ -259,10 +259,8 @@ static int op_history(remem *db, json_t *args, json_t **result) {
 
 const engine_op memory_ops[] = {
     {{"memory.add", "write",
-      "Remember one thing: a text in a namespace, with optional kind, tier, importance, "
-      "metadata, links, a caller's id (then an upsert) and a time to live. An exact duplicate "
-      "of a stored text is counted on that memory instead. Answers the id and whether it was "
-      "added, upserted or a duplicate.",
+      "Remember a text in a namespace (optional kind, importance, metadata); an exact "
+      "duplicate is counted on the stored one. Answers the id.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"text\"],\"properties\":{" S_NS "," S_TEXT
       "," S_MEMORY_FIELDS "}}",
       0, "core"},
@@ -277,19 +275,19 @@ const engine_op memory_ops[] = {
       0, "memory"},
      op_memory_add_batch},
     {{"memory.update", "write",
-      "Change the given fields of a memory; its history keeps the before and after. A new "
-      "text is embedded again; tier archived archives it, another tier restores it.",
+      "Change a memory's text, importance or metadata; its history keeps the before and "
+      "after.",
       "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
       "{" S_NS_OPT "," S_ID
       ",\"text\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the new text\"},"
-      "\"kind\":{\"type\":\"string\"},\"tier\":{\"type\":\"string\",\"enum\":[\"static\","
+      "\"kind\":{\"x-advanced\":true,\"type\":\"string\"},\"tier\":{\"x-advanced\":true,\"type\":\"string\",\"enum\":[\"static\","
       "\"short\",\"long\",\"archived\"]},\"importance\":{\"type\":\"number\",\"minimum\":0,"
       "\"maximum\":1},\"metadata\":{\"type\":[\"object\",\"null\"],\"x-aliases\":[\"meta\"],"
       "\"description\":\"replaces the whole object (null empties it)\"},"
-      "\"links\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"string\"}},"
-      "\"expires_at\":{\"type\":[\"string\",\"integer\",\"null\"],\"description\":\"when it "
-      "expires (ISO 8601 or ms; null: never)\"},\"ttl\":{\"type\":\"string\",\"description\":"
-      "\"time to live from now (30s, 15m, 2h, 7d), a time, or none\"},\"actor\":{\"type\":"
+      "\"links\":{\"x-advanced\":true,\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"string\"}},"
+      "\"expires_at\":{\"x-advanced\":true,\"type\":[\"string\",\"integer\",\"null\"],\"description\":\"when it "
+      "expires (ISO 8601 or ms; null: never)\"},\"ttl\":{\"x-advanced\":true,\"type\":\"string\",\"description\":"
+      "\"time to live from now (30s, 15m, 2h, 7d), a time, or none\"},\"actor\":{\"x-advanced\":true,\"type\":"
       "\"string\",\"description\":\"who makes the change, for the history\"}}}",
       REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "core"},
      op_update},
@@ -303,9 +301,8 @@ const engine_op memory_ops[] = {
       REMEM_OP_IDEMPOTENT, "core"},
      op_invalidate},
     {{"memory.forget", "write",
-      "Archive a memory (out of recall, restorable by memory.update with another tier), or "
-      "with purge delete it for good: its text is scrubbed from the history (purge needs the "
-      "admin right over HTTP and MCP).",
+      "Archive a memory (out of recall, restorable), or with purge delete it for good "
+      "(purge needs the admin right).",
       "{\"type\":\"object\",\"required\":[\"id\"],\"x-positional\":[\"id\"],\"properties\":"
       "{" S_NS_OPT "," S_ID
       ",\"purge\":{\"type\":\"boolean\",\"description\":\"delete for good\"}}}",

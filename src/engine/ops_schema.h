@@ -12,29 +12,28 @@
 
 #define S_NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
 #define S_NS_OPT                                                                            \
-    "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace (may be left " \
-    "out when the id is in one namespace only)\"}"
+    "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace (optional)\"}"
 #define S_ID   "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"memory id\"}"
 #define S_TEXT "\"text\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to remember\"}"
 /* A memory's optional fields, as memory.add and a JSONL line take them. */
 #define S_MEMORY_FIELDS                                                                      \
-    "\"id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the caller's id (an "     \
+    "\"id\":{\"x-advanced\":true,\"type\":\"string\",\"minLength\":1,\"description\":\"the caller's id (an "     \
     "upsert when it exists)\"},"                                                             \
     "\"kind\":{\"type\":\"string\",\"description\":\"observation (default), reflection, "    \
     "decision, plan, ...\"},"                                                                \
-    "\"tier\":{\"type\":\"string\",\"enum\":[\"static\",\"short\",\"long\",\"archived\"]},"  \
-    "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"in "  \
-    "[0,1]; left out: the kind's default\"},"                                                \
-    "\"created_at\":{\"type\":[\"string\",\"integer\"],\"x-aliases\":[\"created\"],"         \
+    "\"tier\":{\"x-advanced\":true,\"type\":\"string\",\"enum\":[\"static\",\"short\",\"long\",\"archived\"]},"  \
+    "\"importance\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":\"0 to "  \
+    "1 (default: the kind's)\"},"                                                \
+    "\"created_at\":{\"x-advanced\":true,\"type\":[\"string\",\"integer\"],\"x-aliases\":[\"created\"],"         \
     "\"description\":\"ISO 8601 or ms (default now)\"},"                                     \
-    "\"expires_at\":{\"type\":[\"string\",\"integer\"],\"description\":\"ISO 8601 or ms\"}," \
-    "\"ttl\":{\"type\":\"string\",\"description\":\"time to live from now: 30s, 15m, 2h, "   \
+    "\"expires_at\":{\"x-advanced\":true,\"type\":[\"string\",\"integer\"],\"description\":\"ISO 8601 or ms\"}," \
+    "\"ttl\":{\"x-advanced\":true,\"type\":\"string\",\"description\":\"time to live from now: 30s, 15m, 2h, "   \
     "7d, or a time\"},"                                                                      \
     "\"metadata\":{\"type\":\"object\",\"x-aliases\":[\"meta\"],\"description\":\"a JSON "   \
     "object, filterable\"},"                                                                 \
-    "\"links\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"ids "   \
+    "\"links\":{\"x-advanced\":true,\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"ids "   \
     "this memory came from\"},"                                                              \
-    "\"vector\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"description\":\"a "    \
+    "\"vector\":{\"x-advanced\":true,\"type\":\"array\",\"items\":{\"type\":\"number\"},\"description\":\"a "    \
     "precomputed embedding\"}"
 
 /* A TTL ("30s", "7d", or a time) into *expires; REMEM_EINVAL naming it. */

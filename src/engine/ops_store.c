@@ -258,49 +258,46 @@ static int op_import(remem *db, json_t *args, json_t **result) {
 
 /* ---- the rows ---- */
 
-#define S_NUM(name, what) "\"" name "\":{\"type\":\"number\",\"description\":\"" what "\"}"
-#define S_RECALL_PROPS                                                                                                                                      \
-    "\"ns\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},\"description\":"                                                              \
-    "\"the namespace, or a list of them (also spelt namespaces)\"},"                                                                                        \
-    "\"namespaces\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"                                                                      \
-    "\"description\":\"the same as ns\"},"                                                                                                                  \
-    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to recall (also "                                                                \
-    "spelt text)\"},"                                                                                                                                       \
-    "\"text\":{\"type\":\"string\",\"description\":\"the same as query\"},"                                                                                 \
-    "\"vector\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"description\":\"recall "                                                              \
-    "by a vector instead of a text\"},"                                                                                                                     \
-    "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"how many "                                                                \
-    "memories (default: the profile's)\"},"                                                                                                                 \
-    "\"profile\":{\"type\":\"string\",\"description\":\"scoring profile: default, stream, "                                                                 \
-    "metaverse, generative-agents, replay, episodes\"},"                                                                                                    \
-    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "                                                                \
-    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                                                                                         \
-    "\"now\":{\"type\":[\"string\",\"integer\"],\"description\":\"the time to recall at (ISO "                                                              \
-    "8601 or ms): a replay\"},"                                                                                                                             \
-    "\"tiers\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},"                                                                           \
-    "\"description\":\"tiers in priority order (default static, short, long)\"},"                                                                           \
-    "\"candidates\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000},"                                                                               \
-    "\"normalize\":{\"type\":\"boolean\"},"                                                                                                                 \
-    "\"touch\":{\"type\":\"boolean\",\"description\":\"update accessed_at (default true)\"},"                                                               \
-    "\"include_invalid\":{\"type\":\"boolean\"}," S_NUM("w_relevance", "weight") "," S_NUM(                                                                 \
-        "w_lexical",                                                                                                                                        \
-        "weight") "," S_NUM("w_recency",                                                                                                                    \
-                            "weight") "," S_NUM("w_importance",                                                                                             \
-                                                "weight") "," S_NUM("w_context",                                                                            \
-                                                                    "weight") "," S_NUM("min_"                                                              \
-                                                                                        "similari"                                                          \
-                                                                                        "ty",                                                               \
-                                                                                        "threshol"                                                          \
-                                                                                        "d") "," S_NUM("min_score",                                         \
-                                                                                                       "threshold") "," S_NUM("recency_base",               \
-                                                                                                                              "k of k^hours, in (0,1]") "," \
-                                                                                                                                                        "\"half_life_hours\":{\"type\":\"number\",\"x-aliases\":[\"half_life\"]}"
+/* A number for the scoring's finer settings: taken on every face, left out
+ * of a model's tool (x-advanced). */
+#define S_NUM(name, what) \
+    "\"" name "\":{\"x-advanced\":true,\"type\":\"number\",\"description\":\"" what "\"}"
+#define S_RECALL_PROPS                                                                        \
+    "\"ns\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"             \
+    "\"description\":\"the namespace, or a list of them\"},"           \
+    "\"namespaces\":{\"x-advanced\":true,\"type\":[\"string\",\"array\"],\"items\":"         \
+    "{\"type\":\"string\"},\"description\":\"the same as ns\"},"                               \
+    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what to recall\"},"                                                                          \
+    "\"text\":{\"x-advanced\":true,\"type\":\"string\",\"description\":\"the same as query\"},"\
+    "\"vector\":{\"x-advanced\":true,\"type\":\"array\",\"items\":{\"type\":\"number\"},"      \
+    "\"description\":\"recall by a vector instead of a text\"},"                              \
+    "\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"how many "   \
+    "memories (default: the profile's)\"},"                                                    \
+    "\"profile\":{\"type\":\"string\",\"description\":\"scoring profile: default, stream, "    \
+    "metaverse, generative-agents, replay, episodes\"},"                                       \
+    "\"filter\":{\"type\":[\"object\",\"string\"],\"description\":\"Chroma-style filter on "   \
+    "metadata and fields, e.g. {\\\"kind\\\":\\\"decision\\\"}\"},"                            \
+    "\"now\":{\"x-advanced\":true,\"type\":[\"string\",\"integer\"],\"description\":\"the "    \
+    "time to recall at (ISO 8601 or ms): a replay\"},"                                         \
+    "\"tiers\":{\"x-advanced\":true,\"type\":[\"array\",\"string\"],\"items\":{\"type\":"     \
+    "\"string\"},\"description\":\"tiers in priority order (default static, short, long)\"},"  \
+    "\"candidates\":{\"x-advanced\":true,\"type\":\"integer\",\"minimum\":1,\"maximum\":"      \
+    "100000},"                                                                                 \
+    "\"normalize\":{\"x-advanced\":true,\"type\":\"boolean\"},"                                 \
+    "\"touch\":{\"x-advanced\":true,\"type\":\"boolean\",\"description\":\"update accessed_at "\
+    "(default true)\"},"                                                                       \
+    "\"include_invalid\":{\"x-advanced\":true,\"type\":\"boolean\"},"                           \
+    S_NUM("w_relevance", "weight") "," S_NUM("w_lexical", "weight") ","                        \
+    S_NUM("w_recency", "weight") "," S_NUM("w_importance", "weight") ","                       \
+    S_NUM("w_context", "weight") "," S_NUM("min_similarity", "threshold") ","                  \
+    S_NUM("min_score", "threshold") "," S_NUM("recency_base", "k of k^hours, in (0,1]") ","    \
+    "\"half_life_hours\":{\"x-advanced\":true,\"type\":\"number\",\"x-aliases\":"              \
+    "[\"half_life\"]}"
 
 const engine_op store_wide_ops[] = {
     {{"recall", "read",
-      "The memories that matter for a query, best first, each with the components of its "
-      "score. Bookkeeping records (hint logs, error events, attempts, runs) are left out "
-      "unless a filter on kind asks for them.",
+      "The memories that matter for a query, best first, each with the parts of its score "
+      "(bookkeeping records only when a filter on kind names them).",
       "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS "}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_recall},

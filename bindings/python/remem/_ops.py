@@ -33,17 +33,13 @@ class OperationMethods:
 
         Args:
             id: memory id
-            ns: namespace (may be left out when the id is in one namespace only)
-                (optional)
+            ns: namespace (optional) (optional)
         """
         return self.call('memory.get', **{'id': id, 'ns': ns})
 
     def memory_add(self, *, ns: str, text: str, id: Optional[str] = None, kind: Optional[str] = None, tier: Optional[str] = None, importance: Optional[float] = None, created_at: Optional[Union[str, int]] = None, expires_at: Optional[Union[str, int]] = None, ttl: Optional[str] = None, metadata: Optional[dict] = None, links: Optional[list] = None, vector: Optional[list] = None) -> dict:
-        """Remember one thing: a text in a namespace, with optional kind, tier,
-        importance, metadata, links, a caller's id (then an upsert) and a time
-        to live. An exact duplicate of a stored text is counted on that memory
-        instead. Answers the id and whether it was added, upserted or a
-        duplicate.
+        """Remember a text in a namespace (optional kind, importance, metadata); an
+        exact duplicate is counted on the stored one. Answers the id.
 
         The operation "memory.add" (remem_call); returns its JSON answer.
 
@@ -54,7 +50,7 @@ class OperationMethods:
             kind: observation (default), reflection, decision, plan, ...
                 (optional)
             tier: str (optional)
-            importance: in [0,1]; left out: the kind's default (optional)
+            importance: 0 to 1 (default: the kind's) (optional)
             created_at: ISO 8601 or ms (default now) (optional)
             expires_at: ISO 8601 or ms (optional)
             ttl: time to live from now: 30s, 15m, 2h, 7d, or a time (optional)
@@ -78,16 +74,14 @@ class OperationMethods:
         return self.call('memory.add_batch', **{'ns': ns, 'memories': memories})
 
     def memory_update(self, *, id: str, ns: Optional[str] = None, text: Optional[str] = None, kind: Optional[str] = None, tier: Optional[str] = None, importance: Optional[float] = None, metadata: Optional[Union[dict, None]] = None, links: Optional[Union[list, None]] = None, expires_at: Optional[Union[str, int, None]] = None, ttl: Optional[str] = None, actor: Optional[str] = None) -> dict:
-        """Change the given fields of a memory; its history keeps the before and
-        after. A new text is embedded again; tier archived archives it, another
-        tier restores it.
+        """Change a memory's text, importance or metadata; its history keeps the
+        before and after.
 
         The operation "memory.update" (remem_call); returns its JSON answer.
 
         Args:
             id: memory id
-            ns: namespace (may be left out when the id is in one namespace only)
-                (optional)
+            ns: namespace (optional) (optional)
             text: the new text (optional)
             kind: str (optional)
             tier: str (optional)
@@ -109,24 +103,21 @@ class OperationMethods:
 
         Args:
             id: memory id
-            ns: namespace (may be left out when the id is in one namespace only)
-                (optional)
+            ns: namespace (optional) (optional)
             superseded_by: id of the memory that replaces it (optional)
             reason: why, for the history (optional)
         """
         return self.call('memory.invalidate', **{'id': id, 'ns': ns, 'superseded_by': superseded_by, 'reason': reason})
 
     def memory_forget(self, *, id: str, ns: Optional[str] = None, purge: Optional[bool] = None) -> dict:
-        """Archive a memory (out of recall, restorable by memory.update with
-        another tier), or with purge delete it for good: its text is scrubbed
-        from the history (purge needs the admin right over HTTP and MCP).
+        """Archive a memory (out of recall, restorable), or with purge delete it
+        for good (purge needs the admin right).
 
         The operation "memory.forget" (remem_call); returns its JSON answer.
 
         Args:
             id: memory id
-            ns: namespace (may be left out when the id is in one namespace only)
-                (optional)
+            ns: namespace (optional) (optional)
             purge: delete for good (optional)
         """
         return self.call('memory.forget', **{'id': id, 'ns': ns, 'purge': purge})
@@ -139,8 +130,7 @@ class OperationMethods:
 
         Args:
             id: memory id
-            ns: namespace (may be left out when the id is in one namespace only)
-                (optional)
+            ns: namespace (optional) (optional)
         """
         return self.call('memory.history', **{'id': id, 'ns': ns})
 
@@ -185,17 +175,15 @@ class OperationMethods:
         return self.call('memory.delete', **{'ns': ns, 'filter': filter, 'kinds': kinds, 'tiers': tiers, 'include_invalid': include_invalid, 'dry_run': dry_run})
 
     def recall(self, *, ns: Optional[Union[str, list]] = None, namespaces: Optional[Union[str, list]] = None, query: Optional[str] = None, text: Optional[str] = None, vector: Optional[list] = None, k: Optional[int] = None, profile: Optional[str] = None, filter: Optional[Union[dict, str]] = None, now: Optional[Union[str, int]] = None, tiers: Optional[Union[list, str]] = None, candidates: Optional[int] = None, normalize: Optional[bool] = None, touch: Optional[bool] = None, include_invalid: Optional[bool] = None, w_relevance: Optional[float] = None, w_lexical: Optional[float] = None, w_recency: Optional[float] = None, w_importance: Optional[float] = None, w_context: Optional[float] = None, min_similarity: Optional[float] = None, min_score: Optional[float] = None, recency_base: Optional[float] = None, half_life_hours: Optional[float] = None) -> dict:
-        """The memories that matter for a query, best first, each with the
-        components of its score. Bookkeeping records (hint logs, error events,
-        attempts, runs) are left out unless a filter on kind asks for them.
+        """The memories that matter for a query, best first, each with the parts of
+        its score (bookkeeping records only when a filter on kind names them).
 
         The operation "recall" (remem_call); returns its JSON answer.
 
         Args:
-            ns: the namespace, or a list of them (also spelt namespaces)
-                (optional)
+            ns: the namespace, or a list of them (optional)
             namespaces: the same as ns (optional)
-            query: what to recall (also spelt text) (optional)
+            query: what to recall (optional)
             text: the same as query (optional)
             vector: recall by a vector instead of a text (optional)
             k: how many memories (default: the profile's) (optional)
