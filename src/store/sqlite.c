@@ -336,8 +336,18 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
     /* Deleted content is overwritten, so a purged memory's text does not
      * linger in free pages of the file. */
     if ((rc = exec(s, "PRAGMA secure_delete=ON"))) return rc;
-    /* Reads through a memory map: no copy from the kernel per page. */
-    exec(s, "PRAGMA mmap_size=1073741824");
+    /* Reads through a memory map (no copy from the kernel per page) of at
+     * most REMEM_SQLITE_MMAP_MB of the file per connection, 64 by default:
+     * mapped pages count in the process's resident size once per
+     * connection, and a server has one connection per worker, so a large
+     * map would let the store file, not the cache budget, set a server's
+     * memory. Beyond it pages are read into SQLite's own page cache. */
+    char mm[64];
+    const char *mv = getenv("REMEM_SQLITE_MMAP_MB");
+    long mmb = mv && *mv ? strtol(mv, NULL, 10) : 64;
+    if (mmb < 0 || mmb > 1 << 20) mmb = 64;
+    snprintf(mm, sizeof mm, "PRAGMA mmap_size=%lld", (long long)mmb << 20);
+    exec(s, mm);
     /* A file that is not a database shows up here, on the first read. */
     if (!read_only && (rc = migrate(s))) return rc;
     for (int i = 0; i < ST_COUNT; i++) {
