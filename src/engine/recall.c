@@ -365,6 +365,54 @@ static int cmp_ranked(const void *a, const void *b) {
     return rx > ry ? -1 : rx < ry; /* newer first */
 }
 
+/* ---- the context step's neighbours ---- */
+
+typedef struct stream_pos {
+    uintptr_t cache; /* the candidate's namespace cache */
+    int64_t rowid;
+    size_t i; /* its index among the candidates */
+} stream_pos;
+
+static int cmp_stream_pos(const void *a, const void *b) {
+    const stream_pos *x = a, *y = b;
+    if (x->cache != y->cache) return x->cache < y->cache ? -1 : 1;
+    if (x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Each candidate's stream neighbours among the candidates: nb[i] the one
+ * written just before it in its namespace (rowid - 1), nb[n + i] the one
+ * just after (rowid + 1), -1 when not a candidate. Sorted by (namespace,
+ * rowid), the neighbours are the adjacent runs of equal positions, so
+ * this is n log n, not the n^2 of comparing every pair; when a position
+ * appears twice, the later candidate is the neighbour, as it was then.
+ * Returns nonzero when out of memory. */
+static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
+    stream_pos *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const cand_ref *r = rk[i].ref;
+        p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid, i};
+        nb[i] = nb[n + i] = -1;
+    }
+    qsort(p, n, sizeof *p, cmp_stream_pos);
+    /* runs [a, b) of equal (cache, rowid); prev_last: the last of the run
+     * before, when it is one rowid below */
+    for (size_t a = 0, prev_a = 0, prev_b = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && p[b].cache == p[a].cache && p[b].rowid == p[a].rowid) b++;
+        int adjacent = prev_b > prev_a && p[prev_a].cache == p[a].cache &&
+                       p[prev_a].rowid == p[a].rowid - 1;
+        for (size_t k = a; adjacent && k < b; k++) nb[p[k].i] = (long)p[prev_b - 1].i;
+        for (size_t k = prev_a; adjacent && k < prev_b; k++) nb[n + p[k].i] = (long)p[b - 1].i;
+        prev_a = a;
+        prev_b = b;
+        a = b;
+    }
+    free(p);
+    return 0;
+}
+
 static size_t memory_bytes(const remem_memory *m) {
     return str_bytes(m->ns) + str_bytes(m->id) + str_bytes(m->kind) + str_bytes(m->tier) +
            str_bytes(m->text) + str_bytes(m->superseded_by) + str_bytes(m->metadata) +
@@ -651,17 +699,11 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        for (size_t i = 0; i < n; i++) {
-            nb[i] = nb[n + i] = -1;
-            int64_t rid = rk[i].ref->c->rows[rk[i].ref->row].rowid;
-            for (size_t j = 0; j < n; j++) {
-                if (rk[j].ref->c != rk[i].ref->c) continue;
-                int64_t d = rk[j].ref->c->rows[rk[j].ref->row].rowid - rid;
-                if (d == -1)
-                    nb[i] = (long)j;
-                else if (d == 1)
-                    nb[n + i] = (long)j;
-            }
+        if (stream_neighbours(rk, n, nb)) {
+            free(nb);
+            free(cs);
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
         }
         score_add_context(&x.p, cs, n, nb, nb + n);
         free(nb);
