@@ -70,15 +70,15 @@ static void timeline_store(remem *db, int steps) {
                 json_decref(a < s ? CALL(db, "lesson.validate", "{sO s{} ss ss si}", "schema",
                                          schema, "input", "ns", "t", "run", run, "step", s)
                                   : CALL(db, "lesson.validate", "{sO s{ss} ss ss si}", "schema",
-                                         schema, "input", "sql", sql, "ns", "t", "run", run,
-                                         "step", s));
+                                         schema, "input", "sql", sql, "ns", "t", "run", run, "step",
+                                         s));
             }
             if (s % 2) {
                 char err[64];
                 snprintf(err, sizeof err, "Error: table t%c is locked", 'a' + s % 3);
-                json_decref(CALL(db, "lesson.event", "{ss ss ss ss ss ss si}", "ns", "t",
-                                 "domain", "sqlite", "tool", "run_sqlite", "channel",
-                                 "hard_failure", "error", err, "run", run, "step", s));
+                json_decref(CALL(db, "lesson.event", "{ss ss ss ss ss ss si}", "ns", "t", "domain",
+                                 "sqlite", "tool", "run_sqlite", "channel", "hard_failure", "error",
+                                 err, "run", run, "step", s));
             }
         }
     json_decref(schema);

@@ -401,8 +401,8 @@ static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
     for (size_t a = 0, prev_a = 0, prev_b = 0; a < n;) {
         size_t b = a + 1;
         while (b < n && p[b].cache == p[a].cache && p[b].rowid == p[a].rowid) b++;
-        int adjacent = prev_b > prev_a && p[prev_a].cache == p[a].cache &&
-                       p[prev_a].rowid == p[a].rowid - 1;
+        int adjacent =
+            prev_b > prev_a && p[prev_a].cache == p[a].cache && p[prev_a].rowid == p[a].rowid - 1;
         for (size_t k = a; adjacent && k < b; k++) nb[p[k].i] = (long)p[prev_b - 1].i;
         for (size_t k = prev_a; adjacent && k < prev_b; k++) nb[n + p[k].i] = (long)p[b - 1].i;
         prev_a = a;

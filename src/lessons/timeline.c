@@ -193,12 +193,12 @@ static json_t *view_attempts(tl *t, const char *run, strbuf *txt) {
             const json_t *lm = t->logs.v[t->logs_ix.k[x].i].meta;
             size_t j;
             json_t *h;
-            json_array_foreach(json_object_get(lm, "hints"), j, h)
-                json_array_append_new(hints, json_pack("{sO sO sO ss}", "lesson_id",
-                                                       json_object_get(h, "lesson_id"), "lane",
-                                                       json_object_get(h, "lane"), "score",
-                                                       json_object_get(h, "score"), "mode",
-                                                       lsn_s(lm, "mode")));
+            json_array_foreach(json_object_get(lm, "hints"), j, h) {
+                json_array_append_new(
+                    hints, json_pack("{sO sO sO ss}", "lesson_id", json_object_get(h, "lesson_id"),
+                                     "lane", json_object_get(h, "lane"), "score",
+                                     json_object_get(h, "score"), "mode", lsn_s(lm, "mode")));
+            }
         }
         const char *exec = json_array_size(evs)                         ? "error"
                            : validation && !strcmp(validation, "valid") ? "ok"
@@ -451,8 +451,8 @@ int lsn_op_timeline(remem *db, json_t *args, json_t **result) {
     if (!rc) rc = lsn_list_kind(db, ns, "hint_log", &t.logs);
     if (!rc) rc = lsn_list_kind(db, ns, "run", &t.runs);
     if (!rc) rc = lsn_list_kind(db, ns, "lesson", &t.ls);
-    if (!rc && (rs_build(&t.at, &t.at_ix) || rs_build(&t.ev, &t.ev_ix) ||
-                rs_build(&t.logs, &t.logs_ix)))
+    if (!rc &&
+        (rs_build(&t.at, &t.at_ix) || rs_build(&t.ev, &t.ev_ix) || rs_build(&t.logs, &t.logs_ix)))
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (rc) {
         tl_free(&t);
@@ -485,7 +485,8 @@ int lsn_op_timeline(remem *db, json_t *args, json_t **result) {
     if (run) json_object_set_new(*result, "run", json_string(run));
     if (*result && strcmp(view, "summary")) {
         json_object_set_new(*result, "total", json_integer((json_int_t)total));
-        if (next < total) json_object_set_new(*result, "next_offset", json_integer((json_int_t)next));
+        if (next < total)
+            json_object_set_new(*result, "next_offset", json_integer((json_int_t)next));
     }
     sb_free(&txt);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -110,7 +110,8 @@ static json_t *index_ids(const void *v, size_t n, size_t size, size_t off) {
     json_t *ix = json_object();
     for (size_t i = 0; ix && i < n; i++) {
         const char *id = *(char *const *)((const char *)v + i * size + off);
-        if (!json_object_get(ix, id) && json_object_set_new_nocheck(ix, id, json_integer((json_int_t)i))) {
+        if (!json_object_get(ix, id) &&
+            json_object_set_new_nocheck(ix, id, json_integer((json_int_t)i))) {
             json_decref(ix);
             ix = NULL;
         }
@@ -194,7 +195,8 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
         m->metadata = L.v[i].meta;
     }
     for (size_t j = 0; j < old.n; j++)
-        if (!json_object_get(fresh, old.v[j].id)) gone[ngone++] = (lc_move){old.v[j].id, "archived"};
+        if (!json_object_get(fresh, old.v[j].id))
+            gone[ngone++] = (lc_move){old.v[j].id, "archived", NULL};
     if ((nadd || ngone) && (rc = lc_write(db, ns, adds, nadd, NULL, gone, ngone, "static.load")))
         goto done;
     char text[256];
