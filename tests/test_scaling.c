@@ -288,10 +288,97 @@ static void test_static_load_counts(void) {
     remem_close(db);
 }
 
+/* ---- prune's clusters ---- */
+
+typedef struct ep_rows {
+    char id[64][40];
+    int project[64];
+    float vec[64][512];
+    int n, dim;
+} ep_rows;
+
+static int on_episode(void *ctx, const char *data, size_t len) {
+    ep_rows *e = ctx;
+    json_t *m = json_loadb(data, len, 0, NULL);
+    json_t *v = json_object_get(m, "vector");
+    if (e->n < 64 && json_array_size(v) <= 512) {
+        snprintf(e->id[e->n], sizeof e->id[e->n], "%s", S(m, "id"));
+        const char *p = S(json_object_get(m, "metadata"), "projectID");
+        e->project[e->n] = p[1] - '0';
+        e->dim = (int)json_array_size(v);
+        for (int d = 0; d < e->dim; d++)
+            e->vec[e->n][d] = (float)json_number_value(json_array_get(v, (size_t)d));
+        e->n++;
+    }
+    json_decref(m);
+    return 0;
+}
+
+/* Episodes of two projects whose texts share more or fewer words, so
+ * that at threshold 0.8 some cluster and some do not; the dry run lists
+ * the members of the clusters that greedy leader clustering with an
+ * exact (double, in order) dot product makes, computed here. */
+static void test_prune_clusters_as_before(void) {
+    remem *db = open_mem();
+    static const char *w[] = {"deploy", "build", "cache", "parser", "socket", "retry",
+                              "config", "index", "merge", "schema", "client", "queue"};
+    for (int i = 0; i < 48; i++) {
+        char text[160], md[64];
+        int g = i % 6;
+        snprintf(text, sizeof text, "%s %s %s %s %s %s", w[g], w[g + 1], w[g + 2], w[g + 3],
+                 w[(g + 4 + (i / 6) % 3) % 12], i % 4 == 0 ? w[(i * 5) % 12] : "");
+        snprintf(md, sizeof md, "{\"projectID\":\"p%d\",\"taskID\":\"t%d\"}", i % 2, i);
+        remem_memory m;
+        remem_memory_init(&m);
+        m.ns = "e";
+        m.kind = "episode";
+        m.text = text;
+        m.metadata = md;
+        CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    }
+    static ep_rows e;
+    memset(&e, 0, sizeof e);
+    CHECK_INT(remem_export(db, "e", 1, on_episode, &e, NULL), REMEM_OK);
+    const double thr = 0.8;
+    int leader[64], members[64] = {0};
+    for (int j = 0; j < e.n; j++) {
+        leader[j] = j;
+        for (int i = 0; i < j; i++) {
+            if (leader[i] != i || e.project[i] != e.project[j]) continue;
+            double dot = 0;
+            for (int d = 0; d < e.dim; d++) dot += (double)e.vec[i][d] * e.vec[j][d];
+            if (dot >= thr) {
+                leader[j] = i;
+                break;
+            }
+        }
+        members[leader[j]]++;
+    }
+    json_t *want = json_object();
+    int clusters = 0;
+    for (int i = 0; i < e.n; i++) clusters += leader[i] == i && members[i] >= 2;
+    for (int j = 0; j < e.n; j++)
+        if (members[leader[j]] >= 2) json_object_set_new(want, e.id[j], json_true());
+    CHECK(clusters >= 2 && (int)json_object_size(want) < e.n); /* some do, some do not */
+    json_t *r = CALL(db, "prune", "{ss sb si si sf ss si}", "ns", "e", "dry_run", 1,
+                     "retention_days", 0, "max_episodes_per_project", 0, "similarity_threshold",
+                     thr, "strategy", "heuristic", "ids_limit", 1000);
+    CHECK_INT(json_integer_value(json_object_get(r, "clustersCreated")), clusters);
+    json_t *got = json_object_get(r, "episodesRemoved");
+    CHECK_INT(json_array_size(got), json_object_size(want));
+    size_t i;
+    json_t *v;
+    json_array_foreach(got, i, v) CHECK(json_object_get(want, json_string_value(v)) != NULL);
+    json_decref(r);
+    json_decref(want);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_timeline_steps_and_pages);
     RUN(test_recall_context_neighbours);
     RUN(test_static_load_counts);
+    RUN(test_prune_clusters_as_before);
     return TEST_EXIT();
 }
