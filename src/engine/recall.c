@@ -56,10 +56,38 @@ static cand_ref *pool_add(pool *p) {
     return r;
 }
 
-static cand_ref *pool_find(pool *p, ns_cache *c, size_t row) {
-    for (size_t i = 0; i < p->n; i++)
-        if (p->v[i].c == c && p->v[i].row == row) return &p->v[i];
-    return NULL;
+/* The pool's entries so far, sorted by (cache, row), to find the one of
+ * a lexical hit in log n instead of scanning the pool per hit (which was
+ * n_cand^2 with candidates in the tens of thousands). The vector lane's
+ * entries are distinct, so the entry found is the one a scan finds. */
+typedef struct pool_key {
+    uintptr_t c;
+    size_t row, i;
+} pool_key;
+
+typedef struct pool_ix {
+    pool_key *v;
+    size_t n;
+} pool_ix;
+
+static int cmp_pool_key(const void *a, const void *b) {
+    const pool_key *x = a, *y = b;
+    if (x->c != y->c) return x->c < y->c ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int pool_index(const pool *p, pool_ix *ix) {
+    ix->n = p->n;
+    if (!(ix->v = malloc((p->n ? p->n : 1) * sizeof *ix->v))) return -1;
+    for (size_t i = 0; i < p->n; i++) ix->v[i] = (pool_key){(uintptr_t)p->v[i].c, p->v[i].row, i};
+    qsort(ix->v, ix->n, sizeof *ix->v, cmp_pool_key);
+    return 0;
+}
+
+static cand_ref *pool_find(pool *p, const pool_ix *ix, ns_cache *c, size_t row) {
+    pool_key k = {(uintptr_t)c, row, 0};
+    const pool_key *f = bsearch(&k, ix->v, ix->n, sizeof k, cmp_pool_key);
+    return f ? &p->v[f->i] : NULL;
 }
 
 /* Tiers in priority order. */
@@ -287,6 +315,7 @@ static int lexical_lane(query_ctx *x) {
     const char **terms = NULL;
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
+    pool_ix pix = {0};
     int rc = REMEM_OK;
     if (cache_terms(x->db->stem, x->text, &buf, &offs, &n, &cap) < 0) goto oom;
     if (n == 0) goto out;
@@ -304,10 +333,11 @@ static int lexical_lane(query_ctx *x) {
     }
     if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
     if (found > x->n_cand) found = x->n_cand;
+    if (pool_index(&x->pool, &pix)) goto oom;
     for (size_t i = 0; i < found; i++) {
         ns_cache *c = x->caches[refs[i].cache];
         size_t row = refs[i].hit.doc;
-        cand_ref *r = pool_find(&x->pool, c, row);
+        cand_ref *r = pool_find(&x->pool, &pix, c, row);
         if (!r && !(r = pool_add(&x->pool))) goto oom;
         r->c = c;
         r->row = row;
@@ -319,6 +349,7 @@ static int lexical_lane(query_ctx *x) {
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
 out:
+    free(pix.v);
     free(refs);
     free(hits);
     free(terms);
