@@ -246,7 +246,11 @@ static double run_summarize(size_t n) {
         free(r);
         char args[160];
         snprintf(args, sizeof args, "{\"ns\":\"s\",\"count\":10,\"method\":\"extractive\"}");
+        /* the first call loads the namespace's cache (the engine's, not
+         * summarize's work); the second is timed */
         char *out = NULL;
+        if (remem_call(db, "summarize", args, strlen(args), &out)) die(db, "summarize");
+        remem_free(out);
         double t0 = now_s();
         if (remem_call(db, "summarize", args, strlen(args), &out)) die(db, "summarize");
         double t = now_s() - t0;
