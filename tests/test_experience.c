@@ -405,6 +405,50 @@ static void test_stats(void) {
     remem_close(db);
 }
 
+/* A reward near DBL_MAX is refused by name; rewards written with plain
+ * add (no schema) near DBL_MAX still average to a number, not a missing
+ * key. */
+static void test_reward_bounds(void) {
+    remem *db = open_store(":memory:");
+    if (!db) return;
+    int rc = 0;
+    json_t *r = call(db, "decision.add",
+                     "{\"ns\":\"s\",\"title\":\"t\",\"action\":\"rest\",\"domain\":\"d\","
+                     "\"reward\":1.7e308}",
+                     &rc);
+    CHECK_INT(rc, REMEM_EINVAL);
+    CHECK(strstr(remem_errmsg(db), "reward") && strstr(remem_errmsg(db), "maximum"));
+    json_decref(r);
+    r = call(db, "trajectory.add",
+             "{\"ns\":\"s\",\"task\":\"t\",\"route\":\"r\",\"reward\":-1.7e308}", &rc);
+    CHECK_INT(rc, REMEM_EINVAL);
+    json_decref(r);
+    char *st = NULL;
+    CHECK_INT(remem_stats(db, "s", &st), REMEM_OK);
+    CHECK(st && !strstr(st, "total_memories")); /* nothing was written */
+    remem_free(st);
+    for (int i = 0; i < 3; i++) {
+        remem_memory m;
+        remem_memory_init(&m);
+        m.ns = "s";
+        m.kind = "decision";
+        char text[32];
+        snprintf(text, sizeof text, "big win number %d", i);
+        m.text = text;
+        m.metadata = "{\"reward\":1.7e308,\"action\":\"rest\"}";
+        CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    }
+    CHECK_INT(remem_stats(db, "s", &st), REMEM_OK);
+    json_t *o = st ? json_loads(st, 0, NULL) : NULL;
+    CHECK_INT(json_integer_value(json_object_get(o, "total_memories")), 3);
+    json_t *avg = json_object_get(o, "average_reward");
+    CHECK(json_is_number(avg));
+    CHECK_NEAR(json_number_value(avg) / 1.7e308, 1.0, 1e-9);
+    json_decref(o);
+    remem_free(st);
+    remem_close(db);
+}
+
 /* ---- hydration ---- */
 
 static const char *chroma_file =
@@ -543,5 +587,6 @@ int main(int argc, char **argv) {
     RUN(test_hydrate_once);
     RUN(test_first_use_hydration);
     RUN(test_trajectories);
+    RUN(test_reward_bounds);
     return TEST_EXIT();
 }

@@ -564,6 +564,65 @@ static void test_rate_deadline_and_interrupt(void) {
     llm_standin_stop(&s);
 }
 
+/* A model's answer larger than a client's request may be (8 MiB, the
+ * server's default --max-body) is refused, for rate and summarize alike,
+ * and nothing of it is stored. */
+static void test_oversized_answers_refused(void) {
+    const size_t big = ((size_t)8 << 20) + 4096;
+    char *pad = malloc(big + 1);
+    memset(pad, 'x', big);
+    pad[big] = '\0';
+    json_t *rules = json_pack("[{ss ss} {ss ss}]", "match", "Memory:", "reply", "", "match",
+                              "Summarise", "reply", "");
+    char *reply = malloc(big + 64);
+    snprintf(reply, big + 64, "{\"rating\": 7, \"explanation\": \"%s\"}", pad);
+    json_object_set_new(json_array_get(rules, 0), "reply", json_string(reply));
+    snprintf(reply, big + 64, "{\"summary\": \"%s\"}", pad);
+    json_object_set_new(json_array_get(rules, 1), "reply", json_string(reply));
+    char *rt = json_dumps(rules, JSON_COMPACT);
+    llm_standin s;
+    int started = llm_standin_start(&s, rt);
+    free(rt);
+    free(reply);
+    free(pad);
+    json_decref(rules);
+    if (started) {
+        SKIP("python3 or the stand-in is not available");
+        return;
+    }
+    remem *db = open_with(s.url, 30000);
+    char *id = add(db, "big", "I got my college acceptance letter today", NULL);
+    for (int i = 0; i < 2; i++) {
+        remem_memory m;
+        remem_memory_init(&m);
+        m.ns = "big";
+        m.tier = "long";
+        m.text = i ? "the second long-term memory" : "the first long-term memory";
+        CHECK_INT(remem_add(db, &m, NULL, 0, NULL), 0);
+    }
+    char *before = snapshot(db);
+    char args[256];
+    int rc;
+    snprintf(args, sizeof args, "{\"ns\":\"big\",\"id\":\"%s\"}", id);
+    json_t *r = call(db, "rate", args, &rc);
+    CHECK_INT(rc, REMEM_ELLM);
+    CHECK(strstr(remem_errmsg(db), "8 MiB") != NULL);
+    json_decref(r);
+    CHECK_INT(llm_standin_count(&s), 1);
+    r = call(db, "summarize", "{\"ns\":\"big\",\"method\":\"llm\"}", &rc);
+    CHECK_INT(rc, REMEM_ELLM);
+    CHECK(strstr(remem_errmsg(db), "8 MiB") != NULL);
+    json_decref(r);
+    CHECK_INT(llm_standin_count(&s), 2);
+    char *after = snapshot(db);
+    CHECK(before && after && !strcmp(after, before)); /* (megabytes: not printed) */
+    free(before);
+    free(after);
+    free(id);
+    remem_close(db);
+    llm_standin_stop(&s);
+}
+
 int main(int argc, char **argv) {
     test__only = argc > 1 ? argv[1] : NULL;
     RUN(test_rate_stored_and_text);
@@ -573,5 +632,6 @@ int main(int argc, char **argv) {
     RUN(test_consolidate);
     RUN(test_auto_rate);
     RUN(test_rate_deadline_and_interrupt);
+    RUN(test_oversized_answers_refused);
     return TEST_EXIT();
 }

@@ -56,10 +56,38 @@ static cand_ref *pool_add(pool *p) {
     return r;
 }
 
-static cand_ref *pool_find(pool *p, ns_cache *c, size_t row) {
-    for (size_t i = 0; i < p->n; i++)
-        if (p->v[i].c == c && p->v[i].row == row) return &p->v[i];
-    return NULL;
+/* The pool's entries so far, sorted by (cache, row), to find the one of
+ * a lexical hit in log n instead of scanning the pool per hit (which was
+ * n_cand^2 with candidates in the tens of thousands). The vector lane's
+ * entries are distinct, so the entry found is the one a scan finds. */
+typedef struct pool_key {
+    uintptr_t c;
+    size_t row, i;
+} pool_key;
+
+typedef struct pool_ix {
+    pool_key *v;
+    size_t n;
+} pool_ix;
+
+static int cmp_pool_key(const void *a, const void *b) {
+    const pool_key *x = a, *y = b;
+    if (x->c != y->c) return x->c < y->c ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int pool_index(const pool *p, pool_ix *ix) {
+    ix->n = p->n;
+    if (!(ix->v = malloc((p->n ? p->n : 1) * sizeof *ix->v))) return -1;
+    for (size_t i = 0; i < p->n; i++) ix->v[i] = (pool_key){(uintptr_t)p->v[i].c, p->v[i].row, i};
+    qsort(ix->v, ix->n, sizeof *ix->v, cmp_pool_key);
+    return 0;
+}
+
+static cand_ref *pool_find(pool *p, const pool_ix *ix, ns_cache *c, size_t row) {
+    pool_key k = {(uintptr_t)c, row, 0};
+    const pool_key *f = bsearch(&k, ix->v, ix->n, sizeof k, cmp_pool_key);
+    return f ? &p->v[f->i] : NULL;
 }
 
 /* Tiers in priority order. */
@@ -305,6 +333,7 @@ static int lexical_lane(query_ctx *x) {
     const char **terms = NULL;
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
+    pool_ix pix = {0};
     int rc = REMEM_OK;
     if (cache_terms(x->db->stem, x->text, &buf, &offs, &n, &cap) < 0) goto oom;
     if (n == 0) goto out;
@@ -322,10 +351,11 @@ static int lexical_lane(query_ctx *x) {
     }
     if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
     if (found > x->n_cand) found = x->n_cand;
+    if (pool_index(&x->pool, &pix)) goto oom;
     for (size_t i = 0; i < found; i++) {
         ns_cache *c = x->caches[refs[i].cache];
         size_t row = refs[i].hit.doc;
-        cand_ref *r = pool_find(&x->pool, c, row);
+        cand_ref *r = pool_find(&x->pool, &pix, c, row);
         if (!r && !(r = pool_add(&x->pool))) goto oom;
         r->c = c;
         r->row = row;
@@ -337,6 +367,7 @@ static int lexical_lane(query_ctx *x) {
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
 out:
+    free(pix.v);
     free(refs);
     free(hits);
     free(terms);
@@ -381,6 +412,54 @@ static int cmp_ranked(const void *a, const void *b) {
     if (sx != sy) return sx > sy ? -1 : 1;
     int64_t rx = x->ref->c->rows[x->ref->row].rowid, ry = y->ref->c->rows[y->ref->row].rowid;
     return rx > ry ? -1 : rx < ry; /* newer first */
+}
+
+/* ---- the context step's neighbours ---- */
+
+typedef struct stream_pos {
+    uintptr_t cache; /* the candidate's namespace cache */
+    int64_t rowid;
+    size_t i; /* its index among the candidates */
+} stream_pos;
+
+static int cmp_stream_pos(const void *a, const void *b) {
+    const stream_pos *x = a, *y = b;
+    if (x->cache != y->cache) return x->cache < y->cache ? -1 : 1;
+    if (x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Each candidate's stream neighbours among the candidates: nb[i] the one
+ * written just before it in its namespace (rowid - 1), nb[n + i] the one
+ * just after (rowid + 1), -1 when not a candidate. Sorted by (namespace,
+ * rowid), the neighbours are the adjacent runs of equal positions, so
+ * this is n log n, not the n^2 of comparing every pair; when a position
+ * appears twice, the later candidate is the neighbour, as it was then.
+ * Returns nonzero when out of memory. */
+static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
+    stream_pos *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const cand_ref *r = rk[i].ref;
+        p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid, i};
+        nb[i] = nb[n + i] = -1;
+    }
+    qsort(p, n, sizeof *p, cmp_stream_pos);
+    /* runs [a, b) of equal (cache, rowid); prev_last: the last of the run
+     * before, when it is one rowid below */
+    for (size_t a = 0, prev_a = 0, prev_b = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && p[b].cache == p[a].cache && p[b].rowid == p[a].rowid) b++;
+        int adjacent =
+            prev_b > prev_a && p[prev_a].cache == p[a].cache && p[prev_a].rowid == p[a].rowid - 1;
+        for (size_t k = a; adjacent && k < b; k++) nb[p[k].i] = (long)p[prev_b - 1].i;
+        for (size_t k = prev_a; adjacent && k < prev_b; k++) nb[n + p[k].i] = (long)p[b - 1].i;
+        prev_a = a;
+        prev_b = b;
+        a = b;
+    }
+    free(p);
+    return 0;
 }
 
 static size_t memory_bytes(const remem_memory *m) {
@@ -728,17 +807,11 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        for (size_t i = 0; i < n; i++) {
-            nb[i] = nb[n + i] = -1;
-            int64_t rid = rk[i].ref->c->rows[rk[i].ref->row].rowid;
-            for (size_t j = 0; j < n; j++) {
-                if (rk[j].ref->c != rk[i].ref->c) continue;
-                int64_t d = rk[j].ref->c->rows[rk[j].ref->row].rowid - rid;
-                if (d == -1)
-                    nb[i] = (long)j;
-                else if (d == 1)
-                    nb[n + i] = (long)j;
-            }
+        if (stream_neighbours(rk, n, nb)) {
+            free(nb);
+            free(cs);
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
         }
         score_add_context(&x.p, cs, n, nb, nb + n);
         free(nb);

@@ -80,8 +80,8 @@ int exp_fewshot_text(remem *db, const char *ns, const char *title, json_t *metri
  * expired), their mean reward and their counts per action. */
 typedef struct exp_summary {
     int64_t decisions;
-    double reward_sum;
-    json_t *by_action; /* new object: action -> count */
+    long double reward_sum; /* of finite rewards: never overflows */
+    json_t *by_action;      /* new object: action -> count */
 } exp_summary;
 int exp_summarise(remem *db, const char *ns, exp_summary *s);
 

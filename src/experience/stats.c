@@ -28,7 +28,11 @@ static int count_row(void *vctx, const store_row *r) {
     json_t *meta = m->metadata ? json_loads(m->metadata, 0, NULL) : NULL;
     json_t *rw = json_object_get(meta, "reward"), *act = json_object_get(meta, "action");
     c->s->decisions++;
-    if (json_is_number(rw)) c->s->reward_sum += json_number_value(rw);
+    /* Rewards written by plain `add` with any metadata are not bounded by
+     * decision.add's schema: a long double sum of finite doubles stays
+     * finite, and so does its mean. */
+    if (json_is_number(rw) && isfinite(json_number_value(rw)))
+        c->s->reward_sum += (long double)json_number_value(rw);
     if (json_is_string(act) && json_string_length(act)) {
         json_t *n = json_object_get(c->s->by_action, json_string_value(act));
         json_object_set_new(c->s->by_action, json_string_value(act),
@@ -58,9 +62,13 @@ int experience_stats(remem *db, const char *ns, json_t *o) {
     int rc = exp_summarise(db, ns, &s);
     if (rc) return rc;
     if (s.decisions > 0) {
-        double avg = s.reward_sum / (double)s.decisions;
+        double avg = (double)(s.reward_sum / (long double)s.decisions);
         json_object_set_new(o, "total_memories", json_integer(s.decisions));
-        json_object_set_new(o, "average_reward", json_real(round(avg * 1000) / 1000));
+        /* to three decimals, unless that would overflow; json_real
+         * refuses what is not finite: null then, never a key silently
+         * missing */
+        double shown = fabs(avg) < 1e300 ? round(avg * 1000) / 1000 : avg;
+        json_object_set_new(o, "average_reward", isfinite(shown) ? json_real(shown) : json_null());
         json_object_set_new(o, "by_action_type", s.by_action);
     } else {
         json_decref(s.by_action);

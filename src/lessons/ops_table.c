@@ -182,7 +182,12 @@ const engine_op lesson_ops[] = {
       "without it: "
       "every run)\"},"
       "\"view\":{\"type\":\"string\",\"enum\":[\"attempts\",\"decisions\",\"summary\"],"
-      "\"description\":\"attempts (default), decisions or summary\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "lessons"},
+      "\"description\":\"attempts (default), decisions or summary\"},"
+      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,\"description\":"
+      "\"steps (attempts) or decisions in the answer (default 1000); next_offset when there "
+      "are more\"},"
+      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"steps or decisions "
+      "to skip first (default 0)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "lessons"},
      lsn_op_timeline},
     {{"eval.lessons", "admin",
       "A benchmark of the lessons: a scripted agent over grid, fluxtool, excel, sqlite, grid "

@@ -19,11 +19,38 @@
 
 #include "lessons/lessons.h"
 
+/* Steps (attempts view) or decisions (decisions view) in one answer
+ * unless "limit" says otherwise; "offset" and the answer's next_offset
+ * page through the rest. */
+#define TL_PAGE 1000
+
+/* The records of a list that name a run, sorted by (run, step, position
+ * in the list): one run's records at one step are a contiguous range,
+ * found by binary search, in the order they were written. This is what
+ * keeps a timeline n log n: the views look up a step's attempts, events
+ * and hint logs instead of scanning every record for every step. */
+typedef struct rs_key {
+    const char *run; /* borrowed from the record's metadata */
+    int64_t step;    /* -1: none */
+    size_t i;
+} rs_key;
+
+typedef struct rs_ix {
+    rs_key *k;
+    size_t n;
+} rs_ix;
+
 typedef struct tl {
     lsn_list at, ev, logs, runs, ls;
+    rs_ix at_ix, ev_ix, logs_ix;
+    size_t offset, limit; /* the page of steps or decisions answered */
+    size_t total;         /* how many there are */
 } tl;
 
 static void tl_free(tl *t) {
+    free(t->at_ix.k);
+    free(t->ev_ix.k);
+    free(t->logs_ix.k);
     lsn_list_free(&t->at);
     lsn_list_free(&t->ev);
     lsn_list_free(&t->logs);
@@ -38,21 +65,61 @@ static int in_run(const lsn_rec *r, const char *run) {
 
 static int64_t step_of(const lsn_rec *r) { return lsn_i(r->meta, "step", -1); }
 
+static int rs_cmp_at(const rs_key *k, const char *run, int64_t step) {
+    int c = strcmp(k->run, run);
+    if (c) return c;
+    return k->step < step ? -1 : k->step > step;
+}
+
+static int rs_cmp(const void *a, const void *b) {
+    const rs_key *x = a, *y = b;
+    int c = rs_cmp_at(x, y->run, y->step);
+    return c ? c : (x->i < y->i ? -1 : x->i > y->i);
+}
+
+static int rs_build(const lsn_list *l, rs_ix *ix) {
+    ix->n = 0;
+    if (!(ix->k = malloc((l->n ? l->n : 1) * sizeof *ix->k))) return -1;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *run = lsn_s(l->v[i].meta, "run");
+        if (run) ix->k[ix->n++] = (rs_key){run, step_of(&l->v[i]), i};
+    }
+    qsort(ix->k, ix->n, sizeof *ix->k, rs_cmp);
+    return 0;
+}
+
+/* [*a, *b): the positions in ix of run's records at step. */
+static void rs_range(const rs_ix *ix, const char *run, int64_t step, size_t *a, size_t *b) {
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs_cmp_at(&ix->k[mid], run, step) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *a = *b = lo;
+    while (*b < ix->n && !rs_cmp_at(&ix->k[*b], run, step)) (*b)++;
+}
+
 /* The fingerprints of the events of run at step, as an array. */
 static json_t *step_fps(tl *t, const char *run, int64_t s) {
     json_t *a = json_array();
-    for (size_t i = 0; i < t->ev.n; i++)
-        if (in_run(&t->ev.v[i], run) && step_of(&t->ev.v[i]) == s)
-            json_array_append_new(a, json_string(lsn_s(t->ev.v[i].meta, "fingerprint")));
+    size_t lo, hi;
+    rs_range(&t->ev_ix, run, s, &lo, &hi);
+    for (size_t x = lo; x < hi; x++)
+        json_array_append_new(a, json_string(lsn_s(t->ev.v[t->ev_ix.k[x].i].meta, "fingerprint")));
     return a;
 }
 
 static const json_t *last_valid_input(tl *t, const char *run, int64_t s) {
     const json_t *in = NULL;
-    for (size_t i = 0; i < t->at.n; i++)
-        if (in_run(&t->at.v[i], run) && step_of(&t->at.v[i]) == s &&
-            json_is_true(json_object_get(t->at.v[i].meta, "valid")))
-            in = json_object_get(t->at.v[i].meta, "input");
+    size_t lo, hi;
+    rs_range(&t->at_ix, run, s, &lo, &hi);
+    for (size_t x = lo; x < hi; x++) {
+        const json_t *m = t->at.v[t->at_ix.k[x].i].meta;
+        if (json_is_true(json_object_get(m, "valid"))) in = json_object_get(m, "input");
+    }
     return in;
 }
 
@@ -69,12 +136,14 @@ static json_t *view_attempts(tl *t, const char *run, strbuf *txt) {
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < srcs[k]->n; i++) {
             int64_t s = step_of(&srcs[k]->v[i]);
-            if (!in_run(&srcs[k]->v[i], run) || s < 0) continue;
-            int dup = 0;
-            for (size_t j = 0; j < n; j++) dup |= steps[j] == s;
-            if (!dup) steps[n++] = s;
+            if (in_run(&srcs[k]->v[i], run) && s >= 0) steps[n++] = s;
         }
     qsort(steps, n, sizeof *steps, cmp_i64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || steps[u - 1] != steps[i]) steps[u++] = steps[i];
+    n = u;
+    t->total = n;
     json_t *out = json_array(), *pre = json_array();
     for (size_t i = 0; i < t->logs.n; i++)
         if (in_run(&t->logs.v[i], run) && step_of(&t->logs.v[i]) < 0) {
@@ -95,13 +164,15 @@ static json_t *view_attempts(tl *t, const char *run, strbuf *txt) {
             sb_printf(txt, " %s[%s]", lsn_s(h, "lesson_id"), lsn_s(h, "lane"));
         sb_puts(txt, "\n");
     }
-    for (size_t k = 0; k < n; k++) {
+    size_t end = t->offset + t->limit < n ? t->offset + t->limit : n;
+    for (size_t k = t->offset; k < end; k++) {
         int64_t s = steps[k];
         json_t *atts = json_array(), *evs = json_array(), *hints = json_array();
         const char *validation = NULL;
-        for (size_t i = 0; i < t->at.n; i++) {
-            const json_t *m = t->at.v[i].meta;
-            if (!in_run(&t->at.v[i], run) || step_of(&t->at.v[i]) != s) continue;
+        size_t lo, hi;
+        rs_range(&t->at_ix, run, s, &lo, &hi);
+        for (size_t x = lo; x < hi; x++) {
+            const json_t *m = t->at.v[t->at_ix.k[x].i].meta;
             json_array_append_new(atts,
                                   json_pack("{sO sO sO sO}", "input", json_object_get(m, "input"),
                                             "valid", json_object_get(m, "valid"), "violations",
@@ -109,24 +180,25 @@ static json_t *view_attempts(tl *t, const char *run, strbuf *txt) {
                                             json_object_get(m, "signal")));
             validation = json_is_true(json_object_get(m, "valid")) ? "valid" : "invalid";
         }
-        for (size_t i = 0; i < t->ev.n; i++) {
-            const json_t *m = t->ev.v[i].meta;
-            if (!in_run(&t->ev.v[i], run) || step_of(&t->ev.v[i]) != s) continue;
+        rs_range(&t->ev_ix, run, s, &lo, &hi);
+        for (size_t x = lo; x < hi; x++) {
+            const json_t *m = t->ev.v[t->ev_ix.k[x].i].meta;
             json_array_append_new(
                 evs, json_pack("{sO sO sO sO}", "channel", json_object_get(m, "channel"),
                                "fingerprint", json_object_get(m, "fingerprint"), "tool",
                                json_object_get(m, "tool"), "error", json_object_get(m, "error")));
         }
-        for (size_t i = 0; i < t->logs.n; i++) {
-            if (!in_run(&t->logs.v[i], run) || step_of(&t->logs.v[i]) != s) continue;
+        rs_range(&t->logs_ix, run, s, &lo, &hi);
+        for (size_t x = lo; x < hi; x++) {
+            const json_t *lm = t->logs.v[t->logs_ix.k[x].i].meta;
             size_t j;
             json_t *h;
-            json_array_foreach(json_object_get(t->logs.v[i].meta, "hints"), j, h)
-                json_array_append_new(hints, json_pack("{sO sO sO ss}", "lesson_id",
-                                                       json_object_get(h, "lesson_id"), "lane",
-                                                       json_object_get(h, "lane"), "score",
-                                                       json_object_get(h, "score"), "mode",
-                                                       lsn_s(t->logs.v[i].meta, "mode")));
+            json_array_foreach(json_object_get(lm, "hints"), j, h) {
+                json_array_append_new(
+                    hints, json_pack("{sO sO sO ss}", "lesson_id", json_object_get(h, "lesson_id"),
+                                     "lane", json_object_get(h, "lane"), "score",
+                                     json_object_get(h, "score"), "mode", lsn_s(lm, "mode")));
+            }
         }
         const char *exec = json_array_size(evs)                         ? "error"
                            : validation && !strcmp(validation, "valid") ? "ok"
@@ -258,8 +330,13 @@ static json_t *view_decisions(tl *t, const char *run, strbuf *txt) {
     qsort(d, n, sizeof *d, dec_cmp);
     json_t *out = json_array();
     sb_printf(txt, "run %s: memory decisions\n", run);
+    t->total = n;
     for (size_t i = 0; i < n; i++) {
         json_t *j = d[i].j;
+        if (i < t->offset || i - t->offset >= t->limit) {
+            json_decref(j);
+            continue;
+        }
         const char *a = lsn_s(j, "action");
         sb_printf(txt, "  %s", a);
         if (!strcmp(a, "retrieve"))
@@ -367,12 +444,16 @@ int lsn_op_timeline(remem *db, json_t *args, json_t **result) {
     const char *view = lsn_str(args, "view", "attempts");
     if (!run && strcmp(view, "summary"))
         return eng_fail(db, REMEM_EINVAL, "run: the %s view is of one run (--run)", view);
-    tl t = {0};
+    tl t = {.offset = (size_t)lsn_i(args, "offset", 0),
+            .limit = (size_t)lsn_i(args, "limit", TL_PAGE)};
     int rc = lsn_list_kind(db, ns, "attempt", &t.at);
     if (!rc) rc = lsn_list_kind(db, ns, "error_event", &t.ev);
     if (!rc) rc = lsn_list_kind(db, ns, "hint_log", &t.logs);
     if (!rc) rc = lsn_list_kind(db, ns, "run", &t.runs);
     if (!rc) rc = lsn_list_kind(db, ns, "lesson", &t.ls);
+    if (!rc &&
+        (rs_build(&t.at, &t.at_ix) || rs_build(&t.ev, &t.ev_ix) || rs_build(&t.logs, &t.logs_ix)))
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (rc) {
         tl_free(&t);
         return rc;
@@ -390,6 +471,7 @@ int lsn_op_timeline(remem *db, json_t *args, json_t **result) {
     json_t *v = !strcmp(view, "summary")     ? view_summary(&t, run, &txt)
                 : !strcmp(view, "decisions") ? view_decisions(&t, run, &txt)
                                              : view_attempts(&t, run, &txt);
+    size_t total = t.total, next = t.offset + t.limit;
     tl_free(&t);
     if (!v) {
         sb_free(&txt);
@@ -401,6 +483,11 @@ int lsn_op_timeline(remem *db, json_t *args, json_t **result) {
                                                      : "timeline",
                         v, "text", txt.data ? txt.data : "");
     if (run) json_object_set_new(*result, "run", json_string(run));
+    if (*result && strcmp(view, "summary")) {
+        json_object_set_new(*result, "total", json_integer((json_int_t)total));
+        if (next < total)
+            json_object_set_new(*result, "next_offset", json_integer((json_int_t)next));
+    }
     sb_free(&txt);
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }

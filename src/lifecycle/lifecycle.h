@@ -75,6 +75,11 @@ void lc_list_free(lc_list *l);
 typedef struct lc_move {
     const char *id;
     const char *tier; /* "long", "archived", ... */
+    /* The tier the memory must still be in when the transaction moves it
+     * (NULL: any): a memory another call moved since it was read fails
+     * the write with REMEM_EBUSY, nothing written, so a caller that chose
+     * it from a snapshot can read again and retry. */
+    const char *from;
 } lc_move;
 
 /* Store adds[0..nadd) (each with ns, text, kind, tier, importance,

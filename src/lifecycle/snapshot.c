@@ -114,6 +114,12 @@ static int move_one(remem *db, txn *x, const char *ns, const lc_move *mv, const 
     if (rc) return eng_store_fail(db, rc);
     old = full;
     remem_memory m = old.m;
+    if (mv->from && (!m.tier || strcmp(m.tier, mv->from))) {
+        rc = eng_fail(db, REMEM_EBUSY, "%s/%s is no longer %s: another call moved it", ns, mv->id,
+                      mv->from);
+        store_row_clear(&full);
+        return rc;
+    }
     const char *op = "migrate";
     if (m.tier && !strcmp(m.tier, "archived") && strcmp(mv->tier, "archived"))
         op = "restore";

@@ -9,6 +9,7 @@
  * file no longer has are archived (restorable, out of recall). One
  * transaction: the old personality or the new one, never half of each.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,42 @@ static int keep_loaded_static(const remem_memory *m, void *ctx) {
     return m->tier && !strcmp(m->tier, "static") && !strncmp(m->id, "static:", 7);
 }
 
+/* An index of n records' ids (the char * at offset off of each size-byte
+ * record): a JSON object (jansson's hash table) from id to position, so
+ * matching a file of n leaves against the m loaded before is n + m
+ * lookups, not n * m comparisons. NULL: out of memory. A later duplicate
+ * keeps the first position. */
+static json_t *index_ids(const void *v, size_t n, size_t size, size_t off) {
+    json_t *ix = json_object();
+    for (size_t i = 0; ix && i < n; i++) {
+        const char *id = *(char *const *)((const char *)v + i * size + off);
+        if (!json_object_get(ix, id) &&
+            json_object_set_new_nocheck(ix, id, json_integer((json_int_t)i))) {
+            json_decref(ix);
+            ix = NULL;
+        }
+    }
+    return ix;
+}
+
+/* Every key path short enough and none twice ({"a.b": 1, "a": {"b": 2}}:
+ * two values, one key path); *fresh: the index of L's ids. */
+static int check_paths(remem *db, leaves *L, json_t **fresh) {
+    for (size_t i = 0; i < L->n; i++)
+        if (strlen(L->v[i].id) > STATIC_ID_MAX)
+            return eng_fail(db, REMEM_EINVAL, "static.load: the key path %.80s... is too long",
+                            L->v[i].path);
+    if (!(*fresh = index_ids(L->v, L->n, sizeof *L->v, offsetof(leaf, id))))
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (json_object_size(*fresh) == L->n) return REMEM_OK;
+    for (size_t i = 0; i < L->n; i++)
+        if (json_integer_value(json_object_get(*fresh, L->v[i].id)) != (json_int_t)i)
+            return eng_fail(db, REMEM_EINVAL,
+                            "static.load: two values have the key path %s (a key with a dot?)",
+                            L->v[i].path);
+    return REMEM_OK;
+}
+
 int lc_op_static_load(remem *db, json_t *args, json_t **result) {
     const char *ns = op_str(args, "ns", NULL);
     json_t *file = json_object_get(args, "file");
@@ -107,6 +144,7 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
     lc_list old = {0};
     remem_memory *adds = NULL;
     lc_move *gone = NULL;
+    json_t *fresh = NULL, *was = NULL; /* id -> index, of L and of old */
     int rc = REMEM_OK;
     walk(&L, "", file, 0);
     if (L.oom) {
@@ -125,22 +163,12 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
                       "numbers, lists or objects is expected)");
         goto done;
     }
-    for (size_t i = 0; i < L.n; i++) {
-        if (strlen(L.v[i].id) > STATIC_ID_MAX) {
-            rc = eng_fail(db, REMEM_EINVAL, "static.load: the key path %.80s... is too long",
-                          L.v[i].path);
-            goto done;
-        }
-        /* {"a.b": 1, "a": {"b": 2}}: two values, one key path. */
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(L.v[i].id, L.v[j].id)) {
-                rc = eng_fail(db, REMEM_EINVAL,
-                              "static.load: two values have the key path %s (a key with a dot?)",
-                              L.v[i].path);
-                goto done;
-            }
-    }
+    if ((rc = check_paths(db, &L, &fresh))) goto done;
     if ((rc = lc_snapshot(db, ns, keep_loaded_static, NULL, 0, &old))) goto done;
+    if (!(was = index_ids(old.v, old.n, sizeof *old.v, offsetof(lc_mem, id)))) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto done;
+    }
     adds = calloc(L.n, sizeof *adds);
     gone = calloc(old.n ? old.n : 1, sizeof *gone);
     if (!adds || !gone) {
@@ -149,9 +177,8 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
     }
     size_t added = 0, replaced = 0, unchanged = 0, ngone = 0, nadd = 0;
     for (size_t i = 0; i < L.n; i++) {
-        const lc_mem *prev = NULL;
-        for (size_t j = 0; j < old.n && !prev; j++)
-            if (!strcmp(old.v[j].id, L.v[i].id)) prev = &old.v[j];
+        json_t *at = json_object_get(was, L.v[i].id);
+        const lc_mem *prev = at ? &old.v[json_integer_value(at)] : NULL;
         if (prev && !strcmp(prev->text, L.v[i].text)) {
             unchanged++;
             continue;
@@ -167,11 +194,9 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
         m->importance = 1.0;
         m->metadata = L.v[i].meta;
     }
-    for (size_t j = 0; j < old.n; j++) {
-        int kept = 0;
-        for (size_t i = 0; i < L.n && !kept; i++) kept = !strcmp(old.v[j].id, L.v[i].id);
-        if (!kept) gone[ngone++] = (lc_move){old.v[j].id, "archived"};
-    }
+    for (size_t j = 0; j < old.n; j++)
+        if (!json_object_get(fresh, old.v[j].id))
+            gone[ngone++] = (lc_move){old.v[j].id, "archived", NULL};
     if ((nadd || ngone) && (rc = lc_write(db, ns, adds, nadd, NULL, gone, ngone, "static.load")))
         goto done;
     char text[256];
@@ -184,6 +209,8 @@ int lc_op_static_load(remem *db, json_t *args, json_t **result) {
                   (json_int_t)unchanged, "archived", (json_int_t)ngone, "text", text);
     if (!*result) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 done:
+    json_decref(fresh);
+    json_decref(was);
     free(adds);
     free(gone);
     lc_list_free(&old);

@@ -72,7 +72,10 @@ int lc_summarise_texts(remem *db, const char *const *texts, size_t n, int want_l
     return extractive_summary(db, texts, n, 3, out);
 }
 
-int lc_op_summarize(remem *db, json_t *args, json_t **result) {
+/* One try: read the long-term memories, summarise the least important,
+ * archive them with the summary in one transaction that first checks
+ * each is still long-term (REMEM_EBUSY when another call took one). */
+static int summarize_once(remem *db, json_t *args, json_t **result) {
     const char *ns = op_str(args, "ns", NULL);
     size_t count = (size_t)op_int(args, "count", 10);
     size_t sentences = (size_t)op_int(args, "sentences", 3);
@@ -110,7 +113,7 @@ int lc_op_summarize(remem *db, json_t *args, json_t **result) {
     for (size_t i = 0; i < n; i++) {
         texts[i] = l.v[i].text;
         ids[i] = l.v[i].id;
-        mv[i] = (lc_move){l.v[i].id, "archived"};
+        mv[i] = (lc_move){l.v[i].id, "archived", "long"};
         if (l.v[i].importance > imp) imp = l.v[i].importance;
     }
     rc = lm ? llm_summary(db, &u, texts, n, &summary)
@@ -158,5 +161,18 @@ done:
     free(ids);
     free(mv);
     lc_list_free(&l);
+    return rc;
+}
+
+/* Concurrent calls read the same long-term memories and would pick the
+ * same sources; the write claims them (each must still be long-term at
+ * commit), and the call that loses reads again and summarises what is
+ * left, so no memory is summarised twice. */
+#define SUMMARIZE_TRIES 5
+
+int lc_op_summarize(remem *db, json_t *args, json_t **result) {
+    int rc = REMEM_EBUSY;
+    for (int i = 0; i < SUMMARIZE_TRIES && rc == REMEM_EBUSY; i++)
+        rc = summarize_once(db, args, result);
     return rc;
 }

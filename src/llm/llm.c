@@ -29,8 +29,12 @@
 #include "util/utf8.h"
 #include "util/util.h"
 
-/* An answer larger than this is not a chat completion remem asked for. */
-#define LLM_MAX_ANSWER ((int64_t)16 << 20)
+/* An answer larger than this is refused (REMEM_ELLM, nothing stored):
+ * every text remem stores from a model (an explanation, a summary, a
+ * reflection, a plan) comes out of one answer, so none is larger than
+ * what a client may send in one request, the server's default --max-body
+ * (8 MiB, server/server.h). A model writes no more than a client can. */
+#define LLM_MAX_ANSWER ((int64_t)8 << 20)
 
 struct llm {
     net_client *net;
@@ -203,7 +207,7 @@ static int chat_once(llm *l, const char *system, const char *user, json_t *forma
         .retries = l->retries,
         .backoff_ms = l->backoff_ms,
         .max_bytes = LLM_MAX_ANSWER,
-        .cap_name = "16 MiB",
+        .cap_name = "8 MiB",
         .cancel = l->cancel,
     };
     net_response resp = {0};

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "index/flat.h"
 #include "maintenance/archive_file.h"
 #include "lifecycle/lifecycle.h"
 #include "maintenance/maintenance.h"
@@ -163,6 +164,22 @@ static void window_flush(pass2 *s) {
     s->wn = 0;
 }
 
+/* Is a . b >= thr, decided as it always was (a double sum, in order)?
+ * Every row is compared with up to PRUNE_WINDOW leaders, and episodes
+ * that do not cluster compare with all of them, so the comparison is
+ * prune's cost: a float SIMD dot (flat_dot) first, whose error for
+ * vectors of length <= 1 is far below PRUNE_DOT_MARGIN, settles the
+ * clear cases; only a dot within the margin of the threshold is summed
+ * again the exact way. The decisions are those of the exact sum alone. */
+#define PRUNE_DOT_MARGIN 1e-3
+
+static int similar_enough(const float *a, const float *b, int dim, double thr) {
+    if ((double)flat_dot(a, b, dim) < thr - PRUNE_DOT_MARGIN) return 0;
+    double dot = 0;
+    for (int d = 0; d < dim; d++) dot += (double)a[d] * b[d];
+    return dot >= thr;
+}
+
 static int cluster_row(void *ctx, const store_row *r) {
     pass2 *s = ctx;
     ep key = {.rowid = r->rowid};
@@ -180,9 +197,7 @@ static int cluster_row(void *ctx, const store_row *r) {
      * project that is similar enough (vectors are unit length). */
     for (size_t i = 0; i < s->wn; i++) {
         if (s->w[i].leader != (int)i || s->w[i].project != w->project) continue;
-        double dot = 0;
-        for (int d = 0; d < s->dim; d++) dot += (double)s->w[i].vec[d] * w->vec[d];
-        if (dot >= s->thr) {
+        if (similar_enough(s->w[i].vec, w->vec, s->dim, s->thr)) {
             w->leader = (int)i;
             break;
         }
