@@ -58,8 +58,10 @@ static int hist_row(void *ctx, const store_history_row *h) {
 }
 
 /* Every field of a row, times in ms and metadata and links as their
- * stored text, so that a restore puts back exactly what was there. */
-static json_t *record_json(store *st, const store_row *r) {
+ * stored text, so that a restore puts back exactly what was there. NULL
+ * when any part is missing (out of memory, or the history unreadable: the
+ * store's status in *rc), never a record without its vector or history. */
+static json_t *record_json(store *st, const store_row *r, int *rc) {
     const remem_memory *m = &r->m;
     json_t *o = json_object();
     set_s(o, "id", m->id);
@@ -90,10 +92,16 @@ static json_t *record_json(store *st, const store_row *r) {
             json_object_set_new(o, "vector_f32le", json_string((char *)b64));
         }
         free(b64);
+        if (!json_object_get(o, "vector_f32le")) *rc = REMEM_ENOMEM;
     }
     json_t *h = json_array();
-    store_history(st, m->ns, m->id, hist_row, h);
+    int hrc = store_history(st, m->ns, m->id, hist_row, h);
     json_object_set_new(o, "history", h);
+    if (hrc) *rc = hrc;
+    if (*rc) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -315,8 +323,13 @@ int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t
         if (strcmp(r.m.ns, ns)) {
             rc = eng_fail(db, REMEM_EINVAL, "archive: %s is not in namespace %s", r.m.id, ns);
         } else {
-            json_t *o = record_json(db->st, &r);
-            if (arch_writer_put(w, o, err, sizeof err)) rc = eng_fail(db, REMEM_EIO, "%s", err);
+            json_t *o = record_json(db->st, &r, &rc);
+            if (rc == REMEM_ENOMEM)
+                eng_fail(db, rc, "out of memory");
+            else if (rc)
+                eng_store_fail(db, rc);
+            else if (arch_writer_put(w, o, err, sizeof err))
+                rc = eng_fail(db, REMEM_EIO, "%s", err);
             json_decref(o);
         }
         store_row_clear(&r);
@@ -446,9 +459,12 @@ static int restore_records(remem *db, restore_ctx *c, const char *path, int *tou
                 eng_store_fail(db, rc);
             if (!rc) {
                 char *after = eng_memory_text(&m);
-                rc = store_history_add(db->st, m.ns, m.id, now, "restore", "restore", NULL, after);
+                if (!after)
+                    rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+                else if ((rc = store_history_add(db->st, m.ns, m.id, now, "restore", "restore",
+                                                 NULL, after)))
+                    eng_store_fail(db, rc);
                 free(after);
-                if (rc) eng_store_fail(db, rc);
             }
             if (!rc) rc = eng_txn_row(db, &x, m.ns, rowid);
             if (!rc) {
