@@ -113,7 +113,7 @@ static int run_update(remem *db, const char *args) {
     return remem_update(db, "n", "m3", &p);
 }
 
-#define EPISODE(task, prompt, ts)                                                              \
+#define EPISODE(task, prompt, ts)                                                                \
     "{\"ns\":\"eps\",\"prompt\":\"" prompt "\",\"output\":\"done\",\"meta\":{\"taskID\":\"" task \
     "\",\"projectID\":\"acme\",\"language\":\"c\",\"timestamp\":\"" ts "\"}}"
 
@@ -125,8 +125,8 @@ static const step cycle[] = {
     {"episode.add", NULL, EPISODE("t1", "sort a list of ints", "2025-06-01T00:00:00Z"), 0},
     {"episode.add", NULL, EPISODE("t2", "parse a csv file into rows", "2026-01-08T00:00:00Z"), 0},
     {"episode.add", NULL, EPISODE("t3", "parse a csv file into rows", "2026-01-09T00:00:00Z"), 0},
-    {"recall", run_recall,
-     "{\"namespaces\":[\"n\"],\"text\":\"why did the deploy fail\",\"k\":3}", STEP_SOFT},
+    {"recall", run_recall, "{\"namespaces\":[\"n\"],\"text\":\"why did the deploy fail\",\"k\":3}",
+     STEP_SOFT},
     {"update", run_update, NULL, 0},
     {"archive", NULL, "{\"ns\":\"n\",\"ids\":[\"m1\",\"m2\"]}", 0},
     {"restore", NULL, "{\"ns\":\"n\",\"id\":\"m1\"}", 0},
@@ -187,9 +187,12 @@ static int copy_tree(const char *from, const char *to) {
         struct stat st;
         snprintf(a, sizeof a, "%s/%s", from, e->d_name);
         snprintf(b, sizeof b, "%s/%s", to, e->d_name);
-        if (lstat(a, &st)) rc = -1;
-        else if (S_ISDIR(st.st_mode)) rc = copy_tree(a, b);
-        else if (S_ISREG(st.st_mode)) rc = copy_file(a, b);
+        if (lstat(a, &st))
+            rc = -1;
+        else if (S_ISDIR(st.st_mode))
+            rc = copy_tree(a, b);
+        else if (S_ISREG(st.st_mode))
+            rc = copy_file(a, b);
     }
     closedir(d);
     return rc;
@@ -457,7 +460,7 @@ static int run_in(const char *dir, const step *s, size_t i, enum fault_kind k, l
 
 /* ---- the walk ---- */
 
-static char *views[N_STEPS + 1]; /* views[i]: before step i (views[0]: no store) */
+static char *views[N_STEPS + 1];          /* views[i]: before step i (views[0]: no store) */
 static long totals[N_STEPS][FAULT_KINDS]; /* calls of each kind in each step */
 static int verbose, inconsistent;
 static long walked[FAULT_KINDS];
@@ -594,7 +597,7 @@ static int only_one(void) {
     size_t i;
     long n;
     if (!e || sscanf(e, "%zu:%15[a-z]:%ld", &i, kind, &n) != 3 || i >= N_STEPS) return 0;
-    enum fault_kind k = !strcmp(kind, "store") ? FAULT_STORE
+    enum fault_kind k = !strcmp(kind, "store")  ? FAULT_STORE
                         : !strcmp(kind, "file") ? FAULT_FILE
                                                 : FAULT_ALLOC;
     verbose = 1;
@@ -603,10 +606,10 @@ static int only_one(void) {
 }
 
 /* The Ns to walk for a step of total calls: every one up to limit, then
- * limit more spread evenly to the last (limit 0: every one). */
+ * limit/4 more spread evenly to the last (limit 0: every one). */
 static long next_n(long n, long total, long limit) {
     if (!limit || n < limit) return n + 1;
-    long stride = (total - limit + limit - 1) / limit;
+    long more = limit / 4 > 0 ? limit / 4 : 1, stride = (total - limit + more - 1) / more;
     return n + (stride > 1 ? stride : 1);
 }
 
@@ -638,12 +641,12 @@ static void test_walk(void) {
         }
         printf("  %-20s %5ld allocations (%ld injected), %4ld store calls (%ld), %4ld file "
                "writes (%ld)\n",
-               cycle[i].name, totals[i][FAULT_ALLOC], runs[FAULT_ALLOC] - 1,
-               totals[i][FAULT_STORE], runs[FAULT_STORE] - 1, totals[i][FAULT_FILE],
-               runs[FAULT_FILE] - 1);
+               cycle[i].name, totals[i][FAULT_ALLOC], runs[FAULT_ALLOC] - 1, totals[i][FAULT_STORE],
+               runs[FAULT_STORE] - 1, totals[i][FAULT_FILE], runs[FAULT_FILE] - 1);
     }
-    printf("walk: %ld allocations (the first %ld of each step, then evenly to the last; %ld in "
-           "all), %ld store calls, %ld file writes failed one at a time; %d inconsistent "
+    printf("walk: %ld allocations (the first %ld of each step one by one, %ld in all, then "
+           "spread to the last), %ld store calls, %ld file writes failed one at a time; %d "
+           "inconsistent "
            "states\n",
            walked[FAULT_ALLOC], limit, exhaustive, walked[FAULT_STORE], walked[FAULT_FILE],
            inconsistent);

@@ -266,10 +266,8 @@ static int store_fault(store *s) {
     return REMEM_EIO;
 }
 
-#define F_WRAP(name, params, args)                             \
-    static int f_##name params {                               \
-        return hit(FAULT_STORE) ? store_fault(s) : real_ops->name args; \
-    }
+#define F_WRAP(name, params, args) \
+    static int f_##name params { return hit(FAULT_STORE) ? store_fault(s) : real_ops->name args; }
 F_WRAP(begin, (store * s), (s))
 F_WRAP(ns_info, (store * s, const char *ns, char *m, size_t cap, int *d, int64_t *v, int64_t *r),
        (s, ns, m, cap, d, v, r))
@@ -322,19 +320,19 @@ static void wrap_table(const store_ops *o) {
     real_ops = o;
     fault_ops = *o;
 #define F_SET(name) fault_ops.name = f_##name;
-    F_SET(begin) F_SET(commit) F_SET(ns_info) F_SET(ns_set_model) F_SET(namespaces) F_SET(find)
-    F_SET(get_rowid) F_SET(find_dup) F_SET(insert) F_SET(replace) F_SET(bump_duplicate)
-    F_SET(remove) F_SET(touch) F_SET(set_vector) F_SET(clear) F_SET(scan) F_SET(stats)
-    F_SET(history_add) F_SET(history_max) F_SET(history_since) F_SET(history)
-    F_SET(history_scrub) F_SET(scrub_deleted) F_SET(integrity)
+    F_SET(begin)
+    F_SET(commit) F_SET(ns_info) F_SET(ns_set_model) F_SET(namespaces) F_SET(find) F_SET(get_rowid)
+        F_SET(find_dup) F_SET(insert) F_SET(replace) F_SET(bump_duplicate) F_SET(remove)
+            F_SET(touch) F_SET(set_vector) F_SET(clear) F_SET(scan) F_SET(stats) F_SET(history_add)
+                F_SET(history_max) F_SET(history_since) F_SET(history) F_SET(history_scrub)
+                    F_SET(scrub_deleted) F_SET(integrity)
 #undef F_SET
-    /* Optional operations stay NULL where the backend has none. */
-    if (o->cache_home) fault_ops.cache_home = f_cache_home;
+        /* Optional operations stay NULL where the backend has none. */
+        if (o->cache_home) fault_ops.cache_home = f_cache_home;
     if (o->touched_since) fault_ops.touched_since = f_touched_since;
 }
 
-int __real_store_open(const char *uri, const store_config *cfg, store **out, char *err,
-                      size_t cap);
+int __real_store_open(const char *uri, const store_config *cfg, store **out, char *err, size_t cap);
 int __wrap_store_open(const char *uri, const store_config *cfg, store **out, char *err,
                       size_t cap) {
     int rc = __real_store_open(uri, cfg, out, err, cap);
