@@ -10,9 +10,10 @@
  * the Nth call of that kind failing, then, with no fault:
  *
  *   - the step returned an error with a message, or succeeded because the
- *     fault hit something it may do without (a snapshot, a touch);
+ *     fault hit something it may do without (a snapshot; recall's touch);
  *   - nothing half-written is visible: the view (every row of the store's
- *     tables, the ids in the archive, a recall over every namespace) is
+ *     tables, every line of every archive file, the ids archive.list
+ *     shows, a recall over both namespaces from a fresh handle) is
  *     the one before the step after an error, the one after it after a
  *     success (a step of several transactions, prune, may stop between
  *     two: then the retry must finish it);
@@ -20,12 +21,16 @@
  *   - after an error the step run again succeeds, and the view is then
  *     exactly the one of the run without faults.
  *
- * The walk of a step and kind ends at the first N the step completes
- * without reaching. Environment: REMEM_FAULT_WALK=K stops each walk after
- * K faults, REMEM_FAULT_STRIDE=S injects at N = 1, 1+S, 1+2S, ... (under
- * AddressSanitizer the stride defaults to 5); REMEM_FAULT_VERBOSE=1 prints
- * every injection. Faults that found a bug are kept in `regressions`
- * below and always run first.
+ * The walk of a step and kind ends past the last call the step makes.
+ * Environment: REMEM_FAULT_WALK=K walks the first K calls of each step
+ * one by one and K/4 more spread to the last (default 220, 40 under
+ * AddressSanitizer; 0: every call); REMEM_FAULT_ONLY=STEP:KIND:N runs one
+ * injection; REMEM_FAULT_VERBOSE=1 prints each; REMEM_FAULT_BACKTRACE=1
+ * the failing call's stack; REMEM_FAULT_JANSSON=1 fails jansson's
+ * allocations too (fault.h says why not by default). Faults that found a
+ * bug are kept in `regressions` below and always run first. The store
+ * folders live on /dev/shm when there is one (the walk fsyncs a lot).
+ * docs/fuzzing.md "Fault injection" has the whole story.
  *
  * A new step (ingest, say) is one line of `cycle`.
  */
@@ -644,12 +649,15 @@ static void test_walk(void) {
                cycle[i].name, totals[i][FAULT_ALLOC], runs[FAULT_ALLOC] - 1, totals[i][FAULT_STORE],
                runs[FAULT_STORE] - 1, totals[i][FAULT_FILE], runs[FAULT_FILE] - 1);
     }
-    printf("walk: %ld allocations (the first %ld of each step one by one, %ld in all, then "
-           "spread to the last), %ld store calls, %ld file writes failed one at a time; %d "
-           "inconsistent "
-           "states\n",
-           walked[FAULT_ALLOC], limit, exhaustive, walked[FAULT_STORE], walked[FAULT_FILE],
-           inconsistent);
+    char how[160];
+    if (limit)
+        snprintf(how, sizeof how, "the first %ld of each step one by one, %ld in all, then spread",
+                 limit, exhaustive);
+    else
+        snprintf(how, sizeof how, "every one of every step");
+    printf("walk: %ld allocations (%s), %ld store calls, %ld file writes failed one at a time; %d "
+           "inconsistent states\n",
+           walked[FAULT_ALLOC], how, walked[FAULT_STORE], walked[FAULT_FILE], inconsistent);
     /* the floor: 2,000 allocations walked one by one */
     if (!limit || limit >= 220) CHECK(exhaustive >= 2000);
     CHECK_INT(inconsistent, 0);
