@@ -295,6 +295,13 @@ static void file_names(const char *dir, int64_t now, char *day, size_t dcap, cha
 
 int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t *rowids, size_t n,
                        int64_t now, const char *actor, json_t *ids) {
+    return maint_archive_rows_adding(db, dir, ns, rowids, n, now, actor, ids, NULL, NULL, NULL, 0);
+}
+
+int maint_archive_rows_adding(remem *db, const char *dir, const char *ns, const int64_t *rowids,
+                              size_t n, int64_t now, const char *actor, json_t *ids,
+                              const remem_memory *add, const float *add_vec, char *id_out,
+                              size_t id_cap) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
@@ -363,6 +370,7 @@ int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t
         free(after);
         store_row_clear(&r);
     }
+    if (!rc && add) rc = eng_add_in_txn(db, &x, add, add_vec, now, id_out, id_cap, NULL);
     arch_writer_abort(w);
     rc = eng_txn_end(db, &x, rc);
     if (rc) {

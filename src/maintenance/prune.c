@@ -294,14 +294,22 @@ static int summarise_cluster(prune_run *pr, const cluster *c, const char *projec
         m.metadata = mdt;
         m.links = links;
         char id[64];
-        rc = remem_add(db, &m, id, sizeof id, NULL);
-        if (!rc) json_array_append_new(pr->summaries, json_string(id));
-        free(mdt);
-        free(links);
+        float *vec = malloc((size_t)db->emb->dim * sizeof *vec);
+        int pending = 0;
+        if (!mdt || !links || !vec)
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        else if (!(rc = eng_validate(db, &m)))
+            rc = eng_embed_for_add(db, (const char *const *)&m.text, 1, vec, &pending);
+        /* the summary and the archiving of its members: one transaction */
         json_t *ids = json_array();
         if (!rc)
-            rc = maint_archive_rows(db, pr->pol.archive_location, pr->ns, c->rowids, c->n, pr->now,
-                                    "prune", ids);
+            rc = maint_archive_rows_adding(db, pr->pol.archive_location, pr->ns, c->rowids, c->n,
+                                           pr->now, "prune", ids, &m, pending ? NULL : vec, id,
+                                           sizeof id);
+        if (!rc) json_array_append_new(pr->summaries, json_string(id));
+        free(vec);
+        free(mdt);
+        free(links);
         if (!rc) note_ids(pr, ids, (int64_t)json_array_size(ids));
         json_decref(ids);
     } else if (!rc) {
