@@ -23,7 +23,7 @@
  *
  * The walk of a step and kind ends past the last call the step makes.
  * Environment: REMEM_FAULT_WALK=K walks the first K calls of each step
- * one by one and K/4 more spread to the last (default 220, 40 under
+ * one by one and K/4 more spread to the last (default 220, 16 under
  * AddressSanitizer; 0: every call); REMEM_FAULT_ONLY=STEP:KIND:N runs one
  * injection; REMEM_FAULT_VERBOSE=1 prints each; REMEM_FAULT_BACKTRACE=1
  * the failing call's stack; REMEM_FAULT_JANSSON=1 fails jansson's
@@ -79,7 +79,7 @@ static int run_add(remem *db, const char *args) {
         "lunch is at noon on fridays",
     };
     remem_memory m[5];
-    char ids[5][8];
+    char ids[5][16];
     for (int i = 0; i < 5; i++) {
         remem_memory_init(&m[i]);
         snprintf(ids[i], sizeof ids[i], "m%d", i + 1);
@@ -301,6 +301,10 @@ static void dump_store(FILE *f, const char *path) {
     sqlite3_close(s);
 }
 
+static int by_text(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* The answer of an operation, or a line saying it failed. */
 static void put_call(FILE *f, remem *db, const char *op, const char *args, const char *key) {
     char *out = NULL;
@@ -309,9 +313,17 @@ static void put_call(FILE *f, remem *db, const char *op, const char *args, const
     if (!j) {
         fprintf(f, "%s %s: failed (%d) %s\n", op, args, rc, remem_errmsg(db));
     } else {
-        char *t = json_dumps(json_object_get(j, key), JSON_COMPACT | JSON_SORT_KEYS);
-        fprintf(f, "%s %s: %s\n", op, args, t ? t : "?");
-        free(t);
+        /* a list of strings sorted: archive.list lists files in name
+         * order, and names hold the process id and a counter */
+        json_t *v = json_object_get(j, key);
+        size_t n = json_array_size(v);
+        const char **ids = calloc(n + 1, sizeof *ids);
+        for (size_t i = 0; i < n; i++) ids[i] = json_string_value(json_array_get(v, i));
+        if (n) qsort(ids, n, sizeof *ids, by_text);
+        fprintf(f, "%s %s:", op, args);
+        for (size_t i = 0; i < n; i++) fprintf(f, " %s", ids[i] ? ids[i] : "?");
+        fputc('\n', f);
+        free(ids);
     }
     json_decref(j);
     remem_free(out);
@@ -380,16 +392,12 @@ static void archive_lines(const char *dir, lines *l) {
     if (d) closedir(d);
 }
 
-static int by_text(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void put_archive(FILE *f, const char *path) {
     char dir[1200];
     lines l = {0};
     snprintf(dir, sizeof dir, "%s.archive", path);
     archive_lines(dir, &l);
-    qsort(l.v, l.n, sizeof *l.v, by_text);
+    if (l.n) qsort(l.v, l.n, sizeof *l.v, by_text);
     fprintf(f, "[archive files]\n");
     for (size_t i = 0; i < l.n; i++) {
         fprintf(f, "%s\n", l.v[i] ? l.v[i] : "(no memory)");
@@ -625,7 +633,7 @@ static long next_n(long n, long total, long limit) {
 
 static void test_walk(void) {
 #ifdef __SANITIZE_ADDRESS__
-    long limit = env_long("REMEM_FAULT_WALK", 40);
+    long limit = env_long("REMEM_FAULT_WALK", 16);
 #else
     long limit = env_long("REMEM_FAULT_WALK", 220);
 #endif

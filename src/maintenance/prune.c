@@ -340,7 +340,7 @@ static int prune_ns(prune_run *pr) {
     }
     /* count: newest first within each project */
     if (!rc && pr->pol.max_episodes_per_project > 0) {
-        qsort(p1.e, p1.n, sizeof *p1.e, by_project_newest);
+        if (p1.n > 1) qsort(p1.e, p1.n, sizeof *p1.e, by_project_newest);
         int64_t kept = 0;
         for (size_t i = 0; i < p1.n; i++) {
             if (i == 0 || p1.e[i].project != p1.e[i - 1].project) kept = 0;
@@ -348,7 +348,7 @@ static int prune_ns(prune_run *pr) {
             if (++kept > pr->pol.max_episodes_per_project) p1.e[i].gone = 2, pr->by_count++;
         }
     }
-    qsort(p1.e, p1.n, sizeof *p1.e, by_rowid);
+    if (p1.n > 1) qsort(p1.e, p1.n, sizeof *p1.e, by_rowid); /* e is NULL when n is 0 */
     if (!rc) rc = archive_marked(pr, &p1, 1);
     if (!rc) rc = archive_marked(pr, &p1, 2);
     if (ret) {
