@@ -110,6 +110,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h $(wi
 # and every other test are built as always, and pay nothing for it.
 FAULT_WRAP := malloc calloc realloc strdup strndup aligned_alloc vasprintf \
               fopen open write pwrite fwrite fputs fputc fprintf json_dumpf json_dump_file \
+              json_loads json_loadb \
               fflush fsync fdatasync fclose rename mkdir ftruncate \
               store_open util_now_ms util_new_id
 comma := ,

@@ -602,10 +602,17 @@ static int op_archive(remem *db, json_t *args, json_t **result) {
     if (!ids && !s.before)
         return eng_fail(db, REMEM_EINVAL, "archive: name what to archive: --ids or --before");
     if (ids) {
+        /* without the set, select_row would take every row: refuse instead */
         s.want = json_object();
         size_t i;
         json_t *v;
-        json_array_foreach(ids, i, v) json_object_set(s.want, json_string_value(v), json_true());
+        json_array_foreach(ids, i, v) {
+            if (s.want && json_object_set(s.want, json_string_value(v), json_true())) break;
+        }
+        if (!s.want || json_object_size(s.want) < json_array_size(ids)) {
+            json_decref(s.want);
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        }
     }
     char dir[1024];
     archive_dir(db, args, dir, sizeof dir);

@@ -107,8 +107,29 @@ int __wrap_vasprintf(char **out, const char *fmt, va_list ap) {
     return __real_vasprintf(out, fmt, ap);
 }
 
-/* jansson's allocator (json_set_alloc_funcs). */
-static void *json_alloc(size_t n) { return hit(FAULT_ALLOC) ? NULL : __real_malloc(n); }
+/* jansson's allocator (json_set_alloc_funcs), never failing inside
+ * jansson's parser (fault.h says why). */
+static _Thread_local int in_parse;
+static atomic_int jansson_on;
+void fault_jansson(int on) { atomic_store(&jansson_on, on); }
+static void *json_alloc(size_t n) {
+    return atomic_load(&jansson_on) && !in_parse && hit(FAULT_ALLOC) ? NULL : __real_malloc(n);
+}
+
+json_t *__real_json_loads(const char *s, size_t flags, json_error_t *e);
+json_t *__real_json_loadb(const char *s, size_t n, size_t flags, json_error_t *e);
+json_t *__wrap_json_loads(const char *s, size_t flags, json_error_t *e) {
+    in_parse++;
+    json_t *j = __real_json_loads(s, flags, e);
+    in_parse--;
+    return j;
+}
+json_t *__wrap_json_loadb(const char *s, size_t n, size_t flags, json_error_t *e) {
+    in_parse++;
+    json_t *j = __real_json_loadb(s, n, flags, e);
+    in_parse--;
+    return j;
+}
 
 /* SQLite's: its own methods with malloc and realloc able to fail. */
 static sqlite3_mem_methods sqlite_mem;
@@ -117,8 +138,8 @@ static void *sqlite_realloc(void *p, int n) {
     return hit(FAULT_ALLOC) ? NULL : sqlite_mem.xRealloc(p, n);
 }
 
-int fault_install(int with_jansson) {
-    if (with_jansson) json_set_alloc_funcs(json_alloc, free);
+int fault_install(void) {
+    json_set_alloc_funcs(json_alloc, free);
     if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sqlite_mem) != SQLITE_OK) return -1;
     sqlite3_mem_methods m = sqlite_mem;
     m.xMalloc = sqlite_malloc;
@@ -321,7 +342,8 @@ static void wrap_table(const store_ops *o) {
     fault_ops = *o;
 #define F_SET(name) fault_ops.name = f_##name;
     F_SET(begin)
-    F_SET(commit) F_SET(ns_info) F_SET(ns_set_model) F_SET(namespaces) F_SET(find) F_SET(get_rowid)
+    F_SET(commit)
+    F_SET(ns_info) F_SET(ns_set_model) F_SET(namespaces) F_SET(find) F_SET(get_rowid)
         F_SET(find_dup) F_SET(insert) F_SET(replace) F_SET(bump_duplicate) F_SET(remove)
             F_SET(touch) F_SET(set_vector) F_SET(clear) F_SET(scan) F_SET(stats) F_SET(history_add)
                 F_SET(history_max) F_SET(history_since) F_SET(history) F_SET(history_scrub)

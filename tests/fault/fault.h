@@ -33,13 +33,16 @@
 
 enum fault_kind { FAULT_ALLOC, FAULT_STORE, FAULT_FILE, FAULT_KINDS };
 
-/* Install the SQLite allocator (and jansson's when with_jansson); call
- * first in main(), before any SQLite call. 0, or -1 when SQLite refuses
- * (already initialised). jansson's is optional because jansson 2.14 itself
- * does not survive a failing allocator: its lexer drops the byte it could
- * not append (lex_save ignores strbuffer_append_byte's status), so a string
- * parses with a character missing, and then asserts (load.c:442). */
-int fault_install(int with_jansson);
+/* Install the SQLite and jansson allocators; call first in main(), before
+ * any SQLite call. 0, or -1 when SQLite refuses (already initialised). */
+int fault_install(void);
+/* Whether jansson's allocations count and fail (off at first). Never
+ * inside jansson's parser (json_loads, json_loadb, also wrapped): jansson
+ * 2.14 does not survive a failing allocator there: its lexer drops the
+ * byte it could not append (lex_save ignores strbuffer_append_byte's
+ * status), so a string parses with a character missing, and then asserts
+ * (load.c:442). */
+void fault_jansson(int on);
 /* Count calls of every kind from now; the nth call (from 1) of kind k
  * fails (n 0: none fails, just count). */
 void fault_arm(enum fault_kind k, long n);
