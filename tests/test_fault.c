@@ -167,6 +167,9 @@ static const regression regressions[] = {
      * members failed: the summary stood beside its live members, and the
      * retry folded a second one into it (duplicate_count 1). */
     {11, FAULT_STORE, 26, 0, "prune: a summary committed apart from its members' archive"},
+    /* The extractive summary dropped a sentence it could not normalise
+     * and prune stored the shorter summary. */
+    {11, FAULT_ALLOC, 695, 0, "prune: a summary missing a sentence"},
     /* The set of ids to archive could not be made, and archive took it
      * for "no ids named": every memory of the namespace was archived. */
     {9, FAULT_ALLOC, 3, 1, "archive: the whole namespace archived instead of two ids"},

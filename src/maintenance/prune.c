@@ -269,8 +269,11 @@ static int summarise_cluster(prune_run *pr, const cluster *c, const char *projec
      * failing): the extractive summary, named in the report. */
     int want_llm = strcmp(pr->pol.strategy, "llm") == 0;
     if (!rc && (rc = lc_summarise_texts(db, texts, c->n, want_llm, &summary, method, sizeof method,
-                                        why, sizeof why)))
-        eng_fail(db, rc, "prune: summarising a cluster failed: %s", remem_errmsg(db));
+                                        why, sizeof why))) {
+        char detail[512]; /* eng_fail writes where remem_errmsg reads */
+        snprintf(detail, sizeof detail, "%s", remem_errmsg(db));
+        eng_fail(db, rc, "prune: summarising a cluster failed: %s", detail);
+    }
     if (!rc && want_llm && strcmp(method, "llm") != 0)
         snprintf(pr->fallback, sizeof pr->fallback, "extractive (%.40s)", why);
     /* memory.summarize's modelUsedForSummarization: the model, or the
