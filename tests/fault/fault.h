@@ -13,7 +13,8 @@
  * nothing there.
  *
  *   allocations  malloc, calloc, realloc, strdup, strndup, aligned_alloc,
- *                vasprintf of remem's code; SQLite's and jansson's
+ *                vasprintf of remem's code; SQLite's; jansson's when asked
+ *                (fault_jansson)
  *   store calls  every operation of the store's table (store/store.h) that
  *                returns a status: it returns REMEM_EIO as a disk error
  *                would (a failed commit rolls back first, as the table's
