@@ -132,6 +132,24 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libremem.a $(SUPPORT_OBJ) tests/test.h $(wi
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -Itests -o $@ $< $(SUPPORT_OBJ) $(BUILD)/libremem.a $(LDLIBS)
 
+# Fault injection (tests/test_fault.c, docs/fuzzing.md): the test is linked
+# with --wrap for remem's allocator, file-writing and store-opening calls,
+# its clock and its id source, so that tests/fault/fault.c can make the Nth
+# one fail. Only this test binary is linked so: the library, the command
+# and every other test are built as always, and pay nothing for it.
+FAULT_WRAP := malloc calloc realloc strdup strndup aligned_alloc vasprintf \
+              fopen open write pwrite fwrite fputs fputc fprintf json_dumpf json_dump_file \
+              json_loads json_loadb \
+              fflush fsync fdatasync fclose rename mkdir ftruncate \
+              store_open util_now_ms util_new_id
+comma := ,
+$(BUILD)/obj/tests/fault/fault.o: CFLAGS += -Itests
+$(BUILD)/tests/test_fault: tests/test_fault.c $(BUILD)/obj/tests/fault/fault.o $(BUILD)/libremem.a \
+                           tests/test.h tests/fault/fault.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -Itests -o $@ $< $(BUILD)/obj/tests/fault/fault.o \
+	  $(BUILD)/libremem.a $(LDLIBS) $(addprefix -Wl$(comma)--wrap=,$(FAULT_WRAP))
+
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libremem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O3 -march=native -o $@ $< $(BUILD)/libremem.a $(LDLIBS)

@@ -797,7 +797,11 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         goto out;
     }
     for (size_t i = 0; i < n; i++) cs[i] = rk[i].c;
-    score_candidates(&x.p, x.now, cs, n);
+    if (score_candidates(&x.p, x.now, cs, n)) {
+        free(cs);
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
     if (x.p.w_context != 0 && n > 0) {
         /* A candidate's stream neighbours: the memories written just before
          * and after it in its namespace (adjacent rowids). */
@@ -813,8 +817,13 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        score_add_context(&x.p, cs, n, nb, nb + n);
+        int ctx_rc = score_add_context(&x.p, cs, n, nb, nb + n);
         free(nb);
+        if (ctx_rc) {
+            free(cs);
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
+        }
     }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {

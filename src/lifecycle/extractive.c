@@ -140,7 +140,11 @@ int extractive_summary(remem *db, const char *const *texts, size_t n, size_t max
     for (size_t r = 0; r < ns && nk < max_sentences; r++) {
         size_t i = rank[r].i;
         norms[i] = util_normalize_text(sent[i]);
-        int repeat = !norms[i] || !norms[i][0];
+        if (!norms[i]) {
+            b.oom = 1; /* a summary missing a sentence is no summary */
+            break;
+        }
+        int repeat = !norms[i][0];
         for (size_t k = 0; k < nk && !repeat; k++)
             repeat = !strcmp(norms[kept[k]], norms[i]) ||
                      dot(vecs + i * dim, vecs + kept[k] * dim, dim) >= 0.95;

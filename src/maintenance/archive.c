@@ -63,8 +63,10 @@ static int hist_row(void *ctx, const store_history_row *h) {
 }
 
 /* Every field of a row, times in ms and metadata and links as their
- * stored text, so that a restore puts back exactly what was there. */
-static json_t *record_json(store *st, const store_row *r) {
+ * stored text, so that a restore puts back exactly what was there. NULL
+ * when any part is missing (out of memory, or the history unreadable: the
+ * store's status in *rc), never a record without its vector or history. */
+static json_t *record_json(store *st, const store_row *r, int *rc) {
     const remem_memory *m = &r->m;
     json_t *o = json_object();
     set_s(o, "id", m->id);
@@ -95,10 +97,16 @@ static json_t *record_json(store *st, const store_row *r) {
             json_object_set_new(o, "vector_f32le", json_string((char *)b64));
         }
         free(b64);
+        if (!json_object_get(o, "vector_f32le")) *rc = REMEM_ENOMEM;
     }
     json_t *h = json_array();
-    store_history(st, m->ns, m->id, hist_row, h);
+    int hrc = store_history(st, m->ns, m->id, hist_row, h);
     json_object_set_new(o, "history", h);
+    if (hrc) *rc = hrc;
+    if (*rc) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -356,6 +364,13 @@ static void file_names(const char *dir, int64_t now, char *day, size_t dcap, cha
 
 int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t *rowids, size_t n,
                        int64_t now, const char *actor, json_t *ids) {
+    return maint_archive_rows_adding(db, dir, ns, rowids, n, now, actor, ids, NULL, NULL, NULL, 0);
+}
+
+int maint_archive_rows_adding(remem *db, const char *dir, const char *ns, const int64_t *rowids,
+                              size_t n, int64_t now, const char *actor, json_t *ids,
+                              const remem_memory *add, const float *add_vec, char *id_out,
+                              size_t id_cap) {
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
@@ -384,8 +399,13 @@ int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t
         if (strcmp(r.m.ns, ns)) {
             rc = eng_fail(db, REMEM_EINVAL, "archive: %s is not in namespace %s", r.m.id, ns);
         } else {
-            json_t *o = record_json(db->st, &r);
-            if (arch_writer_put(w, o, err, sizeof err)) rc = eng_fail(db, REMEM_EIO, "%s", err);
+            json_t *o = record_json(db->st, &r, &rc);
+            if (rc == REMEM_ENOMEM)
+                eng_fail(db, rc, "out of memory");
+            else if (rc)
+                eng_store_fail(db, rc);
+            else if (arch_writer_put(w, o, err, sizeof err))
+                rc = eng_fail(db, REMEM_EIO, "%s", err);
             json_decref(o);
         }
         store_row_clear(&r);
@@ -419,6 +439,7 @@ int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t
         free(after);
         store_row_clear(&r);
     }
+    if (!rc && add) rc = eng_add_in_txn(db, &x, add, add_vec, now, id_out, id_cap, NULL);
     arch_writer_abort(w);
     rc = eng_txn_end(db, &x, rc);
     if (rc) {
@@ -515,9 +536,12 @@ static int restore_records(remem *db, restore_ctx *c, const char *path, int *tou
                 eng_store_fail(db, rc);
             if (!rc) {
                 char *after = eng_memory_text(&m);
-                rc = store_history_add(db->st, m.ns, m.id, now, "restore", "restore", NULL, after);
+                if (!after)
+                    rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+                else if ((rc = store_history_add(db->st, m.ns, m.id, now, "restore", "restore",
+                                                 NULL, after)))
+                    eng_store_fail(db, rc);
                 free(after);
-                if (rc) eng_store_fail(db, rc);
             }
             if (!rc) rc = eng_txn_row(db, &x, m.ns, rowid);
             if (!rc) {
@@ -649,10 +673,17 @@ static int op_archive(remem *db, json_t *args, json_t **result) {
     if (!ids && !s.before)
         return eng_fail(db, REMEM_EINVAL, "archive: name what to archive: --ids or --before");
     if (ids) {
+        /* without the set, select_row would take every row: refuse instead */
         s.want = json_object();
         size_t i;
         json_t *v;
-        json_array_foreach(ids, i, v) json_object_set(s.want, json_string_value(v), json_true());
+        json_array_foreach(ids, i, v) {
+            if (s.want && json_object_set(s.want, json_string_value(v), json_true())) break;
+        }
+        if (!s.want || json_object_size(s.want) < json_array_size(ids)) {
+            json_decref(s.want);
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        }
     }
     char dir[1024];
     int lk;

@@ -52,6 +52,16 @@ void maint_policy_get(remem *db, const char *ns, maint_policy *out);
  * (a JSON array, appended). */
 int maint_archive_rows(remem *db, const char *dir, const char *ns, const int64_t *rowids, size_t n,
                        int64_t now, const char *actor, json_t *ids);
+/* maint_archive_rows, adding one memory in the same transaction (a prune
+ * cluster's summary: it and the archiving of its members commit together
+ * or not at all, so a failure between them cannot leave the summary
+ * beside its live members, nor a retry add it twice). add is validated;
+ * add_vec is its unit vector (NULL: embedded later); id_out receives its
+ * id. */
+int maint_archive_rows_adding(remem *db, const char *dir, const char *ns, const int64_t *rowids,
+                              size_t n, int64_t now, const char *actor, json_t *ids,
+                              const remem_memory *add, const float *add_vec, char *id_out,
+                              size_t id_cap);
 /* Finish or undo what a crash left under dir: a .pending file whose rows
  * are still live is removed (its transaction never committed), one whose
  * rows are gone takes its final name; a file marked for settling (a

@@ -286,8 +286,11 @@ static int summarise_cluster(prune_run *pr, const cluster *c, const char *projec
      * failing): the extractive summary, named in the report. */
     int want_llm = strcmp(pr->pol.strategy, "llm") == 0;
     if (!rc && (rc = lc_summarise_texts(db, texts, c->n, want_llm, &summary, method, sizeof method,
-                                        why, sizeof why)))
-        eng_fail(db, rc, "prune: summarising a cluster failed: %s", remem_errmsg(db));
+                                        why, sizeof why))) {
+        char detail[512]; /* eng_fail writes where remem_errmsg reads */
+        snprintf(detail, sizeof detail, "%s", remem_errmsg(db));
+        eng_fail(db, rc, "prune: summarising a cluster failed: %s", detail);
+    }
     if (!rc && want_llm && strcmp(method, "llm") != 0)
         snprintf(pr->fallback, sizeof pr->fallback, "extractive (%.40s)", why);
     /* memory.summarize's modelUsedForSummarization: the model, or the
@@ -311,14 +314,22 @@ static int summarise_cluster(prune_run *pr, const cluster *c, const char *projec
         m.metadata = mdt;
         m.links = links;
         char id[64];
-        rc = remem_add(db, &m, id, sizeof id, NULL);
-        if (!rc) json_array_append_new(pr->summaries, json_string(id));
-        free(mdt);
-        free(links);
+        float *vec = malloc((size_t)db->emb->dim * sizeof *vec);
+        int pending = 0;
+        if (!mdt || !links || !vec)
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        else if (!(rc = eng_validate(db, &m)))
+            rc = eng_embed_for_add(db, (const char *const *)&m.text, 1, vec, &pending);
+        /* the summary and the archiving of its members: one transaction */
         json_t *ids = json_array();
         if (!rc)
-            rc = maint_archive_rows(db, pr->pol.archive_location, pr->ns, c->rowids, c->n, pr->now,
-                                    "prune", ids);
+            rc = maint_archive_rows_adding(db, pr->pol.archive_location, pr->ns, c->rowids, c->n,
+                                           pr->now, "prune", ids, &m, pending ? NULL : vec, id,
+                                           sizeof id);
+        if (!rc) json_array_append_new(pr->summaries, json_string(id));
+        free(vec);
+        free(mdt);
+        free(links);
         if (!rc) note_ids(pr, ids, (int64_t)json_array_size(ids));
         json_decref(ids);
     } else if (!rc) {
@@ -348,8 +359,8 @@ static int prune_ns(prune_run *pr) {
             if (p1.e[i].created < cut) p1.e[i].gone = 1, pr->by_age++;
     }
     /* count: newest first within each project */
-    if (!rc && pr->pol.max_episodes_per_project > 0 && p1.n) {
-        qsort(p1.e, p1.n, sizeof *p1.e, by_project_newest);
+    if (!rc && pr->pol.max_episodes_per_project > 0) {
+        if (p1.n > 1) qsort(p1.e, p1.n, sizeof *p1.e, by_project_newest);
         int64_t kept = 0;
         for (size_t i = 0; i < p1.n; i++) {
             if (i == 0 || p1.e[i].project != p1.e[i - 1].project) kept = 0;
@@ -357,7 +368,7 @@ static int prune_ns(prune_run *pr) {
             if (++kept > pr->pol.max_episodes_per_project) p1.e[i].gone = 2, pr->by_count++;
         }
     }
-    if (p1.n) qsort(p1.e, p1.n, sizeof *p1.e, by_rowid); /* p1.e is NULL when empty */
+    if (p1.n > 1) qsort(p1.e, p1.n, sizeof *p1.e, by_rowid); /* e is NULL when n is 0 */
     if (!rc) rc = archive_marked(pr, &p1, 1);
     if (!rc) rc = archive_marked(pr, &p1, 2);
     if (ret) {

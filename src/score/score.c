@@ -230,7 +230,7 @@ static void minmax(double *v, size_t n, size_t stride) {
     }
 }
 
-void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
+int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
     double max_bm25 = 0;
     for (size_t i = 0; i < n; i++)
         if (c[i].bm25 > max_bm25) max_bm25 = c[i].bm25;
@@ -245,7 +245,7 @@ void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
     /* The components reported stay the raw ones; normalisation changes only
      * what enters the sum. */
     double *tmp = NULL;
-    if (p->normalize && n > 0) tmp = malloc(n * 4 * sizeof *tmp);
+    if (p->normalize && n > 0 && !(tmp = malloc(n * 4 * sizeof *tmp))) return -1;
     if (tmp) {
         for (size_t i = 0; i < n; i++) {
             tmp[i * 4 + 0] = c[i].relevance;
@@ -266,15 +266,16 @@ void score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         c[i].score = s;
     }
     free(tmp);
+    return 0;
 }
 
-void score_add_context(const profile *p, candidate *c, size_t n, const long *prev,
-                       const long *next) {
-    if (p->w_context == 0 || n == 0) return;
+int score_add_context(const profile *p, candidate *c, size_t n, const long *prev,
+                      const long *next) {
+    if (p->w_context == 0 || n == 0) return 0;
     /* Neighbours' base scores: read them all before adding anything, so the
      * bonus does not compound along a chain of neighbours. */
     double *base = malloc(n * sizeof *base);
-    if (!base) return;
+    if (!base) return -1;
     for (size_t i = 0; i < n; i++) base[i] = c[i].score;
     for (size_t i = 0; i < n; i++) {
         /* neighbours are candidate indexes or -1 */
@@ -286,4 +287,5 @@ void score_add_context(const profile *p, candidate *c, size_t n, const long *pre
         c[i].score += p->w_context * b;
     }
     free(base);
+    return 0;
 }

@@ -63,15 +63,17 @@ typedef struct candidate {
 double score_relevance(const profile *p, double cosine);
 /* recency of a memory last accessed at t, at time now. */
 double score_recency(const profile *p, int64_t t, int64_t now);
-/* Compute components and scores of n candidates in place. */
-void score_candidates(const profile *p, int64_t now, candidate *c, size_t n);
+/* Compute components and scores of n candidates in place. 0, or -1 out of
+ * memory (the min-max normalisation's buffer): the scores are then not
+ * to be used. */
+int score_candidates(const profile *p, int64_t now, candidate *c, size_t n);
 /* The temporal-context term. Memories written next to each other in a
  * stream share their context (what was asked is answered in the next turn;
  * an observation explains the decision after it): prev[i] / next[i] are the
  * candidate indexes of candidate i's neighbours in its namespace's stream
  * (-1 if the neighbour is not a candidate). Adds w_context times the better
  * neighbour's base score to each score, and records it in .context. */
-void score_add_context(const profile *p, candidate *c, size_t n, const long *prev,
-                       const long *next);
+int score_add_context(const profile *p, candidate *c, size_t n, const long *prev,
+                      const long *next); /* 0, or -1 out of memory (nothing added) */
 
 #endif

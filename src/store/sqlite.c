@@ -62,6 +62,7 @@ typedef struct sqlite_store {
     /* Schema 4's touch counting, prepared on first use (a read-only
      * handle on an older file never needs them). */
     sqlite3_stmt *touch_ns, *touch_row, *touch_count, *touched;
+    int in_txn; /* between begin and commit/rollback */
 } sqlite_store;
 
 static sqlite_store *sq(store *s) { return (sqlite_store *)s; }
@@ -380,10 +381,15 @@ static int sqlite_open(const char *path, const store_config *cfg, store **out, c
     return REMEM_OK;
 }
 
-static int sqlite_begin(store *base) { return exec(sq(base), "BEGIN IMMEDIATE"); }
+static int sqlite_begin(store *base) {
+    int rc = exec(sq(base), "BEGIN IMMEDIATE");
+    sq(base)->in_txn = rc == REMEM_OK;
+    return rc;
+}
 
 static int sqlite_commit(store *base) {
     sqlite_store *s = sq(base);
+    s->in_txn = 0;
     int rc = exec(s, "COMMIT");
     if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
@@ -391,6 +397,7 @@ static int sqlite_commit(store *base) {
 
 static void sqlite_rollback(store *base) {
     sqlite_store *s = sq(base);
+    s->in_txn = 0;
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -538,7 +545,22 @@ static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *nor
         sqlite3_bind_null(st, 20);
 }
 
+/* SQLite rolls a transaction back by itself when a statement in it fails
+ * for lack of memory or on an I/O error (https://sqlite.org/lang_transaction.html,
+ * "Response To Errors Within A Transaction"). A write after that would run
+ * in autocommit mode and stay, whatever the caller does next: refuse it, so
+ * that the caller's own rollback leaves nothing of the transaction. */
+static int txn_lost(sqlite_store *s, const char *what) {
+    if (!s->in_txn || !sqlite3_get_autocommit(s->db)) return 0;
+    fail(s, REMEM_EIO, "%s: the transaction was rolled back by an earlier failure", what);
+    return 1;
+}
+
 static int step_done(sqlite_store *s, sqlite3_stmt *st, const char *what) {
+    if (txn_lost(s, what)) {
+        sqlite3_clear_bindings(st);
+        return REMEM_EIO;
+    }
     int rc = sqlite3_step(st);
     int out = rc == SQLITE_DONE ? REMEM_OK : sqlfail(s, what);
     sqlite3_reset(st);
@@ -657,6 +679,7 @@ static int sqlite_set_vector(store *base, int64_t rowid, const char *model, cons
 static int sqlite_clear(store *base, const char *ns, int64_t *deleted) {
     sqlite_store *s = sq(base);
     sqlite3_stmt *st;
+    if (txn_lost(s, "clearing a namespace")) return REMEM_EIO;
     int rc = prepare(s, "DELETE FROM memories WHERE ns=?", &st, "clearing a namespace");
     if (rc) return rc;
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
@@ -822,6 +845,7 @@ static int sqlite_history_scrub(store *base, const char *ns, const char *id) {
     /* Whole values go, not just the text: metadata, links, an
      * invalidation's reason (actor) and superseded_by are the memory's
      * content too. With secure_delete on, the old cells are zeroed. */
+    if (txn_lost(s, "scrubbing history")) return REMEM_EIO;
     int rc =
         prepare(s, "UPDATE history SET actor=NULL, before=NULL, after=NULL WHERE ns=? AND id=?",
                 &st, "scrubbing history");
