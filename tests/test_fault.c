@@ -140,6 +140,14 @@ static const step cycle[] = {
      "{\"ns\":\"eps\",\"retention_days\":90,\"similarity_threshold\":0.6,"
      "\"strategy\":\"heuristic\"}",
      STEP_PARTIAL},
+    /* a conversation in without an LLM: its turns verbatim, one transaction */
+    {"ingest", NULL,
+     "{\"ns\":\"chat\",\"session_time\":\"2026-01-10T09:00:00Z\",\"messages\":["
+     "{\"role\":\"system\",\"content\":\"be brief\"},"
+     "{\"role\":\"user\",\"name\":\"Ada\",\"content\":\"the staging deploy failed again\"},"
+     "{\"role\":\"assistant\",\"content\":\"the disk was full; I cleaned /var/cache\"},"
+     "{\"role\":\"user\",\"name\":\"Ada\",\"content\":\"the staging deploy failed again\"}]}",
+     0},
 };
 #define N_STEPS (sizeof cycle / sizeof cycle[0])
 
@@ -173,6 +181,10 @@ static const regression regressions[] = {
     /* The set of ids to archive could not be made, and archive took it
      * for "no ids named": every memory of the namespace was archived. */
     {9, FAULT_ALLOC, 3, 1, "archive: the whole namespace archived instead of two ids"},
+    /* A message's id was hashed from a buffer cut short by a failed
+     * allocation: the turn was stored under another id, and the same
+     * transcript given again would have been stored twice. */
+    {12, FAULT_ALLOC, 11, 0, "ingest: a turn stored under an id hashed from a cut buffer"},
 };
 #define N_REGRESSIONS (sizeof regressions / sizeof regressions[0])
 

@@ -85,17 +85,21 @@ static char *content_of(json_t *c) {
     return b.len ? sb_take(&b) : (sb_free(&b), NULL);
 }
 
-static void derive_id(const char *session, const msg *m, char out[64]) {
+/* 0, or -1 out of memory (an id hashed from a cut buffer would name
+ * another message). */
+static int derive_id(const char *session, const msg *m, char out[64]) {
     strbuf b;
     sb_init(&b);
     sb_printf(&b, "%s\x1f%s\x1f%s\x1f%lld\x1f%s", session ? session : "", m->role, m->speaker,
               (long long)m->at, m->content);
-    uint64_t h = util_hash64(b.data ? b.data : "", b.len);
+    if (b.oom || !b.data) return sb_free(&b), -1;
+    uint64_t h = util_hash64(b.data, b.len);
     sb_free(&b);
     /* The time first: a transcript's ids then sort as its turns do, and
      * the store's id index grows at its end instead of everywhere. */
     snprintf(out, 64, "msg_%012llx%016llx", (unsigned long long)(m->at & 0xffffffffffffLL),
              (unsigned long long)h);
+    return 0;
 }
 
 /* Read args' messages; a bad one is REMEM_EINVAL naming it
@@ -142,8 +146,8 @@ static int read_messages(remem *db, json_t *args, int64_t session_time, msgs *ou
             if (strlen(id) >= sizeof m->id)
                 return eng_fail(db, REMEM_EINVAL, "messages[%zu].id: longer than 63 bytes", i);
             snprintf(m->id, sizeof m->id, "%s", id);
-        } else {
-            derive_id(session, m, m->id);
+        } else if (derive_id(session, m, m->id)) {
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
         }
     }
     return REMEM_OK;
@@ -315,8 +319,10 @@ static int stage(remem *db, const char *ns, json_t *args, msgs *ms, int64_t sess
         json_array_append_new(ids, json_string(ms->v[i].id));
         sb_printf(&key, "\x1f%s", ms->v[i].id);
     }
+    int oom = key.oom;
     uint64_t h = util_hash64(key.data ? key.data : "", key.len);
     sb_free(&key);
+    if (oom) return json_decref(ids), eng_fail(db, REMEM_ENOMEM, "out of memory");
     if (json_array_size(ids) == 0) { /* nothing new: a job left unfinished goes on */
         json_decref(ids);
         for (size_t i = 0; i < ms->n; i++) {

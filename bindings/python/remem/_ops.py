@@ -398,7 +398,8 @@ class OperationMethods:
             title: the conflict or situation title
             action: the action type taken (communicate, rest, ...)
             domain: the target domain (relationships, career, ...)
-            reward: the reward the decision earned
+            reward: the reward the decision earned, within +-1e9 (stats average
+                them)
             metrics: the metrics snapshot when the decision was taken (a JSON
                 object of numbers) (optional)
             reasoning: the agent's reasoning (the stored text keeps its first
@@ -434,7 +435,7 @@ class OperationMethods:
             ns: namespace
             task: the task id
             route: the route taken
-            reward: the episode's total reward
+            reward: the episode's total reward, within +-1e9
             summary: the trajectory summary as a JSON object (milestones_hit,
                 steps, ...) (optional)
         """
@@ -692,7 +693,7 @@ class OperationMethods:
         """
         return self.call('lesson.list', **{'ns': ns, 'status': status, 'domain': domain})
 
-    def timeline(self, *, ns: str, run: Optional[str] = None, view: Optional[str] = None) -> dict:
+    def timeline(self, *, ns: str, run: Optional[str] = None, view: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> dict:
         """A run's steps and memory decisions: attempts, decisions or summary view.
 
         The operation "timeline" (remem_call); returns its JSON answer.
@@ -701,8 +702,11 @@ class OperationMethods:
             ns: namespace
             run: the run (summary without it: every run) (optional)
             view: attempts (default), decisions or summary (optional)
+            limit: steps (attempts) or decisions in the answer (default 1000);
+                next_offset when there are more (optional)
+            offset: steps or decisions to skip first (default 0) (optional)
         """
-        return self.call('timeline', **{'ns': ns, 'run': run, 'view': view})
+        return self.call('timeline', **{'ns': ns, 'run': run, 'view': view, 'limit': limit, 'offset': offset})
 
     def eval_lessons(self, *, waves: Optional[int] = None, max_steps: Optional[int] = None, store: Optional[str] = None) -> dict:
         """A benchmark of the lessons: a scripted agent over grid, fluxtool, excel,
