@@ -34,6 +34,7 @@ src/score    engine
 src/lifecycle engine
 src/experience engine
 src/lessons  engine
+src/ingest   engine
 src/maintenance engine
 src/prompt   engine
 src/store    part

@@ -485,3 +485,18 @@ json_t *cache_stats_json(void) {
     pthread_mutex_unlock(&g.lock);
     return o;
 }
+
+/* ---- snapshots of every cache (handle.c, at close) ---- */
+
+/* Here rather than in cache_snap.c, which the load path (cache.c) calls:
+ * the walk over the shared caches is this file's, and calls point one way
+ * (cache_share.c -> cache.c -> cache_snap.c). */
+static void save_big(remem *db, const ns_cache *c, void *ctx) {
+    if (c->n >= *(const size_t *)ctx) snap_save(db, c, 0);
+}
+
+void snap_save_all(remem *db) {
+    if (!snap_enabled() || db->opt.read_only) return;
+    size_t min = snap_min_rows();
+    cache_each(db, save_big, &min);
+}

@@ -501,16 +501,6 @@ int snap_save(remem *db, const ns_cache *c, int force) {
     return rc ? -1 : 1;
 }
 
-static void save_big(remem *db, const ns_cache *c, void *ctx) {
-    if (c->n >= *(const size_t *)ctx) snap_save(db, c, 0);
-}
-
-void snap_save_all(remem *db) {
-    if (!snap_enabled() || db->opt.read_only) return;
-    size_t min = snap_min_rows();
-    cache_each(db, save_big, &min);
-}
-
 /* ---- reading ---- */
 
 /* Every section inside the file, in the order written, not overlapping,
