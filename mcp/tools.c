@@ -176,6 +176,22 @@ static void trim_answer(tool_call *c, const remem_op_info *op, json_t *res) {
     json_object_set_new(res, "text", json_string(text));
 }
 
+/* The result of an answer (stolen): its "text" when it has one, else the
+ * JSON itself, said to be from a store whose memory is off when it is. */
+static json_t *answer(json_t *res) {
+    const char *text = json_string_value(json_object_get(res, "text"));
+    if (text) return mcp_tool_ok(text, res);
+    char *dump = json_dumps(res, JSON_INDENT(2)), *said = NULL;
+    const char *off = json_string_value(json_object_get(res, "memory"));
+    if (dump && off && !strcmp(off, "off") &&
+        asprintf(&said, "Memory is off: nothing was stored, changed or recalled.\n%s", dump) < 0)
+        said = NULL;
+    json_t *r = mcp_tool_ok(said ? said : dump ? dump : "{}", res);
+    free(said);
+    free(dump);
+    return r;
+}
+
 /* A tool call: the operation's right is checked on every namespace named,
  * or over every namespace (ns NULL to the access callback) when it names
  * none; the arguments go to remem_call_ex as a remote caller's, so a path
@@ -201,9 +217,5 @@ json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
         return NULL;
     }
     trim_answer(c, op, res);
-    const char *text = json_string_value(json_object_get(res, "text"));
-    char *dump = text ? NULL : json_dumps(res, JSON_INDENT(2));
-    json_t *r = mcp_tool_ok(text ? text : dump ? dump : "{}", res);
-    free(dump);
-    return r;
+    return answer(res);
 }
