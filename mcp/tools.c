@@ -171,9 +171,6 @@ static void trim_answer(tool_call *c, const remem_op_info *op, json_t *res) {
         else
             json_object_del(res, "id");
     }
-    char text[512];
-    snprintf(text, sizeof text, "Accepted for %s.", ns);
-    json_object_set_new(res, "text", json_string(text));
 }
 
 /* The result of an answer (stolen): its "text" when it has one, else the
