@@ -90,15 +90,14 @@ static int named_namespaces(tool_call *c, json_t **out) {
  * array), or NULL with c->err set. */
 static json_t *readable_namespaces(tool_call *c) {
     char *text = NULL;
-    int rc = remem_namespaces(c->db, &text);
+    int rc = remem_call_ex(c->db, "namespaces", "{}", 2, REMEM_CALL_REMOTE, &text);
     if (rc != REMEM_OK) {
         call_fail_db(c, rc, "listing namespaces");
         return NULL;
     }
-    json_t *all = text ? json_loads(text, 0, NULL) : NULL, *out = json_array(), *v;
+    json_t *all = mcp_engine_json(text), *out = json_array(), *v;
     size_t i;
-    remem_free(text);
-    json_array_foreach(all, i, v) {
+    json_array_foreach(json_object_get(all, "namespaces"), i, v) {
         const char *ns = json_string_value(json_object_get(v, "ns"));
         if (ns && may(c, ns, MCP_READ)) json_array_append_new(out, json_string(ns));
     }
