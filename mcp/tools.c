@@ -106,8 +106,8 @@ static json_t *readable_namespaces(tool_call *c) {
 }
 
 /* 0 when the caller may run op with its arguments (a recall that names no
- * namespace is narrowed to those the caller may read: c->args gains "ns");
- * else -1 with c->err set. */
+ * namespace searches every one the caller may read: c->args gains "ns");
+ * 1 when such a recall finds none; else -1 with c->err set. */
 static int may_run(tool_call *c, const remem_op_info *op) {
     int right = right_of(op->right);
     json_t *nss, *e;
@@ -115,14 +115,13 @@ static int may_run(tool_call *c, const remem_op_info *op) {
     if (json_is_true(json_object_get(c->args, "purge"))) right = MCP_ADMIN;
     if (!strcmp(op->name, "namespaces")) return 0; /* the answer is filtered instead */
     if (named_namespaces(c, &nss)) return -1;
-    if (!json_array_size(nss) && !strcmp(op->name, "recall") &&
-        !may(c, NULL, right | MCP_ADMIN)) {
+    json_t *n1 = json_object_get(c->args, "ns"), *n2 = json_object_get(c->args, "namespaces");
+    if ((!n1 || json_is_null(n1)) && (!n2 || json_is_null(n2)) && !strcmp(op->name, "recall")) {
         json_decref(nss);
         if (!(nss = readable_namespaces(c))) return -1;
         if (!json_array_size(nss)) {
-            call_fail(c, "access denied: there is no namespace you may read yet");
             json_decref(nss);
-            return -1;
+            return 1;
         }
         json_object_set(c->args, "ns", nss);
     }
@@ -194,14 +193,18 @@ static json_t *answer(json_t *res) {
  * argument ("x-local") is refused. The answer's "text", when it has one,
  * is what the model reads; the whole answer is structuredContent. */
 json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
-    if (may_run(c, op)) return NULL;
+    int rc = may_run(c, op);
+    if (rc < 0) return NULL;
+    if (rc > 0)
+        return mcp_tool_ok("No memories: there is no namespace you may read yet.",
+                           json_pack("{s:[]}", "hits"));
     char *args = json_dumps(c->args, JSON_COMPACT);
     if (!args) {
         call_fail(c, "out of memory");
         return NULL;
     }
     char *out = NULL;
-    int rc = remem_call_ex(c->db, op->name, args, strlen(args), REMEM_CALL_REMOTE, &out);
+    rc = remem_call_ex(c->db, op->name, args, strlen(args), REMEM_CALL_REMOTE, &out);
     free(args);
     if (rc) {
         call_fail_db(c, rc, op->name);
