@@ -86,45 +86,15 @@ static int named_namespaces(tool_call *c, json_t **out) {
     return 0;
 }
 
-/* The names of the namespaces of the store the caller may read (a new
- * array), or NULL with c->err set. */
-static json_t *readable_namespaces(tool_call *c) {
-    char *text = NULL;
-    int rc = remem_call_ex(c->db, "namespaces", "{}", 2, REMEM_CALL_REMOTE, &text);
-    if (rc != REMEM_OK) {
-        call_fail_db(c, rc, "listing namespaces");
-        return NULL;
-    }
-    json_t *all = mcp_engine_json(text), *out = json_array(), *v;
-    size_t i;
-    json_array_foreach(json_object_get(all, "namespaces"), i, v) {
-        const char *ns = json_string_value(json_object_get(v, "ns"));
-        if (ns && may(c, ns, MCP_READ)) json_array_append_new(out, json_string(ns));
-    }
-    json_decref(all);
-    return out;
-}
-
-/* 0 when the caller may run op with its arguments (a recall that names no
- * namespace searches every one the caller may read: c->args gains "ns");
- * 1 when such a recall finds none; else -1 with c->err set. */
+/* 0 when the caller may run op with its arguments, else -1 with c->err
+ * set: the operation's right (admin for a purge) on every namespace named,
+ * or over every namespace, admin too, when it names none (as over HTTP). */
 static int may_run(tool_call *c, const remem_op_info *op) {
     int right = right_of(op->right);
     json_t *nss, *e;
     size_t i;
     if (json_is_true(json_object_get(c->args, "purge"))) right = MCP_ADMIN;
-    if (!strcmp(op->name, "namespaces")) return 0; /* the answer is filtered instead */
     if (named_namespaces(c, &nss)) return -1;
-    json_t *n1 = json_object_get(c->args, "ns"), *n2 = json_object_get(c->args, "namespaces");
-    if ((!n1 || json_is_null(n1)) && (!n2 || json_is_null(n2)) && !strcmp(op->name, "recall")) {
-        json_decref(nss);
-        if (!(nss = readable_namespaces(c))) return -1;
-        if (!json_array_size(nss)) {
-            json_decref(nss);
-            return 1;
-        }
-        json_object_set(c->args, "ns", nss);
-    }
     int rc = 0;
     if (!json_array_size(nss)) /* store-wide: admin too */
         rc = require(c, NULL, right | MCP_ADMIN);
@@ -133,7 +103,8 @@ static int may_run(tool_call *c, const remem_op_info *op) {
     return rc;
 }
 
-/* The answer as the caller may see it: the namespaces it may read; for an
+/* The answer as the caller may see it: the namespaces it may read (all of
+ * them, for the admin over every namespace that may list them); for an
  * add by a caller that may write ns but not read it, "accepted" and only
  * the ids it gave (whether the text was already stored is not told). */
 static void trim_answer(tool_call *c, const remem_op_info *op, json_t *res) {
@@ -193,18 +164,14 @@ static json_t *answer(json_t *res) {
  * argument ("x-local") is refused. The answer's "text", when it has one,
  * is what the model reads; the whole answer is structuredContent. */
 json_t *mcp_op_call(tool_call *c, const remem_op_info *op) {
-    int rc = may_run(c, op);
-    if (rc < 0) return NULL;
-    if (rc > 0)
-        return mcp_tool_ok("No memories: there is no namespace you may read yet.",
-                           json_pack("{s:[]}", "hits"));
+    if (may_run(c, op)) return NULL;
     char *args = json_dumps(c->args, JSON_COMPACT);
     if (!args) {
         call_fail(c, "out of memory");
         return NULL;
     }
     char *out = NULL;
-    rc = remem_call_ex(c->db, op->name, args, strlen(args), REMEM_CALL_REMOTE, &out);
+    int rc = remem_call_ex(c->db, op->name, args, strlen(args), REMEM_CALL_REMOTE, &out);
     free(args);
     if (rc) {
         call_fail_db(c, rc, op->name);

@@ -751,8 +751,10 @@ static void test_access_control(void) {
     CHECK(strstr(result_text(r), "0000") == NULL);
     json_decref(r);
 
-    /* No namespace named: every readable one, and only those. */
-    r = call(db, &acc, "recall", json_pack("{s:s, s:i}", "query", "banana launch code", "k", 10));
+    /* Readable namespaces named: only those are searched. */
+    r = call(db, &acc, "recall",
+             json_pack("{s:s, s:i, s:[s,s]}", "query", "banana launch code", "k", 10, "ns",
+                       "team:a", "shared"));
     CHECK(r && !is_error(r));
     hit_ids(r, ids, sizeof ids);
     CHECK(strstr(ids, secret) == NULL);
@@ -760,10 +762,17 @@ static void test_access_control(void) {
     CHECK_INT(hit_count(r), 2);
     json_decref(r);
 
-    /* list_namespaces shows the readable ones only. */
+    /* No namespace named is store-wide: the caller needs the right (and
+     * admin) over every namespace, as over HTTP; nothing comes back. */
+    r = call(db, &acc, "recall", json_pack("{s:s, s:i}", "query", "banana launch code", "k", 10));
+    CHECK(is_error(r));
+    CHECK_HAS(result_text(r), "access denied");
+    CHECK(strstr(result_text(r), "banana") == NULL);
+    json_decref(r);
     r = call(db, &acc, "namespaces", json_object());
-    CHECK_INT(json_array_size(json_object_get(structured(r), "namespaces")), 2);
-    CHECK(strstr(result_text(r), "private") == NULL);
+    CHECK(is_error(r));
+    CHECK_HAS(result_text(r), "access denied");
+    CHECK(strstr(result_text(r), "private") == NULL && strstr(result_text(r), "team:a") == NULL);
     json_decref(r);
 
     /* Changes need write; purge needs admin. */

@@ -137,14 +137,19 @@ try:
             res = r.get("result", {}) if r else {}
             check(st == 200 and res.get("isError") is True and oword + " secret" not in json.dumps(res),
                   tag + " MCP %s refused" % name)
+        # naming no namespace is store-wide: refused to a tenant's key, nothing comes back
         st, r = tool("recall", {"query": oword + " secret plan", "touch": False})
+        res = r.get("result", {}) if r else {}
+        check(st == 200 and res.get("isError") is True and "access denied" in json.dumps(res) and
+              oword + " secret" not in json.dumps(res), tag + " MCP recall naming no namespace refused")
+        st, r = tool("recall", {"query": oword + " secret plan", "ns": ["%s:one" % me, "%s:two" % me],
+                                "touch": False})
         hits = r["result"].get("structuredContent", {}).get("hits", []) if st == 200 else []
         check(st == 200 and hits and all(h["ns"].startswith(me + ":") for h in hits),
-              tag + " MCP recall over 'everything readable' stays home")
+              tag + " MCP recall over its own namespaces stays home")
         st, r = tool("namespaces", {})
-        listed = [n["ns"] for n in r["result"].get("structuredContent", {}).get("namespaces", [])] if st == 200 else []
-        check(st == 200 and listed and all(n.startswith(me + ":") for n in listed) and
-              ("%s:" % other) not in json.dumps(r["result"]), tag + " MCP namespaces filtered")
+        check(st == 200 and r["result"].get("isError") is True and
+              ("%s:" % other) not in json.dumps(r["result"]), tag + " MCP namespaces: store-wide, refused")
         st, _, _ = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         check(st == 401, "MCP without a key -> 401")
 
