@@ -76,7 +76,7 @@ static json_t *method_initialize(json_t *id, json_t *params) {
                   "remem memory engine", "version", REMEM_VERSION, "instructions",
                   "remem is your long-term memory. Before a step, call recall with what "
                   "you are about to do or answer; after you observe, decide or learn "
-                  "something worth keeping, call remember. Namespaces keep agents, "
+                  "something worth keeping, call memory_add. Namespaces keep agents, "
                   "users and projects apart: use one consistently. When a remembered "
                   "fact changes, invalidate the old memory (superseded_by the new "
                   "one) or update it.");
