@@ -660,7 +660,7 @@ static void test_update_get_invalidate_forget(void) {
     remem_close(db);
 }
 
-static void test_list_namespaces(void) {
+static void test_namespaces(void) {
     remem *db = open_store();
     remember(db, NULL, "agent:x", "one", NULL);
     remember(db, NULL, "agent:x", "two", NULL);
@@ -823,7 +823,7 @@ int main(int argc, char **argv) {
     RUN(test_tool_argument_errors);
     RUN(test_malformed_filter);
     RUN(test_update_get_invalidate_forget);
-    RUN(test_list_namespaces);
+    RUN(test_namespaces);
     RUN(test_access_control);
     return TEST_EXIT();
 }
