@@ -146,6 +146,9 @@ try:
         if name in ("memory_add", "memory_update", "memory_invalidate", "memory_forget"):
             check(res.get("isError") is True and "no write right" in text,
                   "read-only MCP %s: a tool error" % name)
+        elif "ns" not in args:  # store-wide: the key is on t:*, not "*"
+            check(res.get("isError") is True and "over every namespace" in text and TEXT not in text,
+                  "read-only MCP %s naming no namespace: store-wide, a tool error" % name)
         else:
             check(not res.get("isError"), "read-only MCP %s reads" % name)
     after = snapshot(srv, key=KADM)
