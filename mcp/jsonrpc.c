@@ -76,7 +76,7 @@ static json_t *method_initialize(json_t *id, json_t *params) {
                   "remem memory engine", "version", REMEM_VERSION, "instructions",
                   "remem is your long-term memory. Before a step, call recall with what "
                   "you are about to do or answer; after you observe, decide or learn "
-                  "something worth keeping, call remember. Namespaces keep agents, "
+                  "something worth keeping, call memory_add. Namespaces keep agents, "
                   "users and projects apart: use one consistently. When a remembered "
                   "fact changes, invalidate the old memory (superseded_by the new "
                   "one) or update it.");
@@ -95,13 +95,12 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, j
     json_t *args = json_object_get(params, "arguments"), *empty = NULL;
     json_t *result;
     tool_call c;
-    const mcp_tool *hand;
     const remem_op_info *op;
     char err[320];
 
     if (!name)
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.name (a string) is required");
-    if (mcp_tool_find(name, groups, &hand, &op, err, sizeof err))
+    if (mcp_tool_find(name, groups, &op, err, sizeof err))
         return rpc_error(id, RPC_INVALID_PARAMS, "%s", err);
     if (args && !json_is_null(args) && !json_is_object(args))
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object");
@@ -111,7 +110,7 @@ static json_t *method_tools_call(remem *db, const mcp_access *acc, json_t *id, j
     c.db = db;
     c.acc = acc;
     c.args = args;
-    result = op ? mcp_op_call(&c, op) : hand->call(&c);
+    result = mcp_op_call(&c, op);
     if (!result) result = mcp_tool_error(c.err[0] ? c.err : "the tool failed");
     json_decref(empty);
     if (!result) return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");

@@ -9,10 +9,8 @@
  * unless asked for. A call to a tool outside the set is refused as an
  * unknown tool, naming the group that would offer it.
  *
- * The hand-written tools of schemas.c each name the operation that
- * replaces them; once the library has that operation (with its group),
- * the operation's tool is offered and the hand-written one is not. An
- * operation whose row names no group is offered in no set.
+ * Every tool is an operation of the library's table; an operation whose
+ * row names no group is offered in no set.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,20 +54,10 @@ int mcp_groups_parse(const char *list, unsigned *mask, char *err, size_t cap) {
     return 0;
 }
 
-/* The hand-written tool t, unless an operation of the library replaces it
- * (one that has its group: an operation without one is offered nowhere). */
-static int hand_tool_live(const mcp_tool *t) {
-    const remem_op_info *op = t->op ? remem_op_find(t->op) : NULL;
-    return !op || !op->group;
-}
-
 json_t *mcp_tools_list(unsigned groups) {
     json_t *list = json_array();
     size_t i, n;
     if (!list) return NULL;
-    for (i = 0; i < mcp_n_tools; i++)
-        if ((groups & mcp_group_bit(mcp_tools[i].group)) && hand_tool_live(&mcp_tools[i]))
-            json_array_append_new(list, mcp_tool_json(&mcp_tools[i]));
     const remem_op_info *ops = remem_ops(&n);
     for (i = 0; i < n; i++)
         if (groups & mcp_group_bit(ops[i].group))
@@ -77,19 +65,12 @@ json_t *mcp_tools_list(unsigned groups) {
     return list;
 }
 
-int mcp_tool_find(const char *name, unsigned groups, const mcp_tool **hand,
-                  const remem_op_info **op, char *err, size_t cap) {
-    const char *group = NULL;
-    *hand = NULL;
-    *op = NULL;
-    for (size_t i = 0; i < mcp_n_tools; i++)
-        if (!strcmp(mcp_tools[i].name, name) && hand_tool_live(&mcp_tools[i])) {
-            *hand = &mcp_tools[i];
-            group = mcp_tools[i].group;
-        }
-    if (!*hand && (*op = mcp_op_for_tool(name))) group = (*op)->group;
+int mcp_tool_find(const char *name, unsigned groups, const remem_op_info **op, char *err,
+                  size_t cap) {
+    const char *group = (*op = mcp_op_for_tool(name)) ? (*op)->group : NULL;
     if (!group) {
         snprintf(err, cap, "unknown tool: %s", name);
+        *op = NULL;
         return -1;
     }
     if (!(groups & mcp_group_bit(group))) {
@@ -97,7 +78,6 @@ int mcp_tool_find(const char *name, unsigned groups, const mcp_tool **hand,
                  "unknown tool: %s (it is in the tool group \"%s\", which this server does not "
                  "offer; add it with --tools %s)",
                  name, group, group);
-        *hand = NULL;
         *op = NULL;
         return -1;
     }

@@ -87,7 +87,7 @@ static const char *remember(remem *db, const mcp_access *acc, const char *ns, co
     static char id[128];
     json_t *args = json_pack("{s:s, s:s}", "ns", ns, "text", text);
     if (metadata_json) json_object_set_new(args, "metadata", json_loads(metadata_json, 0, NULL));
-    json_t *r = call(db, acc, "remember", args);
+    json_t *r = call(db, acc, "memory_add", args);
     id[0] = 0;
     CHECK(r && !is_error(r));
     if (r && !is_error(r))
@@ -96,6 +96,11 @@ static const char *remember(remem *db, const mcp_access *acc, const char *ns, co
         fprintf(stderr, "  remember: %s\n", result_text(r));
     json_decref(r);
     return id;
+}
+
+/* The number of a recall's hits. */
+static json_int_t hit_count(json_t *result) {
+    return (json_int_t)json_array_size(json_object_get(structured(result), "hits"));
 }
 
 /* The ids of a recall's hits, in order, as one space-separated string. */
@@ -320,8 +325,8 @@ static json_t *tool_named(json_t *list, const char *name) {
  * under 4 KB in all, each described for a model (never naming a seed),
  * with annotations; no admin tool, no second get. */
 static void test_tools_list(void) {
-    static const char *const want[] = {"remember", "recall", "update",    "invalidate",
-                                       "forget",   "context", "memory_get"};
+    static const char *const want[] = {"memory_add", "recall", "memory_update", "memory_invalidate",
+                                       "memory_forget", "context", "memory_get"};
     remem *db = open_store();
     size_t len, i;
     json_t *r = tools_list(db, MCP_GROUP_CORE, &len), *t;
@@ -344,9 +349,11 @@ static void test_tools_list(void) {
         CHECK(json_is_boolean(json_object_get(an, "readOnlyHint")));
         CHECK(json_is_false(json_object_get(an, "openWorldHint")));
     }
-    json_t *req = json_object_get(json_object_get(tool_named(list, "recall"), "inputSchema"),
-                                  "required");
-    CHECK_STR(json_string_value(json_array_get(req, 0)), "query");
+    /* recall takes query (or a vector, so neither is required) */
+    json_t *rprops = json_object_get(json_object_get(tool_named(list, "recall"), "inputSchema"),
+                                     "properties");
+    CHECK(json_object_get(rprops, "query") != NULL && json_object_get(rprops, "ns") != NULL);
+    CHECK(json_object_get(rprops, "text") == NULL && json_object_get(rprops, "namespaces") == NULL);
     /* context's advanced arguments (x-advanced) are not shown, but taken */
     json_t *props = json_object_get(json_object_get(tool_named(list, "context"), "inputSchema"),
                                     "properties");
@@ -371,7 +378,7 @@ static void test_tool_annotations(void) {
     json_t *list = json_object_get(json_object_get(r, "result"), "tools");
     json_t *an = json_object_get(tool_named(list, "memory_get"), "annotations");
     CHECK(json_is_true(json_object_get(an, "readOnlyHint")));
-    an = json_object_get(tool_named(list, "forget"), "annotations");
+    an = json_object_get(tool_named(list, "memory_forget"), "annotations");
     CHECK(json_is_false(json_object_get(an, "readOnlyHint")));
     CHECK(json_is_true(json_object_get(an, "destructiveHint")));
     an = json_object_get(tool_named(list, "prune"), "annotations");
@@ -456,7 +463,7 @@ static void test_remember_and_recall(void) {
     CHECK(tea[0] && deploy[0] && strcmp(tea, deploy) != 0);
 
     /* The same text again is a duplicate of the first. */
-    json_t *r = call(db, NULL, "remember",
+    json_t *r = call(db, NULL, "memory_add",
                      json_pack("{s:s, s:s}", "ns", "agent:a", "text",
                                "The user drinks green tea every morning, "
                                "never coffee"));
@@ -472,7 +479,7 @@ static void test_remember_and_recall(void) {
     CHECK(r && !is_error(r));
     hit_ids(r, ids, sizeof ids);
     CHECK(strncmp(ids, tea, strlen(tea)) == 0);
-    CHECK(json_integer_value(json_object_get(structured(r), "count")) <= 2);
+    CHECK(hit_count(r) >= 1 && hit_count(r) <= 2);
     json_t *hit0 = json_array_get(json_object_get(structured(r), "hits"), 0);
     json_t *comp = json_object_get(hit0, "components");
     CHECK(json_is_number(json_object_get(hit0, "score")));
@@ -484,9 +491,9 @@ static void test_remember_and_recall(void) {
               "drinks");
     CHECK(json_is_array(json_object_get(comp, "lanes")));
     CHECK(json_is_number(json_object_get(comp, "context")));
-    CHECK_HAS(result_text(r), "context ");
+    CHECK_HAS(result_text(r), "\"context\"");
     CHECK_HAS(result_text(r), "green tea every morning");
-    CHECK_HAS(result_text(r), "1. score ");
+    CHECK_HAS(result_text(r), "score");
     CHECK_HAS(result_text(r), "relevance");
     json_decref(r);
 
@@ -503,7 +510,7 @@ static void test_remember_and_recall(void) {
     r = call(db, NULL, "recall",
              json_pack("{s:s, s:s, s:s}", "query", "green tea", "ns", "agent:a", "filter",
                        "{\"topic\": \"drinks\"}"));
-    CHECK_INT(json_integer_value(json_object_get(structured(r), "count")), 1);
+    CHECK_INT(hit_count(r), 1);
     json_decref(r);
     remem_close(db);
 }
@@ -511,24 +518,24 @@ static void test_remember_and_recall(void) {
 static void test_tool_argument_errors(void) {
     remem *db = open_store();
     json_t *r;
-    r = call(db, NULL, "remember", json_pack("{s:s}", "text", "no namespace"));
+    r = call(db, NULL, "memory_add", json_pack("{s:s}", "text", "no namespace"));
     CHECK(is_error(r));
-    CHECK_HAS(result_text(r), "'ns'");
+    CHECK_HAS(result_text(r), "ns: is required");
     CHECK(structured(r) == NULL);
     json_decref(r);
-    r = call(db, NULL, "remember",
+    r = call(db, NULL, "memory_add",
              json_pack("{s:s, s:s, s:f}", "ns", "a", "text", "x", "importance", 2.0));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "importance");
     json_decref(r);
-    r = call(db, NULL, "remember",
+    r = call(db, NULL, "memory_add",
              json_pack("{s:s, s:s, s:[]}", "ns", "a", "text", "x", "metadata"));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "metadata");
     json_decref(r);
     r = call(db, NULL, "recall", json_pack("{s:s}", "ns", "a"));
     CHECK(is_error(r));
-    CHECK_HAS(result_text(r), "text: missing"); /* the library parser's message */
+    CHECK_HAS(result_text(r), "query: missing"); /* the library's message */
     json_decref(r);
     r = call(db, NULL, "recall", json_pack("{s:s, s:s, s:i}", "query", "q", "ns", "a", "k", 0));
     CHECK(is_error(r));
@@ -575,7 +582,7 @@ static void test_update_get_invalidate_forget(void) {
     snprintf(c, sizeof c, "%s",
              remember(db, NULL, "n", "The office wifi password is on the fridge", NULL));
 
-    r = call(db, NULL, "update",
+    r = call(db, NULL, "memory_update",
              json_pack("{s:s, s:s, s:s, s:f, s:{s:i}}", "ns", "n", "id", a, "text",
                        "The build server was renamed to lovelace", "importance", 0.8, "metadata",
                        "rev", 2));
@@ -595,11 +602,11 @@ static void test_update_get_invalidate_forget(void) {
     CHECK_INT(json_integer_value(json_object_get(json_object_get(m, "metadata"), "rev")), 2);
     json_decref(r);
 
-    r = call(db, NULL, "update", json_pack("{s:s, s:s}", "ns", "n", "id", a));
+    r = call(db, NULL, "memory_update", json_pack("{s:s, s:s}", "ns", "n", "id", a));
     CHECK(is_error(r));
-    CHECK_HAS(result_text(r), "nothing to update");
+    CHECK_HAS(result_text(r), "nothing to change");
     json_decref(r);
-    r = call(db, NULL, "update",
+    r = call(db, NULL, "memory_update",
              json_pack("{s:s, s:s, s:s}", "ns", "n", "id", "no-such-id", "text", "x"));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "REMEM_ENOTFOUND");
@@ -611,7 +618,7 @@ static void test_update_get_invalidate_forget(void) {
     json_decref(r);
 
     /* Invalidate: out of recall, back with include_invalid. */
-    r = call(db, NULL, "invalidate",
+    r = call(db, NULL, "memory_invalidate",
              json_pack("{s:s, s:s, s:s}", "ns", "n", "id", b, "reason", "lunch moved"));
     CHECK(r && !is_error(r));
     CHECK_STR(json_string_value(json_object_get(structured(r), "outcome")), "invalidated");
@@ -628,7 +635,7 @@ static void test_update_get_invalidate_forget(void) {
     json_decref(r);
 
     /* Forget archives; get still finds it, recall does not. */
-    r = call(db, NULL, "forget", json_pack("{s:s, s:s}", "ns", "n", "id", a));
+    r = call(db, NULL, "memory_forget", json_pack("{s:s, s:s}", "ns", "n", "id", a));
     CHECK(r && !is_error(r));
     CHECK(json_is_false(json_object_get(structured(r), "purged")));
     json_decref(r);
@@ -643,7 +650,7 @@ static void test_update_get_invalidate_forget(void) {
     json_decref(r);
 
     /* Purge deletes for good. */
-    r = call(db, NULL, "forget", json_pack("{s:s, s:s, s:b}", "ns", "n", "id", c, "purge", 1));
+    r = call(db, NULL, "memory_forget", json_pack("{s:s, s:s, s:b}", "ns", "n", "id", c, "purge", 1));
     CHECK(json_is_true(json_object_get(structured(r), "purged")));
     json_decref(r);
     r = call(db, NULL, "memory_get", json_pack("{s:s, s:s}", "ns", "n", "id", c));
@@ -653,12 +660,12 @@ static void test_update_get_invalidate_forget(void) {
     remem_close(db);
 }
 
-static void test_list_namespaces(void) {
+static void test_namespaces(void) {
     remem *db = open_store();
     remember(db, NULL, "agent:x", "one", NULL);
     remember(db, NULL, "agent:x", "two", NULL);
     remember(db, NULL, "agent:y", "three", NULL);
-    json_t *r = call(db, NULL, "list_namespaces", json_object());
+    json_t *r = call(db, NULL, "namespaces", json_object());
     json_t *list = json_object_get(structured(r), "namespaces"), *v;
     size_t i;
     int seen = 0;
@@ -681,10 +688,11 @@ static void test_list_namespaces(void) {
 /* ------------------------------------------------------------------ */
 
 /* The test's policy: "team:*" read and write, "shared" read only,
- * "boss" everything; nothing else. */
+ * "boss" everything; nothing else, and nothing over every namespace. */
 static int policy(void *ctx, const char *ns, int right) {
     int *calls = ctx;
     (*calls)++;
+    if (!ns) return 0; /* no right over every namespace */
     if (strncmp(ns, "team:", 5) == 0) return right & (MCP_READ | MCP_WRITE);
     if (strcmp(ns, "shared") == 0) return right == MCP_READ;
     if (strcmp(ns, "boss") == 0) return 1;
@@ -708,12 +716,12 @@ static void test_access_control(void) {
     CHECK(calls > 0);
 
     /* Writes outside the policy fail and write nothing. */
-    r = call(db, &acc, "remember", json_pack("{s:s, s:s}", "ns", "shared", "text", "graffiti"));
+    r = call(db, &acc, "memory_add", json_pack("{s:s, s:s}", "ns", "shared", "text", "graffiti"));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "access denied");
     CHECK_HAS(result_text(r), "shared");
     json_decref(r);
-    r = call(db, &acc, "remember", json_pack("{s:s, s:s}", "ns", "private", "text", "graffiti"));
+    r = call(db, &acc, "memory_add", json_pack("{s:s, s:s}", "ns", "private", "text", "graffiti"));
     CHECK(is_error(r));
     json_decref(r);
     r = call(db, NULL, "recall",
@@ -743,38 +751,47 @@ static void test_access_control(void) {
     CHECK(strstr(result_text(r), "0000") == NULL);
     json_decref(r);
 
-    /* No namespace named: every readable one, and only those. */
-    r = call(db, &acc, "recall", json_pack("{s:s, s:i}", "query", "banana launch code", "k", 10));
+    /* Readable namespaces named: only those are searched. */
+    r = call(db, &acc, "recall",
+             json_pack("{s:s, s:i, s:[s,s]}", "query", "banana launch code", "k", 10, "ns",
+                       "team:a", "shared"));
     CHECK(r && !is_error(r));
     hit_ids(r, ids, sizeof ids);
     CHECK(strstr(ids, secret) == NULL);
     CHECK(strstr(ids, team) != NULL);
-    CHECK_INT(json_integer_value(json_object_get(structured(r), "count")), 2);
+    CHECK_INT(hit_count(r), 2);
     json_decref(r);
 
-    /* list_namespaces shows the readable ones only. */
-    r = call(db, &acc, "list_namespaces", json_object());
-    CHECK_INT(json_array_size(json_object_get(structured(r), "namespaces")), 2);
-    CHECK(strstr(result_text(r), "private") == NULL);
+    /* No namespace named is store-wide: the caller needs the right (and
+     * admin) over every namespace, as over HTTP; nothing comes back. */
+    r = call(db, &acc, "recall", json_pack("{s:s, s:i}", "query", "banana launch code", "k", 10));
+    CHECK(is_error(r));
+    CHECK_HAS(result_text(r), "access denied");
+    CHECK(strstr(result_text(r), "banana") == NULL);
+    json_decref(r);
+    r = call(db, &acc, "namespaces", json_object());
+    CHECK(is_error(r));
+    CHECK_HAS(result_text(r), "access denied");
+    CHECK(strstr(result_text(r), "private") == NULL && strstr(result_text(r), "team:a") == NULL);
     json_decref(r);
 
     /* Changes need write; purge needs admin. */
-    r = call(db, &acc, "update",
+    r = call(db, &acc, "memory_update",
              json_pack("{s:s, s:s, s:f}", "ns", "private", "id", secret, "importance", 0.1));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "invalidate", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
+    r = call(db, &acc, "memory_invalidate", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "forget", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
+    r = call(db, &acc, "memory_forget", json_pack("{s:s, s:s}", "ns", "private", "id", secret));
     CHECK(is_error(r));
     json_decref(r);
-    r = call(db, &acc, "forget",
+    r = call(db, &acc, "memory_forget",
              json_pack("{s:s, s:s, s:b}", "ns", "team:a", "id", team, "purge", 1));
     CHECK(is_error(r));
     CHECK_HAS(result_text(r), "admin");
     json_decref(r);
-    r = call(db, &acc, "forget", json_pack("{s:s, s:s}", "ns", "team:a", "id", team));
+    r = call(db, &acc, "memory_forget", json_pack("{s:s, s:s}", "ns", "team:a", "id", team));
     CHECK(r && !is_error(r));
     json_decref(r);
 
@@ -806,7 +823,7 @@ int main(int argc, char **argv) {
     RUN(test_tool_argument_errors);
     RUN(test_malformed_filter);
     RUN(test_update_get_invalidate_forget);
-    RUN(test_list_namespaces);
+    RUN(test_namespaces);
     RUN(test_access_control);
     return TEST_EXIT();
 }

@@ -60,9 +60,9 @@ else
     insp --method tools/list > "$tmp/i_list" 2>&1 || fail "inspector tools/list: $(tail -n 3 "$tmp/i_list")"
     python3 -c 'import json,sys; t=[x["name"] for x in json.load(open(sys.argv[1]))["tools"]]; assert "recall" in t and "check" not in t, t' \
         "$tmp/i_list" || fail "inspector: the default list"
-    insp --method tools/call --tool-name remember --tool-arg ns=agent:ada \
+    insp --method tools/call --tool-name memory_add --tool-arg ns=agent:ada \
         --tool-arg "text=The user drinks green tea every morning" > "$tmp/i_add" 2>&1 \
-        || fail "inspector: remember failed: $(tail -n 3 "$tmp/i_add")"
+        || fail "inspector: memory_add failed: $(tail -n 3 "$tmp/i_add")"
     id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["structuredContent"]["id"])' "$tmp/i_add")
     insp --method tools/call --tool-name recall --tool-arg "query=what does the user drink" \
         --tool-arg ns=agent:ada > "$tmp/i_recall" 2>&1 || fail "inspector: recall failed"

@@ -17,7 +17,7 @@ printf '%s\n' \
   '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
   '' \
   '{"jsonrpc":"2.0","id":2,"method":' \
-  '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remember","arguments":{"ns":"sh","text":"the raw transport works"}}}' \
+  '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_add","arguments":{"ns":"sh","text":"the raw transport works"}}}' \
   '{"jsonrpc":"2.0","id":4,"method":"ping"}' \
   > "$tmp/in"
 status=0

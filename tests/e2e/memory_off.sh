@@ -125,14 +125,14 @@ def mcp(*args, calls):
         o = json.loads(line)
         out[o.get("id")] = o.get("result", {})
     return out
-out = mcp("--no-memory", calls=[("remember", {"ns": NS, "text": "told over mcp"}),
-                               ("recall", {"namespaces": [NS], "text": "carrier group"}),
-                               ("forget", {"ns": NS, "id": mid})])
+out = mcp("--no-memory", calls=[("memory_add", {"ns": NS, "text": "told over mcp"}),
+                               ("recall", {"ns": [NS], "query": "carrier group"}),
+                               ("memory_forget", {"ns": NS, "id": mid})])
 check(out[1].get("structuredContent", {}).get("outcome") == "dropped" and
-      "Memory is off" in out[1]["content"][0]["text"], "mcp --no-memory: remember dropped, said in text")
+      "Memory is off" in out[1]["content"][0]["text"], "mcp --no-memory: memory_add dropped, said in text")
 check(out[2].get("structuredContent", {}).get("memory") == "off" and
       "Memory is off" in out[2]["content"][0]["text"], "mcp --no-memory: recall empty, memory off")
-check(out[3].get("structuredContent", {}).get("outcome") == "dropped", "mcp --no-memory: forget dropped")
+check(out[3].get("structuredContent", {}).get("outcome") == "dropped", "mcp --no-memory: memory_forget dropped")
 check(count(NS) == 1 and json.loads(cli("--json", "get", "--ns", NS, mid).stdout)["memory"]["tier"] == "short",
       "nothing was written over MCP")
 

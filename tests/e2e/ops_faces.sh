@@ -15,7 +15,7 @@
 #     clear, export, import, lesson.list) gives the same answer and the
 #     same refusal on the CLI (remem <words> --args JSON), HTTP (POST
 #     /v1/<op>), MCP (tools/call) and Python (db.call);
-#   - no face reads a memory's fields or a query by hand: cli/ and server/
+#   - no face reads a memory's fields or a query by hand: cli/, server/ and mcp/
 #     call none of the library's per-verb functions outside the few files
 #     allowed below (the streaming import, the demo and benchmark
 #     programs, find-by-id).
@@ -24,13 +24,13 @@ root=${REMEM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 # ---- the faces read arguments only through the table ----
 verbs='remem_(add|add_batch|update|invalidate|forget|history|query_parse|recall|recall_json|clear|stats|namespaces|export|memory_init|patch_init|query_init)\('
 allowed='^(cli/cmd_demo\.c|cli/cmd_eval\.c|cli/cmd_io\.c|server/maintain\.c|server/export\.c|server/reply\.c):'
-hand=$(cd "$root" && grep -nE "$verbs" cli/*.c server/*.c | grep -vE "$allowed" || true)
+hand=$(cd "$root" && grep -nE "$verbs" cli/*.c server/*.c mcp/*.c | grep -vE "$allowed" || true)
 if [ -n "$hand" ]; then
     echo "FAIL a face calls a verb by hand instead of through the operations table:"
     echo "$hand"
     exit 1
 fi
-echo "ok   cli/ and server/ call no verb by hand (outside the streaming import/export, demo, eval)"
+echo "ok   cli/, server/ and mcp/ call no verb by hand (outside the streaming import/export, demo, eval)"
 # the import's streaming path takes its flags from the import operation's schema
 grep -q 'remem_op_find("import")' "$root/cli/cmd_io.c" && grep -q 'remem_op_find("export")' "$root/cli/cmd_io.c" ||
     { echo "FAIL import/export do not read their flags by the operations' schemas"; exit 1; }
@@ -151,11 +151,12 @@ def via_http(srv, name, args):
     return ("ok", r) if st == 200 else ("error", r["error"]["message"])
 
 def via_mcp(srv, name, args):
-    if name == "recall":  # MCP's recall tool is its own (mcp/tools.c); query_faces compares it
-        return "skip", None
     st, _, body = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                               "params": {"name": name.replace(".", "_"), "arguments": args}}, key="adm")
-    res = json.loads(body).get("result", {})
+    msg = json.loads(body)
+    if "error" in msg:  # a protocol error (an unknown tool): a face that refuses for the wrong reason
+        return "error", "JSON-RPC %s" % msg["error"]
+    res = msg["result"]
     if res.get("isError"):
         return "error", res["content"][0]["text"]
     return "ok", res.get("structuredContent")
@@ -171,7 +172,7 @@ def all_faces(name, args, face_args=None):
     """Each face's (kind, answer); face_args(face) gives per-face arguments
     for a write (its own id), else args for all."""
     out = {}
-    srv = Server(db=db, args=["--keys", keys])
+    srv = Server(db=db, args=["--keys", keys, "--tools", "all"])
     try:
         for face in ("cli", "http", "mcp", "python"):
             a = face_args(face) if face_args else args
@@ -183,9 +184,6 @@ def all_faces(name, args, face_args=None):
     return out
 
 def same_answer(name, got, face_ids=False):
-    if got.get("mcp", ("",))[0] == "skip":
-        print("SKIP: %s over MCP: the recall tool is MCP's own, compared by query_faces" % name)
-        del got["mcp"]
     kinds = {f: r[0] for f, r in got.items()}
     if not check(set(kinds.values()) == {"ok"}, "%s: every face answers %s" % (name, kinds)):
         print("     ", {f: str(r[1])[:200] for f, r in got.items()})
@@ -196,8 +194,6 @@ def same_answer(name, got, face_ids=False):
 
 def same_refusal(name, args, words):
     got = all_faces(name, args)
-    if got.get("mcp", ("",))[0] == "skip":
-        del got["mcp"]
     # the CLI names a missing required argument as the flag to type
     flag = "--" + words.split(":")[0].replace("_", "-") + " is required" \
         if words.endswith(": is required") else words

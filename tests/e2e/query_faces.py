@@ -7,10 +7,8 @@ MCP (`remem mcp` over stdio, the recall tool) and the CLI (`remem recall
 message is the same text on every face and holds the words of the row.
 
 A row: (name, query, expected) where expected is None for "accepted" or
-the words the error message must contain. Rows in FACE_DEFAULTS are the
-documented differences: the MCP tool fills in every readable namespace
-when the query names none, and takes "query" for "text" and "ns" as one
-more namespace (docs/mcp.md); they are checked separately.
+the words the error message must contain. MCP's own spellings (ns as a
+name or a list, query) are checked separately at the end.
 Run: tests/e2e/query_faces.sh (tests/run.sh runs it).
 """
 import json
@@ -99,11 +97,6 @@ TABLE = [
 
 # ---- the three faces: each returns ("ok", [hit ids]) or ("error", message) ----
 
-# Rows whose message names an argument, which the recall operation calls
-# "query" and MCP's own recall tool (mcp/tools.c) still calls "text".
-MCP_OWN_WORDS = {"missing text"}
-
-
 def unprefixed(message):
     """The library's message after the operation's name, which every
     failure of an operation starts with ("recall: k: ...")."""
@@ -189,10 +182,6 @@ def main():
             query.setdefault("touch", False)
             got = {"http": via_http(srv, query), "mcp": mcp.recall(query),
                    "cli": via_cli(db, query)}
-            if name in MCP_OWN_WORDS:
-                print("SKIP: %s over MCP: MCP's own recall tool names the argument by its "
-                      "older spelling (text) until it runs the recall operation" % name)
-                del got["mcp"]
             kinds = {face: r[0] for face, r in got.items()}
             want = "ok" if expected is None else "error"
             if not check(set(kinds.values()) == {want},
@@ -208,19 +197,22 @@ def main():
                 check(expected in got["http"][1], "%s: says %r" % (name, expected)) or \
                     print("      got:", got["http"][1])
 
-        # The documented face-level defaults of MCP (docs/mcp.md).
+        # MCP's spellings: ns and query (docs/mcp.md), the same parser.
         no_ns = q(namespaces=..., touch=False)
         check(via_http(srv, no_ns)[1] == "ns: missing; name at least one namespace" and
-              via_cli(db, no_ns)[1] == "ns: missing; name at least one namespace",
-              "no namespaces: HTTP and the CLI refuse")
-        r = mcp.recall(no_ns)
-        check(r[0] == "ok" and "b1" in r[1], "no namespaces: MCP searches every readable one")
+              via_cli(db, no_ns)[1] == "ns: missing; name at least one namespace" and
+              mcp.recall(no_ns)[1] == "ns: missing; name at least one namespace",
+              "no namespaces: HTTP, MCP and the CLI refuse alike")
         r = mcp.recall({"query": "deploys on tuesday", "ns": NS, "k": 1001})
         check(r == ("error", "k: 1001 is above the limit of 1000"),
               "MCP's query/ns conveniences go through the same parser: %s" % (r,))
-        r = mcp.recall({"query": "deploys", "ns": NS, "namespaces": "agent:bob", "touch": False})
-        check(r == via_http(srv, q(text="deploys", namespaces=[NS, "agent:bob"])),
-              "MCP's ns goes first among namespaces, given as a list or one name")
+        both = {"query": "deploys", "ns": NS, "namespaces": "agent:bob", "touch": False}
+        r = mcp.recall(both)
+        check(r[0] == "error" and r == via_http(srv, both) == via_cli(db, both),
+              "ns and namespaces together: every face refuses alike: %s" % (r,))
+        r = mcp.recall({"query": "deploys", "ns": [NS, "agent:bob"], "touch": False})
+        check(r[0] == "ok" and r == via_http(srv, q(text="deploys", namespaces=[NS, "agent:bob"])),
+              "MCP's ns as a list means namespaces")
         check(mcp.recall({"query": "deploys", "ns": NS, "touch": False}) ==
               via_http(srv, q(text="deploys")), "MCP's query and ns mean text and namespaces")
     finally:

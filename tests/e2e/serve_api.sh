@@ -175,7 +175,7 @@ try:
     h = dict(acc, **{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"})
     st, _, body = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=h)
     tools = [t["name"] for t in json.loads(body)["result"]["tools"]] if st == 200 else []
-    check("recall" in tools and "remember" in tools, "MCP tools/list in the session")
+    check("recall" in tools and "memory_add" in tools, "MCP tools/list in the session")
     st, _, _ = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
                            headers=dict(acc, **{"Mcp-Session-Id": "nope"}))
     check(st == 404, "unknown MCP session: 404")

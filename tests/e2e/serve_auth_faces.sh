@@ -31,7 +31,7 @@ with open(keys_path, "w") as f:
     json.dump({"keys": entries}, f)
 NSS = [None, "a:x", "b:y", "c"]
 
-srv = Server(args=["--keys", keys_path])
+srv = Server(args=["--keys", keys_path, "--tools", "all"])
 try:
     admin = "secret-0-admin"
     st, r = srv.json("GET", "/v1/operations", key=admin)
@@ -39,7 +39,8 @@ try:
     check(len(ops) >= 30, "the table lists %d operations" % len(ops))
     msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     st, r = srv.json("POST", "/mcp", msg, key=admin)
-    tool_of = {t.get("title"): t["name"] for t in r["result"]["tools"]}
+    names = {t["name"] for t in r["result"]["tools"]}
+    tool_of = {o: o.replace(".", "_") for o in ops if o.replace(".", "_") in names}
     check(all(o in tool_of for o in ops), "every operation is an MCP tool")
 
     def http_allows(key, op, args):

@@ -74,21 +74,21 @@ tabled = {(m, t) for m, t, _, _ in routes("x", "y")}
 check(documented == tabled, "the table covers every documented route (missing %s)" % (documented - tabled))
 
 def mcp_calls(mid):
-    return [("remember", {"ns": NS, "text": TEXT}),
+    return [("memory_add", {"ns": NS, "text": TEXT}),
             ("recall", {"query": "vault code", "ns": NS}),
             ("recall", {"query": "vault code"}),
-            ("get", {"ns": NS, "id": mid}),
-            ("update", {"ns": NS, "id": mid, "importance": 0.8}),
-            ("invalidate", {"ns": NS, "id": mid, "reason": "rotated"}),
-            ("forget", {"ns": NS, "id": mid}),
-            ("list_namespaces", {})]
+            ("memory_get", {"ns": NS, "id": mid}),
+            ("memory_update", {"ns": NS, "id": mid, "importance": 0.8}),
+            ("memory_invalidate", {"ns": NS, "id": mid, "reason": "rotated"}),
+            ("memory_forget", {"ns": NS, "id": mid}),
+            ("namespaces", {})]
 
 def mcp(srv, key, name, args):
     msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args}}
     st, _, body = srv.request("POST", "/mcp", msg, key=key)
     return st, body.decode(errors="replace")
 
-srv = Server(args=["--keys", keys_path])
+srv = Server(args=["--keys", keys_path, "--tools", "memory"])
 try:
     def seed():
         st, r = srv.json("POST", B + "/memories", {"text": TEXT, "metadata": {"tag": META}}, key=KADM)
@@ -119,9 +119,10 @@ try:
                  if w in text and (w != mid or w not in json.dumps(args))]
         check(st == 200 and not leaks, "write-only MCP %s: nothing stored comes back%s" %
               (name, (" (LEAKS %s: %s)" % (leaks, text[:300])) if leaks else ""))
-        if name == "remember":
+        if name == "memory_add":
             sc = json.loads(text)["result"]["structuredContent"]
-            check(sc == {"ns": NS, "outcome": "accepted"}, "write-only MCP remember of a stored text: accepted")
+            check(sc == {"ns": NS, "outcome": "accepted"},
+                  "write-only MCP memory_add of a stored text: accepted: %s" % sc)
         srv.json("DELETE", B, key=KADM)
 
     # ---- the read-only key ---------------------------------------------------
@@ -142,9 +143,12 @@ try:
     for name, args in mcp_calls(mid):
         st, text = mcp(srv, KR, name, args)
         res = json.loads(text).get("result", {})
-        if name in ("remember", "update", "invalidate", "forget"):
+        if name in ("memory_add", "memory_update", "memory_invalidate", "memory_forget"):
             check(res.get("isError") is True and "no write right" in text,
                   "read-only MCP %s: a tool error" % name)
+        elif "ns" not in args:  # store-wide: the key is on t:*, not "*"
+            check(res.get("isError") is True and "over every namespace" in text and TEXT not in text,
+                  "read-only MCP %s naming no namespace: store-wide, a tool error" % name)
         else:
             check(not res.get("isError"), "read-only MCP %s reads" % name)
     after = snapshot(srv, key=KADM)

@@ -127,22 +127,29 @@ try:
             st, _, body = srv.request("POST", "/mcp", msg, key=key,
                                       headers={"Accept": "application/json, text/event-stream"})
             return st, json.loads(body) if body else None
-        for name, args in (("remember", {"ns": ons, "text": "planted by mcp"}),
-                           ("recall", {"namespaces": [ons], "query": oword + " secret"}),
+        for name, args in (("memory_add", {"ns": ons, "text": "planted by mcp"}),
+                           ("recall", {"ns": [ons], "query": oword + " secret"}),
                            ("memory_get", {"ns": ons, "id": oid}),
-                           ("update", {"ns": ons, "id": oid, "text": "changed"}),
-                           ("invalidate", {"ns": ons, "id": oid}),
-                           ("forget", {"ns": ons, "id": oid, "purge": True})):
+                           ("memory_update", {"ns": ons, "id": oid, "text": "changed"}),
+                           ("memory_invalidate", {"ns": ons, "id": oid}),
+                           ("memory_forget", {"ns": ons, "id": oid, "purge": True})):
             st, r = tool(name, args)
             res = r.get("result", {}) if r else {}
             check(st == 200 and res.get("isError") is True and oword + " secret" not in json.dumps(res),
                   tag + " MCP %s refused" % name)
+        # naming no namespace is store-wide: refused to a tenant's key, nothing comes back
         st, r = tool("recall", {"query": oword + " secret plan", "touch": False})
+        res = r.get("result", {}) if r else {}
+        check(st == 200 and res.get("isError") is True and "access denied" in json.dumps(res) and
+              oword + " secret" not in json.dumps(res), tag + " MCP recall naming no namespace refused")
+        st, r = tool("recall", {"query": oword + " secret plan", "ns": ["%s:one" % me, "%s:two" % me],
+                                "touch": False})
         hits = r["result"].get("structuredContent", {}).get("hits", []) if st == 200 else []
         check(st == 200 and hits and all(h["ns"].startswith(me + ":") for h in hits),
-              tag + " MCP recall over 'everything readable' stays home")
-        st, r = tool("list_namespaces", {})
-        check(st == 200 and ("%s:" % other) not in json.dumps(r["result"]), tag + " MCP list_namespaces filtered")
+              tag + " MCP recall over its own namespaces stays home")
+        st, r = tool("namespaces", {})
+        check(st == 200 and r["result"].get("isError") is True and
+              ("%s:" % other) not in json.dumps(r["result"]), tag + " MCP namespaces: store-wide, refused")
         st, _, _ = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         check(st == 401, "MCP without a key -> 401")
 

@@ -39,7 +39,7 @@ def args_for(op, arg, where):
         a["all"] = True
     return a
 
-srv = Server(args=["--keys", keys_path])
+srv = Server(args=["--keys", keys_path, "--tools", "all"])
 try:
     st, r = srv.json("GET", "/v1/operations", key=KADM)
     marked = {(o["name"], k) for o in r["operations"]
@@ -47,7 +47,8 @@ try:
     check(WANT <= marked, "the schemas mark every path argument x-local (missing %s)" % (WANT - marked))
     msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     st, r = srv.json("POST", "/mcp", msg, key=KADM)
-    tools = {t.get("title"): t for t in r["result"]["tools"]}
+    by_name = {t["name"]: t for t in r["result"]["tools"]}
+    tools = {op: by_name[op.replace(".", "_")] for op, _ in WANT if op.replace(".", "_") in by_name}
     for op, arg in sorted(WANT):
         where = os.path.join(evil, "http-" + op)
         st, r = srv.json("POST", "/v1/" + op.replace(".", "/"), args_for(op, arg, where), key=KADM)
@@ -81,7 +82,7 @@ lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
          {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
           "params": {"name": tools["prune"]["name"] if "prune" in tools else "prune",
                      "arguments": {"ns": "a:x", "archive_location": where}}}]
-p = subprocess.run([BIN, "--db", db, "mcp"], input="".join(json.dumps(l) + "\n" for l in lines),
+p = subprocess.run([BIN, "--db", db, "mcp", "--tools", "admin"], input="".join(json.dumps(l) + "\n" for l in lines),
                    capture_output=True, text=True, timeout=60)
 answers = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
 res = answers[-1].get("result", {}) if answers else {}

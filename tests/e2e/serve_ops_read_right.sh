@@ -45,7 +45,7 @@ def mcp(srv, key, name, args):
     st, _, body = srv.request("POST", "/mcp", msg, key=key)
     return st, body.decode(errors="replace")
 
-srv = Server(args=["--keys", keys_path])
+srv = Server(args=["--keys", keys_path, "--tools", "all"])
 try:
     seed(srv)
     st, ops = srv.json("GET", "/v1/operations", None, key=KADM)

@@ -55,13 +55,13 @@ try:
         assert not r.get("isError"), r
         return json.dumps(r["structuredContent"], separators=(",", ":"))
     NS2 = NS + ":mcp"
-    gen_mcp = json.loads(tool("remember", {"ns": NS2, "text": T2}))["id"]
-    faces["mcp"] = [tool("remember", {"ns": NS2, "id": "m1", "text": T1}),
-                    tool("remember", {"ns": NS2, "text": T2}),
-                    tool("update", {"ns": NS2, "id": "m1", "importance": 0.9}),
-                    tool("invalidate", {"ns": NS2, "id": "m1", "superseded_by": "m2", "reason": "changed"}),
-                    tool("forget", {"ns": NS2, "id": "m1"}),
-                    tool("forget", {"ns": NS2, "id": "m1", "purge": True})]
+    gen_mcp = json.loads(tool("memory_add", {"ns": NS2, "text": T2}))["id"]
+    faces["mcp"] = [tool("memory_add", {"ns": NS2, "id": "m1", "text": T1}),
+                    tool("memory_add", {"ns": NS2, "text": T2}),
+                    tool("memory_update", {"ns": NS2, "id": "m1", "importance": 0.9}),
+                    tool("memory_invalidate", {"ns": NS2, "id": "m1", "superseded_by": "m2", "reason": "changed"}),
+                    tool("memory_forget", {"ns": NS2, "id": "m1"}),
+                    tool("memory_forget", {"ns": NS2, "id": "m1", "purge": True})]
 finally:
     srv.stop()
     srv.kill()

@@ -63,10 +63,11 @@ async function main() {
   const { tools } = await client.listTools();
   const names = tools.map(t => t.name).sort();
   // The server runs with --tools memory: the core tools and the memory group.
-  const want = ['context', 'forget', 'invalidate', 'list_namespaces', 'memory_get', 'recall', 'remember', 'update'];
+  const want = ['context', 'memory_add', 'memory_forget', 'memory_get', 'memory_invalidate', 'memory_list', 'memory_update',
+                'namespaces', 'recall'];
   check(want.every(n => names.includes(n)), 'tools/list names the memory tools', names);
-  check(!names.includes('get') && !names.includes('repair') && !names.includes('decision_add'),
-        'one get, and no tool of a group not asked for', names);
+  check(!names.includes('get') && !names.includes('remember') && !names.includes('repair') && !names.includes('decision_add'),
+        'one get, one add, and no tool of a group not asked for', names);
   check(names.every(n => /^[a-z][a-z0-9_]*$/.test(n)), 'tool names are identifiers', names);
   for (const t of tools) {
     check(t.inputSchema?.type === 'object' && typeof t.inputSchema.properties === 'object',
@@ -77,9 +78,9 @@ async function main() {
           `${t.name} has annotations`);
   }
   const byName = Object.fromEntries(tools.map(t => [t.name, t]));
-  check(JSON.stringify(byName.remember.inputSchema.required) === '["ns","text"]', 'remember requires ns and text');
-  check(byName.recall.annotations.readOnlyHint === true && byName.forget.annotations.destructiveHint === true &&
-        byName.remember.annotations.destructiveHint === false, 'the annotations say what each tool does');
+  check(JSON.stringify(byName.memory_add.inputSchema.required) === '["ns","text"]', 'memory_add requires ns and text');
+  check(byName.recall.annotations.readOnlyHint === true && byName.memory_forget.annotations.destructiveHint === true &&
+        byName.memory_add.annotations.destructiveHint === false, 'the annotations say what each tool does');
 
   // Remember.
   const ns = 'agent:e2e';
@@ -90,12 +91,12 @@ async function main() {
     password: ['The staging database password rotates every thirty days', { topic: 'ops' }, 0.6],
   };
   for (const [key, [t, metadata, importance]] of Object.entries(facts)) {
-    const r = await call(client, 'remember', { ns, text: t, metadata, importance });
-    check(!r.isError && typeof r.structuredContent?.id === 'string', `remember ${key}`, r);
+    const r = await call(client, 'memory_add', { ns, text: t, metadata, importance });
+    check(!r.isError && typeof r.structuredContent?.id === 'string', `memory_add ${key}`, r);
     check(r.structuredContent.outcome === 'added', `${key} was added`, r.structuredContent);
     mem[key] = r.structuredContent.id;
   }
-  const dup = await call(client, 'remember', { ns, text: facts.tea[0] });
+  const dup = await call(client, 'memory_add', { ns, text: facts.tea[0] });
   check(dup.structuredContent?.outcome === 'duplicate' && dup.structuredContent.id === mem.tea,
         'the same text again is a duplicate of the first', dup.structuredContent);
 
@@ -109,14 +110,14 @@ async function main() {
   check(text(r).includes('green tea') && text(r).includes('score'), 'the text rendering shows memory and score', text(r));
 
   // A filter narrows to ops memories.
-  r = await call(client, 'recall', { query: 'when do production deploys happen', namespaces: [ns], filter: { topic: 'ops' } });
+  r = await call(client, 'recall', { query: 'when do production deploys happen', ns: [ns], filter: { topic: 'ops' } });
   const ids = r.structuredContent.hits.map(h => h.id);
   check(ids[0] === mem.deploy && !ids.includes(mem.tea), 'a metadata filter narrows the recall', ids);
 
   // Update.
-  r = await call(client, 'update', { ns, id: mem.tea, text: 'The user drinks jasmine green tea every morning', importance: 0.8 });
+  r = await call(client, 'memory_update', { ns, id: mem.tea, text: 'The user drinks jasmine green tea every morning', importance: 0.8 });
   check(!r.isError && r.structuredContent.outcome === 'updated' && r.structuredContent.id === mem.tea &&
-        r.structuredContent.text === undefined, 'update answers id and outcome, no content', r);
+        r.structuredContent.text === undefined, 'memory_update answers id and outcome, no content', r);
   r = await call(client, 'memory_get', { ns, id: mem.tea });
   check(r.structuredContent.memory.text.includes('jasmine'), 'update changes the text', r);
   check(Math.abs(r.structuredContent.memory.importance - 0.8) < 1e-9, 'update changes the importance', r.structuredContent);
@@ -124,30 +125,30 @@ async function main() {
   check(r.structuredContent.hits[0]?.id === mem.tea, 'recall finds the updated text', r.structuredContent.hits);
 
   // Invalidate and forget take memories out of recall.
-  r = await call(client, 'invalidate', { ns, id: mem.password, reason: 'rotation policy changed' });
+  r = await call(client, 'memory_invalidate', { ns, id: mem.password, reason: 'rotation policy changed' });
   check(!r.isError && r.structuredContent.outcome === 'invalidated', 'invalidate', r);
-  r = await call(client, 'forget', { ns, id: mem.deploy });
+  r = await call(client, 'memory_forget', { ns, id: mem.deploy });
   check(!r.isError && r.structuredContent.outcome === 'archived' && r.structuredContent.purged === false, 'forget archives', r);
   r = await call(client, 'recall', { query: 'production deploys staging database password', ns });
   const left = r.structuredContent.hits.map(h => h.id);
   check(!left.includes(mem.deploy) && !left.includes(mem.password), 'forgotten and invalidated memories leave recall', left);
   r = await call(client, 'memory_get', { ns, id: mem.deploy });
   check(r.structuredContent?.memory?.tier === 'archived', 'an archived memory is still there', r);
-  r = await call(client, 'forget', { ns, id: mem.deploy, purge: true });
+  r = await call(client, 'memory_forget', { ns, id: mem.deploy, purge: true });
   check(!r.isError && r.structuredContent.purged === true, 'forget with purge', r);
   r = await call(client, 'memory_get', { ns, id: mem.deploy });
   check(r.isError === true && text(r).includes('REMEM_ENOTFOUND'), 'a purged memory is gone', r);
 
   // Namespaces.
-  r = await call(client, 'list_namespaces', {});
+  r = await call(client, 'namespaces', {});
   const listed = r.structuredContent.namespaces.map(n => n.ns);
-  check(listed.includes(ns), 'list_namespaces shows the namespace', r.structuredContent);
+  check(listed.includes(ns), 'namespaces shows the namespace', r.structuredContent);
 
   // Errors: a tool failure is a result with isError; an unknown tool is a
   // protocol error.
   r = await call(client, 'recall', { query: 'x', ns, filter: { kind: { $regexx: 'x' } } });
   check(r.isError === true && text(r).includes('$regexx'), 'a malformed filter is an isError result naming the fault', r);
-  r = await call(client, 'remember', { ns, importance: 0.5 });
+  r = await call(client, 'memory_add', { ns, importance: 0.5 });
   check(r.isError === true && text(r).includes('text'), 'a missing argument is an isError result', r);
   let threw = null;
   try {
