@@ -88,7 +88,8 @@ static int named_namespaces(tool_call *c, json_t **out) {
 
 /* 0 when the caller may run op with its arguments, else -1 with c->err
  * set: the operation's right (admin for a purge) on every namespace named,
- * or over every namespace, admin too, when it names none (as over HTTP). */
+ * or over every namespace when it names none, admin too unless the
+ * operation only reads (as over HTTP). */
 static int may_run(tool_call *c, const remem_op_info *op) {
     int right = right_of(op->right);
     json_t *nss, *e;
@@ -96,8 +97,8 @@ static int may_run(tool_call *c, const remem_op_info *op) {
     if (json_is_true(json_object_get(c->args, "purge"))) right = MCP_ADMIN;
     if (named_namespaces(c, &nss)) return -1;
     int rc = 0;
-    if (!json_array_size(nss)) /* store-wide: admin too */
-        rc = require(c, NULL, right | MCP_ADMIN);
+    if (!json_array_size(nss)) /* store-wide: admin too, unless it only reads (as over HTTP) */
+        rc = require(c, NULL, (op->hints & REMEM_OP_READ_ONLY) ? right : right | MCP_ADMIN);
     json_array_foreach(nss, i, e) if (!rc) rc = require(c, json_string_value(e), right);
     json_decref(nss);
     return rc;

@@ -188,8 +188,12 @@ static int may_run(request *rq, reply *rp, const route *r, const remem_op_info *
     unsigned right = right_of(op->right);
     if (json_is_true(json_object_get(args, "purge"))) right = SERVE_ADMIN;
     if (r->flags & RF_VISIBLE) return 1; /* the answer is filtered instead */
-    if (!nss) /* store-wide: a REST route needs the right on "*", an operation admin too */
-        return allowed_all(rq, rp, r == &server_routes[R_OP] ? right | SERVE_ADMIN : right,
+    /* Store-wide (no namespace named): the right on exactly "*", and admin
+     * too unless the operation only reads (recall, stats, export of every
+     * namespace a read key on "*" may read anyway). MCP decides alike
+     * (mcp/tools.c may_run). */
+    if (!nss)
+        return allowed_all(rq, rp, (op->hints & REMEM_OP_READ_ONLY) ? right : right | SERVE_ADMIN,
                            r == &server_routes[R_OP] ? op->name : r->tmpl);
     size_t i;
     json_t *e;
@@ -350,9 +354,14 @@ void h_ops_list(reply *rp) {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *schema = json_loads(ops[i].schema, 0, NULL);
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:o}", "name", ops[i].name, "right",
-                                             ops[i].right, "summary", ops[i].summary, "schema",
-                                             schema ? schema : json_object()));
+        unsigned h = ops[i].hints;
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s,s:s,s:o,s:s?,s:{s:b,s:b,s:b}}", "name", ops[i].name, "right",
+                           ops[i].right, "summary", ops[i].summary, "schema",
+                           schema ? schema : json_object(), "group", ops[i].group, "hints",
+                           "read_only", (h & REMEM_OP_READ_ONLY) != 0, "destructive",
+                           (h & REMEM_OP_DESTRUCTIVE) != 0, "idempotent",
+                           (h & REMEM_OP_IDEMPOTENT) != 0));
     }
     reply_json(rp, 200, json_pack("{s:o}", "operations", arr));
 }

@@ -8,7 +8,8 @@
 # tool error that is not "access denied") and changes nothing; a denied one
 # is 403, or the tool error "access denied". The two faces must agree on
 # every call, and an operation that names no namespace is allowed only to
-# a key on exactly "*" (a glob that matches the text "*" is not store-wide).
+# a key on exactly "*" (a glob that matches the text "*" is not store-wide)
+# with admin, or with the operation's own right when it only reads.
 set -euo pipefail
 root=${REMEM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 export REMEM_BIN=${REMEM_BIN:-$root/build/remem}
@@ -36,6 +37,7 @@ try:
     admin = "secret-0-admin"
     st, r = srv.json("GET", "/v1/operations", key=admin)
     ops = [o["name"] for o in r["operations"]]
+    reads_only = {o["name"]: (o["hints"]["read_only"], o["right"]) for o in r["operations"]}
     check(len(ops) >= 30, "the table lists %d operations" % len(ops))
     msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     st, r = srv.json("POST", "/mcp", msg, key=admin)
@@ -70,12 +72,15 @@ try:
                 if h != m:
                     disagree.append("%s ns=%s key %s on %s: HTTP %s (%s), MCP %s (%s)" %
                                     (op, ns, right, pat, h, hs, m, mt))
-                if ns is None and (h or m) and not (pat == "*" and right == "admin"):
+                ro, op_right = reads_only[op]
+                may = pat == "*" and (right == "admin" or (ro and right == op_right))
+                if ns is None and (h or m) and not may:
                     wrong_global.append("%s with no ns: %s key on %s allowed" % (op, right, pat))
     check(not disagree, "HTTP and MCP agree on %d calls (%d disagree: %s)" %
           (calls, len(disagree), disagree[:5]))
     check(not odd, "every allowed HTTP call was refused by the argument check, 400 (%s)" % odd[:5])
-    check(not wrong_global, "an operation naming no namespace needs admin on \"*\" (%d not: %s)" %
+    check(not wrong_global, "an operation naming no namespace needs admin on \"*\", or its own "
+          "right there when it only reads (%d not: %s)" %
           (len(wrong_global), wrong_global[:5]))
     # The glob keys are real namespace keys: "[!b]*" writes a:x, not b:y.
     k = "secret-2-write"
