@@ -55,8 +55,10 @@ assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values()), sig
 assert sig.parameters["reward"].annotation in (float, "float"), sig.parameters["reward"]
 assert db.decision_add.__doc__ and "decision" in db.decision_add.__doc__.lower()
 assert "decision_add" in dir(db)
+import keyword
 for op in remem.operations():
-    m = getattr(db, op["name"].replace(".", "_"), None)
+    py = op["name"].replace(".", "_")
+    m = getattr(db, py + "_" if keyword.iskeyword(py) else py, None)
     assert m is not None and m.__doc__, op["name"]
 # the generated method is a call of the operation
 r = db.decision_add(ns="p", title="Friday", action="rest", domain="health", reward=0.5)

@@ -56,7 +56,7 @@ __all__ = [
     "FilterError", "ProfileError", "DimensionError", "ModelMismatchError",
     "EmbedderError", "StoreError", "BusyError", "ParseError", "AmbiguousError",
     "CorruptError", "UnsupportedError", "OutOfMemoryError", "RememIOError",
-    "LLMError", "operations",
+    "LLMError", "DeadlineError", "operations",
 ]
 
 # --------------------------------------------------------------------------
@@ -324,6 +324,9 @@ class RememIOError(RememError, OSError):
     def __str__(self):  # OSError would format its own
         return RememError.__str__(self)
 class LLMError(RememError): pass
+class DeadlineError(RememError, TimeoutError):  # REMEM_ETIMEOUT: remem_set_deadline, a cut call
+    def __str__(self):
+        return RememError.__str__(self)
 
 
 _ERRORS = {
@@ -331,7 +334,7 @@ _ERRORS = {
     -4: ProfileError, -5: DimensionError, -6: ModelMismatchError,
     -7: EmbedderError, -8: StoreError, -9: BusyError, -10: OutOfMemoryError,
     -11: RememIOError, -12: ParseError, -13: AmbiguousError, -14: CorruptError,
-    -15: UnsupportedError, -16: LLMError,
+    -15: UnsupportedError, -16: LLMError, -17: DeadlineError,
 }
 
 
