@@ -18,6 +18,7 @@
 #include "../mcp/render.c"
 #include "../mcp/schemas.c"
 #include "../mcp/tools.c"
+#include "../mcp/toolset.c"
 
 static int deny_everything(void *ctx, const char *ns, int right) {
     (void)ctx, (void)ns, (void)right;
