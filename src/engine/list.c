@@ -175,7 +175,7 @@ static int list_scan(remem *db, const char *ns, list_ctx *x) {
     if (!rc) rc = store_scan(db->st, ns, 0, pick_row, x);
     if (rc == REMEM_ENOMEM) return eng_fail(db, rc, "out of memory");
     if (rc) return eng_store_fail(db, rc);
-    qsort(x->picks, x->n, sizeof *x->picks, by_order);
+    if (x->n > 1) qsort(x->picks, x->n, sizeof *x->picks, by_order); /* picks is NULL when empty */
     return REMEM_OK;
 }
 

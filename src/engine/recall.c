@@ -80,7 +80,7 @@ static int pool_index(const pool *p, pool_ix *ix) {
     ix->n = p->n;
     if (!(ix->v = malloc((p->n ? p->n : 1) * sizeof *ix->v))) return -1;
     for (size_t i = 0; i < p->n; i++) ix->v[i] = (pool_key){(uintptr_t)p->v[i].c, p->v[i].row, i};
-    qsort(ix->v, ix->n, sizeof *ix->v, cmp_pool_key);
+    if (ix->n > 1) qsort(ix->v, ix->n, sizeof *ix->v, cmp_pool_key);
     return 0;
 }
 
@@ -444,7 +444,7 @@ static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
         p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid, i};
         nb[i] = nb[n + i] = -1;
     }
-    qsort(p, n, sizeof *p, cmp_stream_pos);
+    if (n > 1) qsort(p, n, sizeof *p, cmp_stream_pos);
     /* runs [a, b) of equal (cache, rowid); prev_last: the last of the run
      * before, when it is one rowid below */
     for (size_t a = 0, prev_a = 0, prev_b = 0; a < n;) {
@@ -833,7 +833,7 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         rk[kept++] = rk[i];
     }
     free(cs);
-    qsort(rk, kept, sizeof *rk, cmp_ranked);
+    if (kept > 1) qsort(rk, kept, sizeof *rk, cmp_ranked);
     size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
     size_t bytes = sizeof *res + k * sizeof(remem_hit) + str_bytes(x.p.name);
     for (size_t i = 0; i < k; i++) bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);

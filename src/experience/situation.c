@@ -49,7 +49,7 @@ static size_t most_stressed(json_t *obj, entry out[3]) {
         all[i] = (entry){k, v, stress_of(v), i};
         i++;
     }
-    qsort(all, n, sizeof *all, cmp_entry);
+    if (n > 1) qsort(all, n, sizeof *all, cmp_entry);
     keep = n < 3 ? n : 3;
     memcpy(out, all, keep * sizeof *all);
     free(all);

@@ -441,7 +441,7 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     for (size_t i = 0; i < n; i++)
         if (c[i].score >= LSN_MIN_SCORE) c[m++] = c[i];
     n = m;
-    qsort(c, n, sizeof *c, cand_cmp);
+    if (n > 1) qsort(c, n, sizeof *c, cand_cmp);
     if (!(conflicts = resolve_conflicts(c, n))) goto oom;
     int weak, use_transfer;
     if (!(hints = pick(c, n, k, policy, on_error, &weak, &use_transfer))) goto oom;

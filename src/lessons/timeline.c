@@ -84,7 +84,7 @@ static int rs_build(const lsn_list *l, rs_ix *ix) {
         const char *run = lsn_s(l->v[i].meta, "run");
         if (run) ix->k[ix->n++] = (rs_key){run, step_of(&l->v[i]), i};
     }
-    qsort(ix->k, ix->n, sizeof *ix->k, rs_cmp);
+    if (ix->n > 1) qsort(ix->k, ix->n, sizeof *ix->k, rs_cmp);
     return 0;
 }
 
@@ -138,7 +138,7 @@ static json_t *view_attempts(tl *t, const char *run, strbuf *txt) {
             int64_t s = step_of(&srcs[k]->v[i]);
             if (in_run(&srcs[k]->v[i], run) && s >= 0) steps[n++] = s;
         }
-    qsort(steps, n, sizeof *steps, cmp_i64);
+    if (n > 1) qsort(steps, n, sizeof *steps, cmp_i64);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (!u || steps[u - 1] != steps[i]) steps[u++] = steps[i];
@@ -327,7 +327,7 @@ static json_t *view_decisions(tl *t, const char *run, strbuf *txt) {
                                            "reason", json_object_get(h, "reason")));
         }
     }
-    qsort(d, n, sizeof *d, dec_cmp);
+    if (n > 1) qsort(d, n, sizeof *d, dec_cmp);
     json_t *out = json_array();
     sb_printf(txt, "run %s: memory decisions\n", run);
     t->total = n;

@@ -133,7 +133,7 @@ int extractive_summary(remem *db, const char *const *texts, size_t n, size_t max
         rank[i].i = i;
         rank[i].score = s;
     }
-    qsort(rank, ns, sizeof *rank, by_score);
+    if (ns > 1) qsort(rank, ns, sizeof *rank, by_score);
     size_t nk = 0;
     strbuf b;
     sb_init(&b);

@@ -100,7 +100,7 @@ static int summarize_once(remem *db, json_t *args, json_t **result) {
                       "summarize: method \"llm\" needs an LLM: set REMEM_LLM_URL");
         goto done;
     }
-    qsort(l.v, l.n, sizeof *l.v, least_important_first);
+    if (l.n > 1) qsort(l.v, l.n, sizeof *l.v, least_important_first);
     size_t n = count < l.n ? count : l.n;
     texts = calloc(n, sizeof *texts);
     ids = calloc(n, sizeof *ids);

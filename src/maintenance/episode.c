@@ -261,7 +261,7 @@ static int op_episode_recall(remem *db, json_t *args, json_t **result) {
         remem_result_free(res);
         return eng_fail(db, REMEM_ENOMEM, "out of memory");
     }
-    qsort(rk, n, sizeof *rk, by_score);
+    if (n > 1) qsort(rk, n, sizeof *rk, by_score);
     if (n > (size_t)max) n = (size_t)max;
     json_t *eps = json_array();
     double sum = 0;
