@@ -16,6 +16,12 @@ e2e_init python_package
 root=${REMEM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${REMEM_BUILD:-$root/build}
 lib=$build/libremem.so
+# A sanitizer build of the library needs its runtime loaded first into the
+# uninstrumented python3 (as python_binding.sh does).
+runtime=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ {print $3}' | tr '\n' ' ')
+if [ -n "${runtime// }" ]; then
+    export LD_PRELOAD="$runtime" ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+fi
 [ -f "$lib" ] || { echo "no $lib (make builds it)"; exit 1; }
 
 python3 "$root/bindings/python/tools/gen_ops.py" "$lib" - > "$tmp/ops.py" || fail "gen_ops.py failed"
