@@ -619,7 +619,7 @@ class Remem(OperationMethods):
         durable=True survives power loss too (synchronous=FULL). config:
         the configuration file (docs/config.md; None: $REMEM_CONFIG or
         remem.yaml beside the store). no_memory=True: memory off (recall
-        finds nothing, writes are dropped), seed 004's --no-memory.
+        finds nothing, writes are dropped), as the CLI's --no-memory.
         llm_url, llm_model, llm_api_key, llm_timeout_ms: the LLM that rating
         and consolidation ask (docs/llm.md; None: $REMEM_LLM_URL, ... or the
         config file's llm section). cache_mb: the byte budget, in MB, of
