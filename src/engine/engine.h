@@ -272,6 +272,12 @@ int eng_check_memory(remem *db, const remem_memory *m);
  * REMEM_EINVAL with "FIELD: PROBLEM" in err. NaN and k, candidates <= 0
  * mean "the profile's" and pass. */
 int eng_query_check(const remem_query *q, char *err, size_t cap);
+/* The memories of *ns most like text by their vectors alone (relevance
+ * weight 1, every other 0, no touch), at most k, similarity at least
+ * min_sim, filter applied (may be NULL): what consolidate and ingest show
+ * the model. An unknown namespace is no hits (*out NULL, REMEM_OK). */
+int eng_similar(remem *db, const char *const *ns, const char *text, int k, double min_sim,
+                const char *filter, remem_result **out);
 
 /* ---- policies (policy.c; the file is read by src/config/) ---- */
 

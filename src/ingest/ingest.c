@@ -422,24 +422,13 @@ static int stage(remem *db, const char *ns, json_t *args, msgs *ms, int64_t sess
 /* The memories of ns most like text (relevance only, bookkeeping kinds
  * left out) appended to shown (ids) and texts, at most NEIGHBOURS_MAX. */
 static int neighbours(remem *db, const char *ns, const char *text, json_t *shown, json_t *texts) {
-    remem_query q;
-    remem_query_init(&q);
-    const char *nss[1] = {ns};
-    q.text = text;
-    q.namespaces = nss;
-    q.n_namespaces = 1;
-    q.k = NEIGHBOURS_PER_FACT;
-    q.w_relevance = 1;
-    q.w_lexical = q.w_recency = q.w_importance = q.w_context = 0;
-    q.min_similarity = 0.5;
-    q.no_touch = 1;
-    q.filter = "{\"kind\":{\"$nin\":[\"" INGEST_KIND_MESSAGE "\",\"" INGEST_KIND_JOB "\"]}}";
+    /* bookkeeping kinds are left out of a recall anyway (eng_internal_kind) */
+    const double min_sim = 0.5;
     remem_result *r = NULL;
-    int rc = remem_recall(db, &q, &r);
-    if (rc == REMEM_ENOTFOUND) return eng_ok(db), REMEM_OK;
-    if (rc) return rc;
+    int rc = eng_similar(db, &ns, text, NEIGHBOURS_PER_FACT, min_sim, NULL, &r);
+    if (rc || !r) return rc;
     for (size_t i = 0; i < r->n && json_array_size(shown) < NEIGHBOURS_MAX; i++) {
-        if (r->hits[i].similarity < q.min_similarity) continue;
+        if (r->hits[i].similarity < min_sim) continue;
         size_t k;
         json_t *v;
         int seen = 0;

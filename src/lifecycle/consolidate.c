@@ -62,23 +62,11 @@ static int is_dup(remem *db, const char *ns, const char *text, int *dup) {
 /* The stored memories of ns most similar to text (relevance only). */
 static int neighbours(remem *db, const char *ns, const char *text, double threshold, int k,
                       shown **out, size_t *n) {
-    remem_query q;
-    remem_query_init(&q);
-    const char *nss[1] = {ns};
-    q.text = text;
-    q.namespaces = nss;
-    q.n_namespaces = 1;
-    q.k = k;
-    q.w_relevance = 1;
-    q.w_lexical = q.w_recency = q.w_importance = q.w_context = 0;
-    q.min_similarity = threshold;
-    q.no_touch = 1;
     remem_result *r = NULL;
     *out = NULL;
     *n = 0;
-    int rc = remem_recall(db, &q, &r);
-    if (rc == REMEM_ENOTFOUND) return eng_ok(db), REMEM_OK; /* no namespace yet */
-    if (rc) return rc;
+    int rc = eng_similar(db, &ns, text, k, threshold, NULL, &r);
+    if (rc || !r) return rc;
     *out = calloc(r->n ? r->n : 1, sizeof **out);
     if (!*out) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < r->n; i++) {
