@@ -277,14 +277,14 @@ static int job_load(remem *db, const char *ns, const char *id, job *j) {
     store_row r;
     int rc = store_find(db->st, ns, id, 0, &r);
     if (rc == REMEM_ENOTFOUND)
-        return eng_fail(db, rc, "ingest: no job \"%.64s\" in namespace \"%.128s\"", id, ns);
+        return eng_fail(db, rc, "no job \"%.64s\" in namespace \"%.128s\"", id, ns);
     if (rc) return eng_store_fail(db, rc);
     int ok = r.m.kind && !strcmp(r.m.kind, INGEST_KIND_JOB) && r.m.metadata;
     j->meta = ok ? json_loads(r.m.metadata, 0, NULL) : NULL;
     store_row_clear(&r);
     if (!j->meta || !json_is_array(job_ids(j)))
         return json_decref(j->meta), j->meta = NULL,
-               eng_fail(db, REMEM_EINVAL, "ingest: \"%.64s\" is not an ingest job", id);
+               eng_fail(db, REMEM_EINVAL, "\"%.64s\" is not an ingest job", id);
     snprintf(j->id, sizeof j->id, "%s", id);
     return REMEM_OK;
 }
@@ -451,7 +451,7 @@ static int chunk_messages(remem *db, const char *ns, const job *j, size_t from, 
         int rc = store_find(db->st, ns, id ? id : "", 0, r);
         if (rc == REMEM_ENOTFOUND)
             return eng_fail(db, REMEM_ENOTFOUND,
-                            "ingest: message %.64s of job %s is no longer stored", id, j->id);
+                            "message %.64s of job %s is no longer stored", id, j->id);
         if (rc) return eng_store_fail(db, rc);
         json_t *meta = metas[i - from] = r->m.metadata ? json_loads(r->m.metadata, 0, NULL) : NULL;
         const char *sp = json_string_value(json_object_get(meta, "speaker"));
@@ -497,7 +497,7 @@ static int chunk_ask(remem *db, const char *ns, const job *j, ingest_msg *m, siz
                                  &t->u);
     free(prompt);
     if (!rc && ingest_read_facts(answer, n, &c->facts, &c->nf, &t->dropped, err, sizeof err))
-        rc = eng_fail(db, REMEM_ELLM, "ingest: extraction: %s", err);
+        rc = eng_fail(db, REMEM_ELLM, "extraction: %s", err);
     free(answer);
     answer = NULL;
     c->shown = json_array();
@@ -535,7 +535,7 @@ static int chunk_ask(remem *db, const char *ns, const job *j, ingest_msg *m, siz
     free(prompt);
     if (!rc) {
         if (ingest_read_plan(answer, nm, c->na, &c->plan, err, sizeof err))
-            rc = eng_fail(db, REMEM_ELLM, "ingest: consolidation: %s", err);
+            rc = eng_fail(db, REMEM_ELLM, "consolidation: %s", err);
         else
             c->have_plan = 1;
     }
@@ -562,7 +562,7 @@ static int chunk_write(remem *db, const char *ns, job *j, size_t from, const ing
     if ((rc = job_load(db, ns, j->id, &cur))) return eng_txn_end(db, &x, rc);
     if (job_int(&cur, "chunks_done") != (int64_t)ci) { /* another runner took this chunk */
         json_decref(cur.meta);
-        rc = eng_fail(db, REMEM_EBUSY, "ingest: job %s: chunk %zu was written by another run",
+        rc = eng_fail(db, REMEM_EBUSY, "job %s: chunk %zu was written by another run",
                       j->id, ci + 1);
         return eng_txn_end(db, &x, rc);
     }
@@ -617,7 +617,7 @@ static int chunk_write(remem *db, const char *ns, job *j, size_t from, const ing
             p.text = c->plan.merged[i];
             p.actor = ACTOR;
             rc = pending ? eng_fail(db, REMEM_EEMBED,
-                                    "ingest: the embedder is down: an updated text needs its "
+                                    "the embedder is down: an updated text needs its "
                                     "vector (resume the job later)")
                          : eng_update_in_txn(db, &x, ns, id, &p, vecs + v * db->emb->dim, now);
             v++;
