@@ -410,22 +410,3 @@ int remem_parse_time_field(const char *field, const char *s, int64_t *ms, char *
     return util_parse_time_field(field ? field : "time", s, ms, err, errcap) ? REMEM_EPARSE
                                                                              : REMEM_OK;
 }
-
-int eng_similar(remem *db, const char *const *ns, const char *text, int k, double min_sim,
-                const char *filter, remem_result **out) {
-    remem_query q;
-    remem_query_init(&q);
-    q.text = text;
-    q.namespaces = (const char **)ns;
-    q.n_namespaces = 1;
-    q.k = k;
-    q.w_relevance = 1;
-    q.w_lexical = q.w_recency = q.w_importance = q.w_context = 0;
-    q.min_similarity = min_sim;
-    q.filter = filter;
-    q.no_touch = 1;
-    *out = NULL;
-    int rc = remem_recall(db, &q, out);
-    if (rc == REMEM_ENOTFOUND) return eng_ok(db), REMEM_OK; /* no namespace yet */
-    return rc;
-}

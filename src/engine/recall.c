@@ -931,3 +931,24 @@ int remem_recall_json(remem *db, const char *json, size_t len, char **result_jso
     remem_query_json_free(p);
     return rc;
 }
+
+/* The relevance-only recall that consolidate and ingest use to find a text's
+ * near neighbours: one namespace, no touch, no namespace yet = no hits. */
+int eng_similar(remem *db, const char *const *ns, const char *text, int k, double min_sim,
+                const char *filter, remem_result **out) {
+    remem_query q;
+    remem_query_init(&q);
+    q.text = text;
+    q.namespaces = (const char **)ns;
+    q.n_namespaces = 1;
+    q.k = k;
+    q.w_relevance = 1;
+    q.w_lexical = q.w_recency = q.w_importance = q.w_context = 0;
+    q.min_similarity = min_sim;
+    q.filter = filter;
+    q.no_touch = 1;
+    *out = NULL;
+    int rc = remem_recall(db, &q, out);
+    if (rc == REMEM_ENOTFOUND) return eng_ok(db), REMEM_OK; /* no namespace yet */
+    return rc;
+}
