@@ -18,9 +18,9 @@
  *                 and sorts the whole tier)
  *
  * Records are written with remem_add_batch (the hash embedder, in memory)
- * so that setting up stays cheap; only the operation is timed (CPU time of
- * the process: the machine's other load counts less), the best of REPEAT
- * runs, each size in a process of its own. The whole run takes about a minute on 2 cores;
+ * so that setting up stays cheap; only the operation is timed, the best of
+ * REPEAT runs in one process, and the best of the processes scaling.h
+ * runs per size. The whole run takes about three minutes on 2 cores;
  * REMEM_BENCH_QUICK halves the base sizes.
  *
  *   make build/bench/bench_scaling && build/bench/bench_scaling [op]
@@ -34,15 +34,10 @@
 #include <unistd.h>
 
 #include "remem.h"
+#include "scaling.h"
 
 #define REPEAT    3
-#define MAX_RATIO 2.5
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+#define MAX_RATIO SCALING_MAX_RATIO
 
 static remem *open_mem(void) {
     remem_options o;
@@ -104,9 +99,9 @@ static double call_timed(remem *db, const char *op, const char *args) {
     double best = 1e30;
     for (int r = 0; r < REPEAT; r++) {
         char *out = NULL;
-        double t0 = now_s();
+        double t0 = scaling_now();
         if (remem_call(db, op, args, strlen(args), &out)) die(db, op);
-        double t = now_s() - t0;
+        double t = scaling_now() - t0;
         remem_free(out);
         if (t < best) best = t;
     }
@@ -165,9 +160,9 @@ static double run_static_load(size_t n) {
     for (int r = 0; r < REPEAT; r++) {
         if (remem_clear(db, "p", NULL)) die(db, "clear");
         char *out = NULL;
-        double t0 = now_s();
+        double t0 = scaling_now();
         if (remem_call(db, "static.load", body, strlen(body), &out)) die(db, "static.load");
-        double t = now_s() - t0;
+        double t = scaling_now() - t0;
         remem_free(out);
         if (t < best) best = t;
     }
@@ -205,9 +200,9 @@ static double run_recall(size_t n) {
     double best = 1e30;
     for (int r = 0; r < REPEAT; r++) {
         remem_result *res = NULL;
-        double t0 = now_s();
+        double t0 = scaling_now();
         if (remem_recall(recall_db, &q, &res)) die(recall_db, "recall");
-        double t = now_s() - t0;
+        double t = scaling_now() - t0;
         remem_result_free(res);
         if (t < best) best = t;
     }
@@ -253,42 +248,14 @@ static double run_summarize(size_t n) {
         char *out = NULL;
         if (remem_call(db, "summarize", args, strlen(args), &out)) die(db, "summarize");
         remem_free(out);
-        double t0 = now_s();
+        double t0 = scaling_now();
         if (remem_call(db, "summarize", args, strlen(args), &out)) die(db, "summarize");
-        double t = now_s() - t0;
+        double t = scaling_now() - t0;
         remem_free(out);
         remem_close(db);
         if (t < best) best = t;
     }
     return best;
-}
-
-/* One size in a child process of its own, so that no size inherits the
- * heap the sizes before it left behind (glibc's malloc bins, fragmented
- * by the previous stores, made the later sizes look slower than they
- * are); the seconds come back through a pipe. */
-static double run_isolated(double (*run)(size_t), size_t n) {
-    int fd[2];
-    if (pipe(fd)) return -1;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        double t = run(n);
-        if (write(fd[1], &t, sizeof t) != (ssize_t)sizeof t) _exit(1);
-        _exit(0);
-    }
-    close(fd[1]);
-    double t = -1;
-    if (pid < 0 || read(fd[0], &t, sizeof t) != (ssize_t)sizeof t) t = -1;
-    close(fd[0]);
-    int st = 0;
-    if (pid > 0) waitpid(pid, &st, 0);
-    if (t < 0) {
-        fprintf(stderr, "bench_scaling: the run of size %zu failed\n", n);
-        exit(1);
-    }
-    return t;
 }
 
 typedef struct bench_op {
@@ -299,6 +266,7 @@ typedef struct bench_op {
 
 int main(int argc, char **argv) {
     int quick = getenv("REMEM_BENCH_QUICK") != NULL;
+    scaling_init();
     bench_op ops[] = {
         {"timeline", 2000, run_timeline},   {"static.load", 4000, run_static_load},
         {"recall", 5000, run_recall},       {"prune", 4000, run_prune},
@@ -314,7 +282,7 @@ int main(int argc, char **argv) {
         size_t base = quick ? ops[o].base / 2 : ops[o].base;
         recall_base = base;
         double t[4];
-        for (int k = 0; k < 4; k++) t[k] = run_isolated(ops[o].run, base << k);
+        scaling_sizes(ops[o].run, base, t);
         printf("%-12s %8zu %10.4f %10.4f %10.4f %10.4f  ", ops[o].name, base, t[0], t[1], t[2],
                t[3]);
         for (int k = 1; k < 4; k++) {

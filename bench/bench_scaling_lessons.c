@@ -11,8 +11,8 @@
  *   lesson.event   one event of a run that already has SIZE events
  * The namespace is made with remem_add_batch (not timed); each figure is
  * the best of 5 calls after one untimed call (the namespace's cache
- * loaded), with the hash embedder, in CPU seconds of the process (the
- * work is CPU-bound; wall time on a shared machine counts the others).
+ * loaded), with the hash embedder, and the best of the processes
+ * scaling.h runs per size (CPU seconds, sizes interleaved).
  *
  *   bench_scaling_lessons [BASE]   BASE (default 2000; REMEM_BENCH_QUICK:
  *                                  500) is the 1x size
@@ -22,21 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "remem.h"
+#include "scaling.h"
 
-#define MAX_RATIO   2.5
+#define MAX_RATIO   SCALING_MAX_RATIO
 #define CONFLICTING 16
-
-/* CPU time of the process: the operations are CPU-bound here (a store
- * in memory, the hash embedder), and on a shared machine wall time
- * measures the other processes too. */
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static remem *open_mem(void) {
     remem_options o;
@@ -116,9 +107,9 @@ static double best_of(remem *db, const char *op, json_t *args) {
     call(db, op, args);
     double best = 1e9;
     for (int r = 0; r < 5; r++) {
-        double t0 = now_s();
+        double t0 = scaling_now();
         call(db, op, args);
-        double t = now_s() - t0;
+        double t = scaling_now() - t0;
         if (t < best) best = t;
     }
     return best;
@@ -161,6 +152,7 @@ static double time_event(size_t n) {
 }
 
 int main(int argc, char **argv) {
+    scaling_init();
     size_t base = getenv("REMEM_BENCH_QUICK") ? 500 : 2000;
     if (argc > 1) base = (size_t)strtoul(argv[1], NULL, 10);
     const char *names[] = {"lesson.add", "lesson.hints", "lesson.event"};
@@ -168,18 +160,18 @@ int main(int argc, char **argv) {
     double worst = 0;
     printf("%-14s %8s %10s %6s\n", "op", "size", "time", "ratio");
     for (int o = 0; o < 3; o++) {
-        double prev = 0;
-        for (size_t s = base; s <= 8 * base; s *= 2) {
-            double t = fns[o](s);
-            if (prev > 0) {
-                printf("%-14s %8zu %9.4fs %6.2f\n", names[o], s, t, t / prev);
-                if (t / prev > worst) worst = t / prev;
+        double t[4];
+        scaling_sizes(fns[o], base, t);
+        for (int k = 0; k < 4; k++) {
+            if (k) {
+                double g = t[k] / (t[k - 1] > 0 ? t[k - 1] : 1e-9);
+                printf("%-14s %8zu %9.4fs %6.2f\n", names[o], base << k, t[k], g);
+                if (g > worst) worst = g;
             } else {
-                printf("%-14s %8zu %9.4fs %6s\n", names[o], s, t, "-");
+                printf("%-14s %8zu %9.4fs %6s\n", names[o], base, t[k], "-");
             }
-            fflush(stdout);
-            prev = t;
         }
+        fflush(stdout);
     }
     printf("largest ratio per doubling: %.2f (limit %.1f)\n", worst, MAX_RATIO);
     return worst > MAX_RATIO ? 1 : 0;

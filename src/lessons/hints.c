@@ -61,33 +61,41 @@ static int wins(const cand *a, const cand *b) {
     return a->r->created_at <= b->r->created_at;
 }
 
-/* Cosine similarity of the query with each candidate's rule (clamped at
- * 0): one dot product (the SIMD kernel of the vector index) of unit
- * vectors, against the rule's stored vector, so that only the query (and
- * a rule still waiting for its vector) goes through the embedder. */
-static int similarities(remem *db, const char *query, cand *c, size_t n) {
+/* The query's unit vector: embedded before the lessons are read, so that
+ * their cosines with it come from the stored vectors while the cache is
+ * held (lsn_list_opts.sim_to). Nothing is locked while the embedder runs. */
+static int query_vector(remem *db, const char *query, float **out) {
     int dim = remem_embedder_dim(db);
-    size_t ne = 1;
+    float *v = *out = malloc((size_t)dim * sizeof *v);
+    if (!v) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    int rc = remem_embed(db, &query, 1, v);
+    if (!rc) eng_normalize_vec(v, dim);
+    return rc;
+}
+
+/* Cosine similarity of the query with each candidate's rule (clamped at
+ * 0): the cosine lsn_list_where computed against the rule's stored vector
+ * (one dot product, the SIMD kernel of the vector index), so that only a
+ * rule still waiting for its vector goes through the embedder. */
+static int similarities(remem *db, const float *qv, cand *c, size_t n) {
+    int dim = remem_embedder_dim(db);
+    size_t ne = 0;
     const char **texts = calloc(n + 1, sizeof *texts);
     size_t *slot = calloc(n + 1, sizeof *slot);
     for (size_t i = 0; texts && slot && i < n; i++)
-        if (!c[i].r->vec) {
+        if (!c[i].r->has_sim) {
             slot[ne] = i;
             texts[ne++] = c[i].r->text;
         }
-    float *v = malloc(ne * (size_t)dim * sizeof *v);
+    float *v = malloc((ne + 1) * (size_t)dim * sizeof *v);
     int rc = texts && slot && v ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
-    if (!rc) {
-        texts[0] = query;
-        rc = remem_embed(db, texts, ne, v);
+    if (!rc && ne) rc = remem_embed(db, texts, ne, v);
+    for (size_t j = 0; !rc && j < ne; j++) {
+        float *x = v + j * (size_t)dim;
+        eng_normalize_vec(x, dim);
+        c[slot[j]].r->sim = flat_dot(qv, x, dim);
     }
-    for (size_t j = 0; !rc && j < ne; j++) eng_normalize_vec(v + j * (size_t)dim, dim);
-    for (size_t j = 1; !rc && j < ne; j++) c[slot[j]].r->vec = v + j * (size_t)dim;
-    for (size_t i = 0; !rc && i < n; i++) {
-        double s = flat_dot(v, c[i].r->vec, dim);
-        c[i].text = s > 0 ? s : 0;
-    }
-    for (size_t j = 1; j < ne; j++) c[slot[j]].r->vec = NULL; /* v is freed here */
+    for (size_t i = 0; !rc && i < n; i++) c[i].text = c[i].r->sim > 0 ? c[i].r->sim : 0;
     free(texts);
     free(slot);
     free(v);
@@ -423,17 +431,21 @@ int lsn_op_hints(remem *db, json_t *args, json_t **result) {
     bump *u = NULL;
     char *text = NULL;
     json_t *qtags = NULL, *hints = NULL, *conflicts = NULL, *log = NULL;
-    /* Read, not changed: the cache's metadata and vectors, not copies. */
-    lsn_list_opts lo = {.with_vec = has_text, .borrow = 1, .any_order = 1};
+    float *qv = NULL;
+    int rc = has_text ? query_vector(db, q.data, &qv) : REMEM_OK;
+    if (rc) goto out;
+    /* Read, not changed: the cache's metadata, not copies, and each
+     * rule's cosine with the query, not its vector. */
+    lsn_list_opts lo = {.sim_to = qv, .borrow = 1, .any_order = 1};
     lsn_list_opts eo = {.keep = has_fp, .ctx = (void *)fp};
-    int rc = lsn_list_where(db, ns, "lesson", &lo, &ls);
+    rc = lsn_list_where(db, ns, "lesson", &lo, &ls);
     if (!rc && fp) rc = lsn_list_where(db, ns, "error_event", &eo, &ev);
     if (rc) goto out;
     qtags = query_tags(args, &ev, fp);
     if (!(c = calloc(ls.n + 1, sizeof *c))) goto oom;
     size_t n = gather(&ls, domain, policy, c);
     /* Nothing is locked here: the embedder runs while others write. */
-    if (has_text && n && (rc = similarities(db, q.data, c, n))) goto out;
+    if (has_text && n && (rc = similarities(db, qv, c, n))) goto out;
     int64_t now = util_now_ms();
     for (size_t i = 0; i < n; i++) score(&c[i], fp, qtags, has_text, now);
     /* The floor first, then conflicts among what would be offered. */
@@ -472,6 +484,7 @@ oom:
     rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 out:
     sb_free(&q);
+    free(qv);
     lsn_batch_free(&b);
     free(c);
     free(u);

@@ -76,9 +76,10 @@ typedef struct lsn_rec {
     json_t *meta; /* owned; an object */
     int64_t created_at, updated_at;
     int archived; /* the memory is in tier "archived" (remem forget) */
-    /* Its stored unit vector (lsn_list_opts.with_vec), NULL if none: owned,
-     * or borrowed from the cache (lsn_list_opts.borrow). */
-    const float *vec;
+    /* The cosine of its stored vector with lsn_list_opts.sim_to, when
+     * has_sim (0 when it has no vector yet: an embedding still pending). */
+    int has_sim;
+    double sim;
 } lsn_rec;
 
 typedef struct lsn_list {
@@ -89,14 +90,16 @@ typedef struct lsn_list {
 } lsn_list;
 
 /* What lsn_list_where copies: only the memories whose metadata keep
- * accepts (NULL: all), with their vectors when with_vec. borrow: no copy
- * of the metadata (a reference to the cache's: read it, never change it;
- * the vectors are copied all the same, since the shared cache's rows may
- * move once it is released). */
+ * accepts (NULL: all). sim_to: a unit vector of the embedder's dimension;
+ * each record's cosine with it is computed while the cache is held (one
+ * number kept, not a copy of every vector: the shared cache's rows may
+ * move once it is released). borrow: no copy of the metadata (a reference
+ * to the cache's: read it, never change it). */
 typedef struct lsn_list_opts {
     int (*keep)(const json_t *meta, void *ctx);
     void *ctx;
-    int with_vec, borrow;
+    const float *sim_to;
+    int borrow;
     int any_order; /* not sorted in the order written (the caller ranks them) */
 } lsn_list_opts;
 

@@ -30,7 +30,6 @@ void lsn_list_free(lsn_list *l) {
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].id);
         free(l->v[i].text);
-        free((float *)l->v[i].vec);
         json_decref(l->v[i].meta);
     }
     free(l->v);
@@ -61,14 +60,9 @@ static int copy_rec(ns_cache *c, size_t i, const json_t *meta, const lsn_list_op
     r->created_at = m->created_at;
     r->updated_at = m->updated_at;
     r->archived = m->tier && !strcmp(m->tier, "archived");
-    if (o && o->with_vec && m->model && *m->model && c->ix && i < flat_count(c->ix)) {
-        /* copied even when borrowing: the shared cache's rows may move
-         * once it is released */
-        size_t bytes = (size_t)c->dim * sizeof(float);
-        float *v = malloc(bytes);
-        if (v) memcpy(v, flat_row(c->ix, i), bytes);
-        r->vec = v;
-        if (!r->vec) return -1;
+    if (o && o->sim_to && m->model && *m->model && c->ix && i < flat_count(c->ix)) {
+        r->sim = flat_dot(o->sim_to, flat_row(c->ix, i), c->dim);
+        r->has_sim = 1;
     }
     return r->id && r->text && r->meta ? 0 : -1;
 }
