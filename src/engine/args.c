@@ -88,18 +88,38 @@ static int types_ok(json_t *type, json_t *v, char *want, size_t cap) {
     return 0;
 }
 
-static int fail_at(char *err, size_t cap, const char *path, const char *fmt, const char *a,
+/* Where in the arguments a value sits: a chain of keys and indexes up to
+ * the root, written out as "messages[3].content" only when a check fails
+ * (rendering it for every value cost more than the checks themselves on a
+ * call of a thousand messages). */
+typedef struct at {
+    const struct at *up;
+    const char *key; /* NULL: an array index */
+    size_t idx;
+} at;
+
+static size_t path_put(const at *p, char *buf, size_t cap) {
+    if (!p) return 0;
+    size_t l = path_put(p->up, buf, cap);
+    if (l >= cap) return l;
+    int w = p->key ? snprintf(buf + l, cap - l, "%s%s", l ? "." : "", p->key)
+                   : snprintf(buf + l, cap - l, "[%zu]", p->idx);
+    return l + (w > 0 ? (size_t)w : 0);
+}
+
+static int fail_at(char *err, size_t cap, const at *path, const char *fmt, const char *a,
                    const char *b) {
-    char msg[512];
+    char msg[512], where[256] = "";
     snprintf(msg, sizeof msg, fmt, a, b);
-    if (path[0])
-        snprintf(err, cap, "%s: %s", path, msg);
+    path_put(path, where, sizeof where);
+    if (where[0])
+        snprintf(err, cap, "%s: %s", where, msg);
     else
         snprintf(err, cap, "%s", msg);
     return -1;
 }
 
-static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) {
+static int check(json_t *s, json_t *v, const at *path, char *err, size_t cap) {
     char want[128];
     if (!json_is_object(s)) return 0;
     if (!types_ok(json_object_get(s, "type"), v, want, sizeof want))
@@ -129,12 +149,13 @@ static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) 
         double x = json_number_value(v);
         json_t *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
         char a[64], b[64];
-        snprintf(a, sizeof a, "%g", x);
         if (json_is_number(mn) && x < json_number_value(mn)) {
+            snprintf(a, sizeof a, "%g", x);
             snprintf(b, sizeof b, "%g", json_number_value(mn));
             return fail_at(err, cap, path, "%s is below the minimum %s", a, b);
         }
         if (json_is_number(mx) && x > json_number_value(mx)) {
+            snprintf(a, sizeof a, "%g", x);
             snprintf(b, sizeof b, "%g", json_number_value(mx));
             return fail_at(err, cap, path, "%s is above the maximum %s", a, b);
         }
@@ -168,9 +189,8 @@ static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) 
         size_t i;
         json_t *e;
         json_array_foreach(v, i, e) {
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-            if (check(items, e, sub, err, cap)) return -1;
+            at sub = {path, NULL, i};
+            if (check(items, e, &sub, err, cap)) return -1;
         }
     }
     if (json_is_object(v)) {
@@ -181,23 +201,21 @@ static int check(json_t *s, json_t *v, const char *path, char *err, size_t cap) 
         json_t *r;
         json_array_foreach(req, i, r) {
             if (json_is_string(r) && !json_object_get(v, json_string_value(r))) {
-                char sub[256];
-                snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", json_string_value(r));
-                return fail_at(err, cap, sub, "is required%s%s", "", "");
+                at sub = {path, json_string_value(r), 0};
+                return fail_at(err, cap, &sub, "is required%s%s", "", "");
             }
         }
         const char *k;
         json_t *e;
         json_object_foreach(v, k, e) {
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", k);
+            at sub = {path, k, 0};
             json_t *ps = json_object_get(props, k);
             if (ps) {
-                if (check(ps, e, sub, err, cap)) return -1;
+                if (check(ps, e, &sub, err, cap)) return -1;
             } else if (json_is_object(extra)) {
-                if (check(extra, e, sub, err, cap)) return -1;
+                if (check(extra, e, &sub, err, cap)) return -1;
             } else if (!json_is_true(extra) && (props || json_is_false(extra))) {
-                return fail_at(err, cap, sub, "unknown argument%s%s", "", "");
+                return fail_at(err, cap, &sub, "unknown argument%s%s", "", "");
             }
         }
     }
@@ -211,7 +229,7 @@ int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap
         snprintf(err, errcap, "the operation's schema does not parse: %s", je.text);
         return -1;
     }
-    int rc = check(s, args, "", err, errcap);
+    int rc = check(s, args, NULL, err, errcap);
     json_decref(s);
     return rc;
 }
