@@ -141,9 +141,12 @@ static int count_project(void *ctx, const store_row *r) {
  * without waiting for the schedule; clustering stays with the scheduled
  * prune. Their PruneReport goes in the answer as "prune". A namespace of
  * no more memories than the limit is never counted (no scan). */
-static int enforce_limit(remem *db, const char *ns, const char *project, json_t *result) {
+static int enforce_limit(remem *db, json_t *args, const char *project, json_t *result) {
+    const char *ns = op_str(args, "ns", NULL);
     maint_policy pol;
     maint_policy_get(db, ns, &pol);
+    pol.max_episodes_per_project =
+        (int)op_int(args, "max_episodes_per_project", pol.max_episodes_per_project);
     if (pol.max_episodes_per_project <= 0) return REMEM_OK;
     int64_t rows = 0;
     if (store_ns_info(db->st, ns, NULL, 0, NULL, NULL, &rows) ||
@@ -153,10 +156,13 @@ static int enforce_limit(remem *db, const char *ns, const char *project, json_t 
     int rc = store_scan(db->st, ns, 0, count_project, &c);
     if (rc) return eng_store_fail(db, rc);
     if (c.n <= pol.max_episodes_per_project) return REMEM_OK;
-    json_t *args = json_pack("{s:s,s:s,s:i}", "ns", ns, "strategy", "none", "ids_limit", 100);
+    json_t *pa = json_pack("{s:s,s:s,s:i,s:i}", "ns", ns, "strategy", "none", "ids_limit", 100,
+                           "max_episodes_per_project", pol.max_episodes_per_project);
+    json_t *days = json_object_get(args, "retention_days");
+    if (days) json_object_set(pa, "retention_days", days);
     json_t *rep = NULL;
-    rc = maint_prune(db, args, &rep);
-    json_decref(args);
+    rc = maint_prune(db, pa, &rep);
+    json_decref(pa);
     /* The episode is stored either way: a failed prune is reported, not
      * turned into a failed add (the next prune tries again). */
     if (rc) {
@@ -232,7 +238,7 @@ static int op_episode_add(remem *db, json_t *args, json_t **result) {
             *result =
                 json_pack("{s:s,s:s,s:s,s:i}", "id", got, "ns", ns, "outcome",
                           outcome == REMEM_UPSERTED ? "upserted" : "added", "duplicateCount", 0);
-        if (!rc && *result) rc = enforce_limit(db, ns, op_str(meta, "projectID", ""), *result);
+        if (!rc && *result) rc = enforce_limit(db, args, op_str(meta, "projectID", ""), *result);
     }
     if (!rc && *result) {
         json_t *r = *result;
@@ -439,7 +445,12 @@ const engine_op episode_ops[] = {
       "\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
       "\"paths the episode changed\"},"
       "\"feedback\":{\"type\":\"number\",\"minimum\":-1,\"maximum\":1,\"description\":"
-      "\"feedback score; positive ones weigh feedbackWeightFactor in recall\"}}}}}", 0, "episodes"},
+      "\"feedback score; positive ones weigh feedbackWeightFactor in recall\"}}},"
+      "\"max_episodes_per_project\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+      "\"maxEpisodesPerProject for this add (default from the config): past it the project's "
+      "oldest are archived at once\"},"
+      "\"retention_days\":{\"type\":\"number\",\"minimum\":0,\"description\":\"retentionDays "
+      "of that archiving run (default from the config)\"}}}", 0, "episodes"},
      op_episode_add},
     {{"episode.recall", "read",
       "Few-shot retrieval: the episodes most similar to a query, "
