@@ -295,8 +295,10 @@ export class MemoryAgent {
       similarity_threshold: c.similarityThreshold,
       strategy: c.summarizationStrategy,
       dry_run: dryRun === true,
-    } as { [k: string]: unknown; ns: string };
-    if (c.archiveLocation) args.archive_location = c.archiveLocation;
+    };
+    // archiveLocation names a folder of the server's machine: the server
+    // takes it from its own configuration only (docs/operations.md,
+    // "Local-only arguments"), so the agent never sends it.
     return args;
   }
 }

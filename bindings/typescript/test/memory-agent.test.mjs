@@ -90,6 +90,12 @@ test("the seed's configuration block: accepted as written, its defaults apply", 
   // the agent's own config: the block as given, the seed's defaults for the rest
   const given = jsonc(SEED_CONFIG).memoryAgent;
   assert.deepEqual({ ...new MemoryAgent({ config: given }).config }, given);
+  // an agent with the seed's block verbatim runs against the server
+  // (archiveLocation, a path of the server's machine, is never sent)
+  const seeded = new MemoryAgent({ baseUrl: srv.url, namespace: "seeded", config: given });
+  await seeded.storeEpisode("parse a CSV file into rows", "rows = list(csv.reader(f))", meta("acme", "T-1"));
+  const rep = await seeded.prune({ dryRun: true });
+  assert.deepEqual(rep.episodesRemoved, []);
   const dflt = new MemoryAgent({}).config;
   assert.equal(dflt.maxEpisodesPerProject, 1000);
   assert.equal(dflt.retentionDays, 90);
