@@ -121,18 +121,22 @@ static int find_episode(remem *db, const char *ns, const char *project, const ch
     return rc;
 }
 
-typedef struct project_count {
-    const char *project;
-    int64_t n;
-} project_count;
-
-static int count_project(void *ctx, const store_row *r) {
-    project_count *c = ctx;
-    if (!r->m.kind || strcmp(r->m.kind, EPISODE_KIND) || !r->m.metadata) return 0;
-    json_t *md = json_loads(r->m.metadata, 0, NULL);
-    c->n += !strcmp(op_str(md, "projectID", ""), c->project);
-    json_decref(md);
-    return 0;
+/* How many episodes of project ns holds, from the namespace's cache (its
+ * rows and parsed metadata stay in memory, so a count reads no row from
+ * the store). */
+static int count_project(remem *db, const char *ns, const char *project, int64_t *n) {
+    int rc = REMEM_OK;
+    *n = 0;
+    ns_cache *c = cache_get(db, ns, &rc);
+    if (!c) return rc;
+    for (size_t i = 0; i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        if (!m->kind || strcmp(m->kind, EPISODE_KIND)) continue;
+        const char *p = json_string_value(json_object_get(cache_meta(c, i), "projectID"));
+        *n += p && !strcmp(p, project);
+    }
+    cache_put(db, c);
+    return REMEM_OK;
 }
 
 /* Seed 003's trigger: when a new episode takes its project past
@@ -140,7 +144,7 @@ static int count_project(void *ctx, const store_row *r) {
  * project's oldest go to the archive) run on the namespace at once,
  * without waiting for the schedule; clustering stays with the scheduled
  * prune. Their PruneReport goes in the answer as "prune". A namespace of
- * no more memories than the limit is never counted (no scan). */
+ * no more memories than the limit is never counted. */
 static int enforce_limit(remem *db, json_t *args, const char *project, json_t *result) {
     const char *ns = op_str(args, "ns", NULL);
     maint_policy pol;
@@ -152,10 +156,10 @@ static int enforce_limit(remem *db, json_t *args, const char *project, json_t *r
     if (store_ns_info(db->st, ns, NULL, 0, NULL, NULL, &rows) ||
         rows <= pol.max_episodes_per_project)
         return REMEM_OK;
-    project_count c = {project, 0};
-    int rc = store_scan(db->st, ns, 0, count_project, &c);
-    if (rc) return eng_store_fail(db, rc);
-    if (c.n <= pol.max_episodes_per_project) return REMEM_OK;
+    int64_t n = 0;
+    int rc = count_project(db, ns, project, &n);
+    if (rc) return rc;
+    if (n <= pol.max_episodes_per_project) return REMEM_OK;
     json_t *pa = json_pack("{s:s,s:s,s:i,s:i}", "ns", ns, "strategy", "none", "ids_limit", 100,
                            "max_episodes_per_project", pol.max_episodes_per_project);
     json_t *days = json_object_get(args, "retention_days");
