@@ -722,6 +722,7 @@ static void test_memory_agent_block(void) {
             char *ids = json_dumps(json_object_get(pr, "episodesRemoved"), 0);
             CHECK_HAS(ids ? ids : "", "alpha_a1_");
             free(ids);
+            CHECK_HAS(json_string_value(json_object_get(r, "text")), "maxEpisodesPerProject");
         }
         json_decref(r);
     }

@@ -247,9 +247,14 @@ static int op_episode_add(remem *db, json_t *args, json_t **result) {
     if (!rc && *result) {
         json_t *r = *result;
         char line[700];
-        snprintf(line, sizeof line, "%s episode %s",
-                 json_string_value(json_object_get(r, "outcome")),
-                 json_string_value(json_object_get(r, "id")));
+        int w = snprintf(line, sizeof line, "%s episode %s",
+                         json_string_value(json_object_get(r, "outcome")),
+                         json_string_value(json_object_get(r, "id")));
+        json_t *pr = json_object_get(r, "prune");
+        if (pr && w > 0 && (size_t)w < sizeof line)
+            snprintf(line + w, sizeof line - (size_t)w,
+                     "; the project passed maxEpisodesPerProject: %lld archived",
+                     (long long)json_integer_value(json_object_get(pr, "removedCount")));
         json_object_set_new(r, "text", json_string(line));
     }
     free(text);
