@@ -222,6 +222,40 @@ static const char SEED003[] = "{\n"
                               "  },\n"
                               "}\n";
 
+/* Issue 20, fix 8: seed 003's block brings the seed's defaults (1000
+ * episodes, 90 days, 24 hours) for what it omits; a key set in the same
+ * policy block wins; without the block remem's own defaults (never)
+ * stay. */
+static void test_seed003_block_defaults(void) {
+    char err[512] = "";
+    cfg *c = load("memoryAgent:\n  similarityThreshold: 0.8\n", err, sizeof err);
+    CHECK_STR(err, "");
+    if (c) {
+        const cfg_policy *p = cfg_policy_for(c, "x");
+        CHECK_INT(p->max_episodes_per_project, 1000);
+        CHECK_NEAR(p->retention_days, 90, 1e-12);
+        CHECK_NEAR(p->prune_interval_hours, 24, 1e-12);
+        CHECK_NEAR(p->similarity_threshold, 0.8, 1e-12);
+    }
+    cfg_free(c);
+    c = load("retentionDays: 7\nmemoryAgent:\n  pruneIntervalHours: 0\n", err, sizeof err);
+    if (c) {
+        const cfg_policy *p = cfg_policy_for(c, "x");
+        CHECK_INT(p->max_episodes_per_project, 1000);
+        CHECK_NEAR(p->retention_days, 7, 1e-12);
+        CHECK_NEAR(p->prune_interval_hours, 0, 1e-12);
+    }
+    cfg_free(c);
+    c = load("similarityThreshold: 0.8\n", err, sizeof err);
+    if (c) {
+        const cfg_policy *p = cfg_policy_for(c, "x");
+        CHECK_INT(p->max_episodes_per_project, 0);
+        CHECK_NEAR(p->retention_days, 0, 1e-12);
+        CHECK_NEAR(p->prune_interval_hours, 0, 1e-12);
+    }
+    cfg_free(c);
+}
+
 static void test_seed003_memory_agent(void) {
     setenv("HOME", "/home/agent", 1);
     char err[512] = "";
@@ -706,6 +740,7 @@ int main(int argc, char **argv) {
     RUN(test_bad_documents);
     RUN(test_seed004_memory_yaml);
     RUN(test_seed003_memory_agent);
+    RUN(test_seed003_block_defaults);
     RUN(test_defaults);
     RUN(test_pattern_match);
     RUN(test_precedence_merges_fields);

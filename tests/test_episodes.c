@@ -6,6 +6,7 @@
  * and the recovery of what a crash leaves in the archive folder.
  */
 #include <dirent.h>
+#include <time.h>
 
 #include "support/engine_fixture.h"
 #include "support/op_call.h"
@@ -568,6 +569,174 @@ static void test_prune_clusters(void) {
     tmp_done(&t);
 }
 
+/* Issue 20, fix 1: duplicate folding stays inside one project. The same
+ * prompt/output under another project is a new episode of that project,
+ * and the first project still lists its own. */
+static void test_duplicate_per_project(void) {
+    remem *db = open_store(":memory:");
+    if (!db) return;
+    add_ep(db, "acme", "t1", "python", "sort a list", "sorted(xs)", "2026-01-02T00:00:00Z");
+    json_t *r = call_ok(db, "episode.add",
+                        "{\"ns\":\"eps\",\"prompt\":\"sort a list\",\"output\":\"sorted(xs)\","
+                        "\"meta\":{\"taskID\":\"t2\",\"projectID\":\"beta\",\"timestamp\":"
+                        "\"2026-01-03T00:00:00Z\"}}");
+    CHECK_STR(json_string_value(json_object_get(r, "outcome")), "added");
+    CHECK_STR(json_string_value(json_object_get(r, "id")), "beta_t2_1767398400000");
+    json_decref(r);
+    const char *q = "{\"ns\":\"eps\",\"query\":\"sort a list\",\"project\":\"%s\","
+                    "\"min_similarity\":0.0}";
+    char args[256];
+    snprintf(args, sizeof args, q, "acme");
+    r = call_ok(db, "episode.recall", args);
+    CHECK_INT(json_array_size(json_object_get(r, "episodes")), 1);
+    CHECK_INT(count_project(r, "acme"), 1);
+    json_decref(r);
+    snprintf(args, sizeof args, q, "beta");
+    r = call_ok(db, "episode.recall", args);
+    CHECK_INT(count_project(r, "beta"), 1);
+    json_decref(r);
+    /* acme again: folded into acme's own episode, not beta's. */
+    r = call_ok(db, "episode.add",
+                "{\"ns\":\"eps\",\"prompt\":\"sort a list\",\"output\":\"sorted(xs)\","
+                "\"meta\":{\"taskID\":\"t3\",\"projectID\":\"acme\"}}");
+    CHECK_STR(json_string_value(json_object_get(r, "outcome")), "duplicate");
+    CHECK_STR(json_string_value(json_object_get(r, "id")), "acme_t1_1767312000000");
+    json_decref(r);
+    CHECK_INT(ns_count(db, "eps"), 2);
+    remem_close(db);
+}
+
+/* Issue 20, fix 2: an episode used again (its duplicate added) is as
+ * young as that use for retention. */
+static void test_duplicate_refreshes_age(void) {
+    tmpdir t;
+    tmp_make(&t);
+    remem *db = open_store(t.db);
+    if (!db) return;
+    char loc[200], args[600];
+    snprintf(loc, sizeof loc, "%s/arch", t.dir);
+    add_ep(db, "acme", "t1", "python", "sort a list", "sorted(xs)", "2026-01-01T00:00:00Z");
+    add_ep(db, "acme", "t2", "python", "sort a list", "sorted(xs)", "2026-03-05T00:00:00Z");
+    snprintf(args, sizeof args,
+             "{\"ns\":\"eps\",\"archive_location\":\"%s\",\"retention_days\":30,"
+             "\"strategy\":\"none\",\"now\":\"2026-03-10T00:00:00Z\"}",
+             loc);
+    json_t *rep = call_ok(db, "prune", args);
+    CHECK_INT(json_integer_value(json_object_get(rep, "removedCount")), 0);
+    json_decref(rep);
+    CHECK_INT(ns_count(db, "eps"), 1);
+    remem_close(db);
+    rm_rf(loc);
+    tmp_done(&t);
+}
+
+static double metric_value(const char *name) {
+    char *js = NULL;
+    if (remem_telemetry_stats(&js)) return -1;
+    json_t *o = json_loads(js, 0, NULL), *m;
+    remem_free(js);
+    size_t i;
+    double v = 0;
+    json_array_foreach(json_object_get(o, "metrics"), i, m) {
+        const char *n = json_string_value(json_object_get(m, "name"));
+        if (n && !strcmp(n, name)) v = json_number_value(json_object_get(m, "value"));
+    }
+    json_decref(o);
+    return v;
+}
+
+/* Issue 20, fix 8: too few matches are logged (counted), and every
+ * returned episode carries a summary. */
+static void test_recall_summary_and_log(void) {
+    remem *db = open_store(":memory:");
+    if (!db) return;
+    seed_projects(db);
+    const char *name = "memory.retrieve_episodes.too_few_matches";
+    double before = metric_value(name);
+    json_t *r = call_ok(db, "episode.recall",
+                        "{\"ns\":\"eps\",\"query\":\"parse a csv file\",\"project\":\"alpha\","
+                        "\"min_similarity\":0.0,\"max\":10}");
+    CHECK(json_is_true(json_object_get(r, "tooFewMatches")));
+    CHECK(metric_value(name) >= before + 1);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(r, "episodes"), i, e) {
+        const char *sum = json_string_value(json_object_get(e, "summary"));
+        const char *prompt = json_string_value(json_object_get(e, "prompt"));
+        CHECK(sum != NULL && prompt != NULL);
+        if (sum && prompt) {
+            CHECK(strncmp(sum, prompt, strlen(prompt)) == 0);
+            CHECK_HAS(sum, " -> ");
+        }
+    }
+    json_decref(r);
+    remem_close(db);
+}
+
+/* Issue 20, fix 8: seed 003's block brings its defaults (1000 episodes,
+ * 90 days, 24 hours) for what it omits, and an add that takes a project
+ * past maxEpisodesPerProject archives the project's oldest at once. */
+static void test_memory_agent_block(void) {
+    tmpdir t;
+    tmp_make(&t);
+    char yaml[200], loc[200];
+    snprintf(yaml, sizeof yaml, "%s/remem.yaml", t.dir);
+    snprintf(loc, sizeof loc, "%s/arch", t.dir);
+    FILE *f = fopen(yaml, "w");
+    if (!f) return;
+    fprintf(f, "{\"memoryAgent\": {\"maxEpisodesPerProject\": 2, \"archiveLocation\": \"%s\",}}\n",
+            loc);
+    fclose(f);
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    o.config_path = yaml;
+    remem *db = NULL;
+    CHECK_INT(remem_open(t.db, &o, &db), REMEM_OK);
+    json_t *r = call_ok(db, "maintain.schedule", "{}");
+    CHECK(json_number_value(json_object_get(r, "pruneIntervalHours")) == 24);
+    json_decref(r);
+    /* retentionDays 90: an episode 100 days old would go, one of 80 not */
+    char args[600], ts[40];
+    int64_t now = (int64_t)time(NULL) * 1000;
+    remem_format_time(now - 100LL * 86400000, ts, sizeof ts);
+    add_ep(db, "old", "o1", "c", "an old prompt", "an old output", ts);
+    remem_format_time(now - 80LL * 86400000, ts, sizeof ts);
+    add_ep(db, "old", "o2", "c", "a newer prompt", "a newer output", ts);
+    r = call_ok(db, "prune", "{\"ns\":\"eps\",\"dry_run\":true,\"strategy\":\"none\"}");
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(r, "reasons"), "age")), 1);
+    json_decref(r);
+    /* three episodes of alpha: the third add archives the oldest */
+    for (int i = 1; i <= 3; i++) {
+        remem_format_time(now - (10 - i) * 60000LL, ts, sizeof ts);
+        snprintf(args, sizeof args,
+                 "{\"ns\":\"eps\",\"prompt\":\"prompt %d\",\"output\":\"output %d\",\"meta\":"
+                 "{\"taskID\":\"a%d\",\"projectID\":\"alpha\",\"timestamp\":\"%s\"}}",
+                 i, i, i, ts);
+        r = call_ok(db, "episode.add", args);
+        json_t *pr = json_object_get(r, "prune");
+        if (i < 3) CHECK(pr == NULL);
+        if (i == 3) {
+            CHECK(pr != NULL);
+            CHECK(json_integer_value(json_object_get(pr, "removedCount")) >= 1);
+            char *ids = json_dumps(json_object_get(pr, "episodesRemoved"), 0);
+            CHECK_HAS(ids ? ids : "", "alpha_a1_");
+            free(ids);
+            CHECK_HAS(json_string_value(json_object_get(r, "text")), "maxEpisodesPerProject");
+        }
+        json_decref(r);
+    }
+    r = call_ok(db, "episode.recall",
+                "{\"ns\":\"eps\",\"query\":\"prompt\",\"project\":\"alpha\",\"min_similarity\":-1,"
+                "\"max\":10}");
+    CHECK_INT(json_array_size(json_object_get(r, "episodes")), 2);
+    json_decref(r);
+    remem_close(db);
+    rm_rf(loc);
+    unlink(yaml);
+    tmp_done(&t);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_episode_add);
@@ -577,5 +746,9 @@ int main(int argc, char **argv) {
     RUN(test_archive_recovery);
     RUN(test_prune_count_age);
     RUN(test_prune_clusters);
+    RUN(test_duplicate_per_project);
+    RUN(test_duplicate_refreshes_age);
+    RUN(test_recall_summary_and_log);
+    RUN(test_memory_agent_block);
     return TEST_EXIT();
 }

@@ -14,7 +14,7 @@
 #define DIM 32
 #define N   1000
 
-static remem *open_http(embed_server *s) {
+static remem *open_http_at(embed_server *s, const char *uri) {
     remem_options o;
     remem_options_init(&o);
     o.embedder = "http";
@@ -23,13 +23,15 @@ static remem *open_http(embed_server *s) {
     o.embed_retries = -1; /* none: the outage shows at once */
     o.embed_timeout_ms = 2000;
     remem *db = NULL;
-    if (remem_open(":memory:", &o, &db)) {
+    if (remem_open(uri, &o, &db)) {
         fprintf(stderr, "  open: %s\n", remem_errmsg(db));
         remem_close(db);
         return NULL;
     }
     return db;
 }
+
+static remem *open_http(embed_server *s) { return open_http_at(s, ":memory:"); }
 
 /* A stand-in embedder and a handle on it; NULL (nothing left running) when
  * either cannot start. */
@@ -198,10 +200,56 @@ static void test_next_write_drains(void) {
     embed_server_stop(s);
 }
 
+/* Issue 20, fix 8: a fresh process opens and writes while the embedding
+ * server is down, when the store already records the model's dimension
+ * (no probe at open); the episode waits for its vector. */
+static void test_fresh_open_while_down(void) {
+    tmpdir t;
+    tmp_make(&t);
+    embed_server *s = embed_server_start(DIM);
+    if (!s) return;
+    remem *db = open_http_at(s, t.db);
+    remem_memory m;
+    remem_memory_init(&m);
+    m.ns = "out";
+    m.text = "written while the server answers";
+    CHECK(db != NULL);
+    if (db) CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);
+    remem_close(db);
+    const char *url = embed_server_url(s);
+    char saved[128];
+    snprintf(saved, sizeof saved, "%s", url);
+    embed_server_stop(s); /* nothing listens now */
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "http";
+    o.embed_url = saved;
+    o.embed_model = "stand-in";
+    o.embed_retries = -1;
+    o.embed_timeout_ms = 2000;
+    db = NULL;
+    int rc = remem_open(t.db, &o, &db);
+    if (rc) fprintf(stderr, "  open: %s\n", remem_errmsg(db));
+    CHECK_INT(rc, REMEM_OK);
+    CHECK_INT(remem_embedder_dim(db), DIM);
+    if (!rc) {
+        const char *args = "{\"ns\":\"out\",\"prompt\":\"sort a list\",\"output\":"
+                           "\"sorted(xs)\",\"meta\":{\"taskID\":\"t1\",\"projectID\":\"acme\"}}";
+        char *out = NULL;
+        CHECK_INT(remem_call(db, "episode.add", args, strlen(args), &out), REMEM_OK);
+        CHECK_HAS(out ? out : "", "\"outcome\":\"added\"");
+        remem_free(out);
+        CHECK_INT(stat_int(db, "pending_embeddings"), 1);
+    }
+    remem_close(db);
+    tmp_done(&t);
+}
+
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_outage);
     RUN(test_outage_server_stopped);
     RUN(test_next_write_drains);
+    RUN(test_fresh_open_while_down);
     return TEST_EXIT();
 }

@@ -356,6 +356,31 @@ static void test_find_dup(void) {
     done(s);
 }
 
+/* find_dup_after: every row of a namespace with one text, one call each,
+ * lowest rowid first (an episode's duplicate is looked for among them). */
+static void test_find_dup_after(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    int64_t r1 = 0, r2 = 0, r3 = 0, found = -1;
+    remem_memory a = memory("n", "a", "same text", NULL), b = memory("n", "b", "same text", NULL),
+                 c = memory("m", "c", "same text", NULL), d = memory("n", "d", "other", NULL);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_insert(s, &a, "same text", 5, &r1), REMEM_OK);
+    CHECK_INT(store_insert(s, &c, "same text", 5, &r3), REMEM_OK);
+    CHECK_INT(store_insert(s, &d, "other", 6, &r3), REMEM_OK);
+    CHECK_INT(store_insert(s, &b, "same text", 5, &r2), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    CHECK_INT(store_find_dup_after(s, "n", 5, "same text", 0, &found), REMEM_OK);
+    CHECK_INT(found, r1);
+    CHECK_INT(store_find_dup_after(s, "n", 5, "same text", r1, &found), REMEM_OK);
+    CHECK_INT(found, r2);
+    CHECK_INT(store_find_dup_after(s, "n", 5, "same text", r2, &found), REMEM_OK);
+    CHECK_INT(found, 0);
+    CHECK_INT(store_find_dup_after(s, "n", 5, "another text", 0, &found), REMEM_OK);
+    CHECK_INT(found, 0);
+    done(s);
+}
+
 static void test_replace(void) {
     store *s = open_fresh();
     if (!s) return;
@@ -1024,6 +1049,7 @@ int main(int argc, char **argv) {
         RUN(test_namespaces);
         RUN(test_insert_find_get);
         RUN(test_find_dup);
+        RUN(test_find_dup_after);
         RUN(test_replace);
         RUN(test_bump_duplicate);
         RUN(test_delete);

@@ -15,10 +15,12 @@ in docs/openapi.json. What this script (re)writes from the table
     argument.
 Run after changing an operation or a route; tests/e2e/
 serve_openapi.sh fails when the committed document differs from what
-this script writes, and checks it with an OpenAPI 3.1 validator.
+this script writes, and checks it with an OpenAPI 3.1 validator. With
+node installed it also writes the TypeScript client's generated types
+(bindings/typescript/src/generated/operations.ts) again.
 Usage: tools/gen_openapi.py [--check]   (needs build/libremem.so)
 """
-import json, os, re, sys
+import json, os, re, shutil, subprocess, sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(root, "bindings", "python"))
@@ -136,6 +138,12 @@ def main():
         print("docs/openapi.json is %s" % ("current" if same else "out of date: run tools/gen_openapi.py"))
         sys.exit(0 if same else 1)
     open(DOC, "w").write(text)
+    # The TypeScript client's types come from this document
+    # (bindings/typescript/scripts/generate.mjs): written again with it
+    # when node is here (tests/e2e/typescript_client.sh checks them).
+    gen = os.path.join(root, "bindings", "typescript", "scripts", "generate.mjs")
+    if shutil.which("node") and os.path.exists(gen):
+        subprocess.run(["node", gen], check=True)
 
 
 if __name__ == "__main__":

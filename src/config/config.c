@@ -576,6 +576,15 @@ static int parse_seed003_key(walk *w, const ynode *k, const ynode *v, const char
 
 static int parse_memory_agent(walk *w, const ynode *m, const char *prefix, block *b) {
     if (need_map(w, m, prefix) || check_keys(w, m, prefix)) return -1;
+    /* Seed 003's block brings the seed's own defaults: what it omits of
+     * maxEpisodesPerProject, retentionDays and pruneIntervalHours is 1000,
+     * 90 and 24, as the seed's MemoryAgent has them (remem's defaults,
+     * without the block, prune nothing). A key the block (or the same
+     * policy block, before it) sets wins. */
+    cfg_policy *p = &b->p;
+    if (!(b->set & F_MAXEP)) p->max_episodes_per_project = 1000, b->set |= F_MAXEP;
+    if (!(b->set & F_RETENTION)) p->retention_days = 90, b->set |= F_RETENTION;
+    if (!(b->set & F_PRUNE)) p->prune_interval_hours = 24, b->set |= F_PRUNE;
     for (size_t i = 0; i + 1 < m->n; i += 2) {
         char path[256];
         join(path, sizeof path, prefix, m->kids[i]->s);

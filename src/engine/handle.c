@@ -201,6 +201,28 @@ static int store_has_model_prefix(store *st, const char *prefix) {
     return store_namespaces(st, model_has_prefix, (void *)prefix) == 1;
 }
 
+typedef struct model_dim {
+    char id[160];
+    int dim;
+} model_dim;
+
+static int find_model_dim(void *ctx, const store_ns *n) {
+    model_dim *d = ctx;
+    if (n->dim <= 0 || strcmp(n->model, d->id)) return 0;
+    d->dim = n->dim;
+    return 1;
+}
+
+/* The dimension the store records for the http model cfg names (0 when
+ * none): known, it spares the embedder its probe at creation, so a
+ * process can open (and write, the vectors pending) while the embedding
+ * server is down. */
+static int http_known_dim(store *st, const char *model) {
+    model_dim d = {.dim = 0};
+    if (!model || snprintf(d.id, sizeof d.id, "http:%s", model) >= (int)sizeof d.id) return 0;
+    return store_namespaces(st, find_model_dim, &d) == 1 ? d.dim : 0;
+}
+
 static int make_embedder(remem *db) {
     const remem_options *o = &db->opt;
     embed_config cfg = {0};
@@ -240,6 +262,7 @@ static int make_embedder(remem *db) {
         if (!cfg.url)
             return eng_fail(db, REMEM_EINVAL,
                             "the http embedder needs a URL (--embed-url or REMEM_EMBED_URL)");
+        if (!cfg.dim) cfg.dim = http_known_dim(db->st, cfg.model);
         rc = embed_http_create(&cfg, &db->emb, err, sizeof err);
     } else if (strcmp(name, "minilm") == 0)
         rc = embed_minilm_create(&cfg, &db->emb, err, sizeof err);

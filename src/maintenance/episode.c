@@ -19,6 +19,11 @@
 #include <string.h>
 
 #include "maintenance/maintenance.h"
+#include "telemetry/telemetry.h"
+#include "util/utf8.h"
+
+/* A summary line of an episode is at most this many bytes per side. */
+#define SUMMARY_SIDE 160
 
 /* The stored metadata: EpisodeMetadata's keys in the seed's order. */
 static json_t *episode_meta(json_t *meta, const char *ts_iso, size_t prompt_bytes) {
@@ -42,14 +47,17 @@ static json_t *episode_meta(json_t *meta, const char *ts_iso, size_t prompt_byte
 
 /* Fold a re-added prompt/output pair into the episode at rowid, inside the
  * open transaction: new metadata and timestamp, duplicate_count + 1, the
- * vector kept (same text, same vector). */
-static int fold_duplicate(remem *db, txn *x, int64_t rowid, const char *meta, int64_t now,
-                          json_t **result) {
+ * vector kept (same text, same vector). The new timestamp is also the
+ * memory's created_at, the age retention reads: an episode just used again
+ * is as young as its latest use. */
+static int fold_duplicate(remem *db, txn *x, int64_t rowid, const char *meta, int64_t ts,
+                          int64_t now, json_t **result) {
     store_row old;
     int rc = store_get_rowid(db->st, rowid, 1, &old);
     if (rc) return eng_store_fail(db, rc);
     remem_memory m = old.m;
     m.metadata = meta;
+    m.created_at = ts;
     m.updated_at = now;
     m.duplicate_count++;
     m.vector = old.vec;
@@ -67,19 +75,106 @@ static int fold_duplicate(remem *db, txn *x, int64_t rowid, const char *meta, in
     return rc;
 }
 
-/* The existing episode of ns with this text (same normalised text), or 0. */
-static int find_episode(remem *db, const char *ns, const char *text, int64_t *rowid) {
+/* 1 when the row at rowid is an episode of project (an episode of another
+ * project with the same text is never folded into: seed 003's strict
+ * project separation). */
+static int episode_of(remem *db, int64_t rowid, const char *project, int *rc) {
+    store_row r;
+    if ((*rc = store_get_rowid(db->st, rowid, 0, &r))) {
+        *rc = eng_store_fail(db, *rc);
+        return 0;
+    }
+    int yes = r.m.kind && !strcmp(r.m.kind, EPISODE_KIND);
+    if (yes) {
+        json_t *md = r.m.metadata ? json_loads(r.m.metadata, 0, NULL) : NULL;
+        yes = !strcmp(op_str(md, "projectID", ""), project);
+        json_decref(md);
+    }
+    store_row_clear(&r);
+    return yes;
+}
+
+/* The existing episode of ns and project with this text (same normalised
+ * text), or 0. */
+static int find_episode(remem *db, const char *ns, const char *project, const char *text,
+                        int64_t *rowid) {
     *rowid = 0;
     char *norm = util_normalize_text(text);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    int rc = store_find_dup(db->st, ns, util_hash64(norm, strlen(norm)), norm, rowid);
+    uint64_t h = util_hash64(norm, strlen(norm));
+    int rc = REMEM_OK;
+    for (int64_t after = 0;;) {
+        int64_t rid = 0;
+        if ((rc = store_find_dup_after(db->st, ns, h, norm, after, &rid))) {
+            rc = eng_store_fail(db, rc);
+            break;
+        }
+        if (!rid) break;
+        if (episode_of(db, rid, project, &rc)) {
+            *rowid = rid;
+            break;
+        }
+        if (rc) break;
+        after = rid;
+    }
     free(norm);
-    if (rc) return eng_store_fail(db, rc);
-    if (!*rowid) return REMEM_OK;
-    store_row r;
-    if ((rc = store_get_rowid(db->st, *rowid, 0, &r))) return eng_store_fail(db, rc);
-    if (!r.m.kind || strcmp(r.m.kind, EPISODE_KIND)) *rowid = 0;
-    store_row_clear(&r);
+    return rc;
+}
+
+/* How many episodes of project ns holds, from the namespace's cache (its
+ * rows and parsed metadata stay in memory, so a count reads no row from
+ * the store). */
+static int count_project(remem *db, const char *ns, const char *project, int64_t *n) {
+    int rc = REMEM_OK;
+    *n = 0;
+    ns_cache *c = cache_get(db, ns, &rc);
+    if (!c) return rc;
+    for (size_t i = 0; i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        if (!m->kind || strcmp(m->kind, EPISODE_KIND)) continue;
+        const char *p = json_string_value(json_object_get(cache_meta(c, i), "projectID"));
+        *n += p && !strcmp(p, project);
+    }
+    cache_put(db, c);
+    return REMEM_OK;
+}
+
+/* Seed 003's trigger: when a new episode takes its project past
+ * maxEpisodesPerProject, the retention rules (age, then count: a
+ * project's oldest go to the archive) run on the namespace at once,
+ * without waiting for the schedule; clustering stays with the scheduled
+ * prune. Their PruneReport goes in the answer as "prune". A namespace of
+ * no more memories than the limit is never counted. */
+static int enforce_limit(remem *db, json_t *args, const char *project, json_t *result) {
+    const char *ns = op_str(args, "ns", NULL);
+    maint_policy pol;
+    maint_policy_get(db, ns, &pol);
+    pol.max_episodes_per_project =
+        (int)op_int(args, "max_episodes_per_project", pol.max_episodes_per_project);
+    if (pol.max_episodes_per_project <= 0) return REMEM_OK;
+    int64_t rows = 0;
+    if (store_ns_info(db->st, ns, NULL, 0, NULL, NULL, &rows) ||
+        rows <= pol.max_episodes_per_project)
+        return REMEM_OK;
+    int64_t n = 0;
+    int rc = count_project(db, ns, project, &n);
+    if (rc) return rc;
+    if (n <= pol.max_episodes_per_project) return REMEM_OK;
+    json_t *pa = json_pack("{s:s,s:s,s:i,s:i}", "ns", ns, "strategy", "none", "ids_limit", 100,
+                           "max_episodes_per_project", pol.max_episodes_per_project);
+    json_t *days = json_object_get(args, "retention_days");
+    if (days) json_object_set(pa, "retention_days", days);
+    json_t *rep = NULL;
+    rc = maint_prune(db, pa, &rep);
+    json_decref(pa);
+    /* The episode is stored either way: a failed prune is reported, not
+     * turned into a failed add (the next prune tries again). */
+    if (rc) {
+        json_object_set_new(result, "pruneError", json_string(remem_errmsg(db)));
+        eng_ok(db);
+    } else {
+        json_object_set_new(result, "prune", rep);
+    }
     return REMEM_OK;
 }
 
@@ -122,9 +217,9 @@ static int op_episode_add(remem *db, json_t *args, json_t **result) {
         eng_store_fail(db, rc);
     else {
         txn x = {0};
-        rc = find_episode(db, ns, text, &rowid);
+        rc = find_episode(db, ns, op_str(meta, "projectID", ""), text, &rowid);
         if (!rc && rowid) {
-            rc = fold_duplicate(db, &x, rowid, mtext, now, result);
+            rc = fold_duplicate(db, &x, rowid, mtext, ts, now, result);
             rc = eng_txn_end(db, &x, rc);
         } else {
             eng_txn_end(db, &x, 1); /* nothing written: roll back */
@@ -147,13 +242,19 @@ static int op_episode_add(remem *db, json_t *args, json_t **result) {
             *result =
                 json_pack("{s:s,s:s,s:s,s:i}", "id", got, "ns", ns, "outcome",
                           outcome == REMEM_UPSERTED ? "upserted" : "added", "duplicateCount", 0);
+        if (!rc && *result) rc = enforce_limit(db, args, op_str(meta, "projectID", ""), *result);
     }
     if (!rc && *result) {
         json_t *r = *result;
         char line[700];
-        snprintf(line, sizeof line, "%s episode %s",
-                 json_string_value(json_object_get(r, "outcome")),
-                 json_string_value(json_object_get(r, "id")));
+        int w = snprintf(line, sizeof line, "%s episode %s",
+                         json_string_value(json_object_get(r, "outcome")),
+                         json_string_value(json_object_get(r, "id")));
+        json_t *pr = json_object_get(r, "prune");
+        if (pr && w > 0 && (size_t)w < sizeof line)
+            snprintf(line + w, sizeof line - (size_t)w,
+                     "; the project passed maxEpisodesPerProject: %lld archived",
+                     (long long)json_integer_value(json_object_get(pr, "removedCount")));
         json_object_set_new(r, "text", json_string(line));
     }
     free(text);
@@ -185,6 +286,33 @@ static int by_score(const void *a, const void *b) {
     return x->h->similarity > y->h->similarity ? -1 : x->h->similarity < y->h->similarity;
 }
 
+/* The first non-blank line of s[0..n), at most SUMMARY_SIDE bytes (cut
+ * at a character boundary, "..." added), appended to b. */
+static void first_line(strbuf *b, const char *s, size_t n) {
+    while (n && (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t')) s++, n--;
+    size_t len = 0;
+    while (len < n && s[len] != '\n' && s[len] != '\r') len++;
+    int cut = len > SUMMARY_SIDE;
+    if (cut) len = SUMMARY_SIDE;
+    len = util_utf8_check(s, len); /* never half a character */
+    sb_append(b, s, len);
+    if (cut) sb_puts(b, "...");
+}
+
+/* Seed 003's per-episode summary ("optionally generate summary"), made
+ * without a model so that retrieval stays as fast as a recall: the
+ * prompt's first line and the output's first line ("prompt -> output"). */
+static char *episode_summary(const char *text, size_t prompt_bytes) {
+    size_t tl = strlen(text);
+    strbuf b;
+    sb_init(&b);
+    first_line(&b, text, prompt_bytes);
+    sb_puts(&b, " -> ");
+    size_t out = prompt_bytes + 2 <= tl ? prompt_bytes + 2 : tl;
+    first_line(&b, text + out, tl - out);
+    return sb_take(&b);
+}
+
 /* One retrieved episode as seed 003 returns it: prompt, output, metadata,
  * similarity, summary (a cluster summary's text). */
 static json_t *episode_json(const remem_hit *h, double score) {
@@ -197,6 +325,9 @@ static json_t *episode_json(const remem_hit *h, double score) {
         if (pb > tl) pb = tl;
         json_object_set_new(o, "prompt", json_stringn(m->text, pb));
         json_object_set_new(o, "output", json_string(m->text + (pb + 2 <= tl ? pb + 2 : tl)));
+        char *sum = episode_summary(m->text, pb);
+        if (sum) json_object_set_new(o, "summary", json_string(sum));
+        free(sum);
     } else {
         json_object_set_new(o, "summary", json_string(m->text));
         json_t *links = m->links ? json_loads(m->links, 0, NULL) : NULL;
@@ -271,6 +402,12 @@ static int op_episode_recall(remem *db, json_t *args, json_t **result) {
     }
     int too_few = n < (size_t)max;
     char text[256];
+    /* Seed 003 failure mode 3: "log event". Every retrieval that came back
+     * short is counted, telemetry on or off (remem_telemetry_stats, the
+     * server's /metrics), besides the span's tooFewMatches. */
+    if (too_few)
+        tm_count("memory.retrieve_episodes.too_few_matches", "{retrieval}",
+                 "Episode retrievals with fewer matches above minSimilarity than asked for.", 1);
     if (too_few)
         snprintf(text, sizeof text,
                  "%zu episode%s above minSimilarity %.2f (asked for %d): too few matches", n,
@@ -317,7 +454,12 @@ const engine_op episode_ops[] = {
       "\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
       "\"paths the episode changed\"},"
       "\"feedback\":{\"type\":\"number\",\"minimum\":-1,\"maximum\":1,\"description\":"
-      "\"feedback score; positive ones weigh feedbackWeightFactor in recall\"}}}}}", 0, "episodes"},
+      "\"feedback score; positive ones weigh feedbackWeightFactor in recall\"}}},"
+      "\"max_episodes_per_project\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+      "\"maxEpisodesPerProject for this add (default from the config): past it the project's "
+      "oldest are archived at once\"},"
+      "\"retention_days\":{\"type\":\"number\",\"minimum\":0,\"description\":\"retentionDays "
+      "of that archiving run (default from the config)\"}}}", 0, "episodes"},
      op_episode_add},
     {{"episode.recall", "read",
       "Few-shot retrieval: the episodes most similar to a query, "

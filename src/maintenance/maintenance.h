@@ -39,6 +39,11 @@ typedef struct maint_policy {
  * store's path + ".archive" (":memory:" stores: ./remem-archive). */
 void maint_policy_get(remem *db, const char *ns, maint_policy *out);
 
+/* The "prune" operation called from C (prune.c): args as the operation
+ * takes them; *result is its PruneReport. episode.add runs it when a
+ * project passes maxEpisodesPerProject. */
+int maint_prune(remem *db, json_t *args, json_t **result);
+
 /* ---- the archive (archive.c) ---- */
 
 /* Move the rows of ns with these rowids out of the live store into one new

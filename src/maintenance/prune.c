@@ -373,8 +373,9 @@ static int prune_ns(prune_run *pr) {
     if (!rc) rc = archive_marked(pr, &p1, 2);
     if (ret) {
         tm_span_str(ret, "remem.namespace", pr->ns);
-        tm_span_int(ret, "episodesArchivedCount", pr->dry_run ? 0 : pr->by_age + pr->by_count);
-        tm_span_int(ret, "episodesDeletedCount", 0); /* remem archives, never deletes */
+        /* the attribute names of seed 003's memory.retention_enforce */
+        tm_span_int(ret, "episodesArchived", pr->dry_run ? 0 : pr->by_age + pr->by_count);
+        tm_span_int(ret, "episodesDeleted", 0); /* remem archives, never deletes */
         tm_span_int(ret, "episodesByAge", pr->by_age);
         tm_span_int(ret, "episodesByCount", pr->by_count);
         tm_span_dbl(ret, "retentionDays", pr->pol.retention_days);
@@ -569,6 +570,8 @@ static int op_prune(remem *db, json_t *args, json_t **result) {
     *result = rep;
     return REMEM_OK;
 }
+
+int maint_prune(remem *db, json_t *args, json_t **result) { return op_prune(db, args, result); }
 
 /* "maintain": prune every namespace holding episodes (or the one given),
  * once; what cron runs and what `remem serve` runs every

@@ -948,6 +948,27 @@ static int pg_find_dup(store *base, const char *ns, uint64_t h, const char *norm
     return REMEM_OK;
 }
 
+static int pg_find_dup_after(store *base, const char *ns, uint64_t h, const char *norm,
+                             int64_t after, int64_t *rowid) {
+    pg_store *s = pg(base);
+    *rowid = 0;
+    int rc = ns_lock(s, ns);
+    if (rc) return rc;
+    params p = {.n = 0};
+    p_text(&p, ns);
+    p_i64(&p, (int64_t)h);
+    p_text(&p, norm);
+    p_i64(&p, after);
+    PGresult *res = run_p(s,
+                          "SELECT rowid FROM memories WHERE ns=$1 AND norm_hash=$2 AND norm=$3 "
+                          "AND rowid>$4 ORDER BY rowid LIMIT 1",
+                          &p, "duplicate lookup", &rc);
+    if (!res) return rc;
+    if (PQntuples(res)) *rowid = get_i64(res, 0, 0);
+    PQclear(res);
+    return REMEM_OK;
+}
+
 static void p_memory(params *p, const remem_memory *m, const char *norm, uint64_t h) {
     p_text(p, m->ns);
     p_text(p, m->id);
@@ -1532,6 +1553,7 @@ static const store_ops pg_ops = {
     .find = pg_find,
     .get_rowid = pg_get_rowid,
     .find_dup = pg_find_dup,
+    .find_dup_after = pg_find_dup_after,
     .insert = pg_insert,
     .replace = pg_replace,
     .bump_duplicate = pg_bump_duplicate,

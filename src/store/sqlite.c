@@ -39,6 +39,7 @@ enum {
     ST_FIND_ANY,
     ST_GET,
     ST_DUP,
+    ST_DUP_AFTER,
     ST_BUMPDUP,
     ST_DELETE,
     ST_TOUCH,
@@ -86,6 +87,8 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_FIND_ANY] = "SELECT " ROW_COLS " FROM memories WHERE id=? LIMIT 2",
     [ST_GET] = "SELECT " ROW_COLS " FROM memories WHERE rowid=?",
     [ST_DUP] = "SELECT rowid FROM memories WHERE ns=? AND norm_hash=? AND norm=?",
+    [ST_DUP_AFTER] = "SELECT rowid FROM memories WHERE ns=? AND norm_hash=? AND norm=? "
+                     "AND rowid>? ORDER BY rowid LIMIT 1",
     [ST_BUMPDUP] = "UPDATE memories SET duplicate_count=duplicate_count+1, "
                    "updated_at=? WHERE rowid=?",
     [ST_DELETE] = "DELETE FROM memories WHERE rowid=?",
@@ -505,6 +508,21 @@ static int sqlite_find_dup(store *base, const char *ns, uint64_t h, const char *
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (int64_t)h);
     sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "duplicate lookup");
+    sqlite3_reset(st);
+    return out;
+}
+
+static int sqlite_find_dup_after(store *base, const char *ns, uint64_t h, const char *norm,
+                                 int64_t after, int64_t *rowid) {
+    sqlite_store *s = sq(base);
+    sqlite3_stmt *st = s->st[ST_DUP_AFTER];
+    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (int64_t)h);
+    sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, after);
     int rc = sqlite3_step(st);
     *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "duplicate lookup");
@@ -996,6 +1014,7 @@ static const store_ops sqlite_ops = {
     .find = sqlite_find,
     .get_rowid = sqlite_get_rowid,
     .find_dup = sqlite_find_dup,
+    .find_dup_after = sqlite_find_dup_after,
     .insert = sqlite_insert,
     .replace = sqlite_replace,
     .bump_duplicate = sqlite_bump_duplicate,

@@ -121,6 +121,11 @@ struct store_ops {
     int (*get_rowid)(store *s, int64_t rowid, int with_vec, store_row *out);
     /* The row of ns whose normalised text is norm (hash h), or 0. */
     int (*find_dup)(store *s, const char *ns, uint64_t h, const char *norm, int64_t *rowid);
+    /* The same, among the rows whose rowid is above after, the lowest
+     * first, or 0: every row of ns with that text, one call each (an
+     * episode's duplicate must be one of its own project's). */
+    int (*find_dup_after)(store *s, const char *ns, uint64_t h, const char *norm, int64_t after,
+                          int64_t *rowid);
 
     /* Insert a new row: every field of m final; m->vector may be NULL
      * (then no model is stored either). norm/h: the normalised text and
@@ -253,6 +258,10 @@ static inline int store_get_rowid(store *s, int64_t rowid, int with_vec, store_r
 static inline int store_find_dup(store *s, const char *ns, uint64_t h, const char *norm,
                                  int64_t *rowid) {
     return s->ops->find_dup(s, ns, h, norm, rowid);
+}
+static inline int store_find_dup_after(store *s, const char *ns, uint64_t h, const char *norm,
+                                       int64_t after, int64_t *rowid) {
+    return s->ops->find_dup_after(s, ns, h, norm, after, rowid);
 }
 static inline int store_insert(store *s, const remem_memory *m, const char *norm, uint64_t h,
                                int64_t *rowid) {

@@ -164,9 +164,10 @@ if pr:
                       and s.get("parentSpanId") == pr[0]["spanId"]
                       and s["traceId"] == pr[0]["traceId"]]
     ret = kids("memory.retention_enforce")
-    check(len(ret) == 1 and int(ret[0]["attrs"].get("episodesArchivedCount", -1)) == rep["reasons"]["age"] + rep["reasons"]["count"]
-          and "durationMs" in ret[0]["attrs"] and "episodesDeletedCount" in ret[0]["attrs"],
-          "memory.retention_enforce, a child of memory.prune, with its counts")
+    # seed 003's attribute names: episodesArchived, episodesDeleted, durationMs
+    check(len(ret) == 1 and int(ret[0]["attrs"].get("episodesArchived", -1)) == rep["reasons"]["age"] + rep["reasons"]["count"]
+          and "durationMs" in ret[0]["attrs"] and "episodesDeleted" in ret[0]["attrs"],
+          "memory.retention_enforce, a child of memory.prune, with seed 003's attribute names")
     sm = kids("memory.summarize")
     check(len(sm) == rep["clustersCreated"] and all(
         int(s["attrs"].get("episodesSummarizedCount", 0)) >= 2 and "summarizationTimeMs" in s["attrs"]

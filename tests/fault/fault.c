@@ -298,6 +298,9 @@ F_WRAP(find, (store * s, const char *ns, const char *id, int v, store_row *o), (
 F_WRAP(get_rowid, (store * s, int64_t r, int v, store_row *o), (s, r, v, o))
 F_WRAP(find_dup, (store * s, const char *ns, uint64_t h, const char *n, int64_t *r),
        (s, ns, h, n, r))
+F_WRAP(find_dup_after,
+       (store * s, const char *ns, uint64_t h, const char *n, int64_t a, int64_t *r),
+       (s, ns, h, n, a, r))
 F_WRAP(insert, (store * s, const remem_memory *m, const char *n, uint64_t h, int64_t *r),
        (s, m, n, h, r))
 F_WRAP(replace, (store * s, int64_t r, const remem_memory *m, const char *n, uint64_t h),
@@ -344,7 +347,7 @@ static void wrap_table(const store_ops *o) {
     F_SET(begin)
     F_SET(commit)
     F_SET(ns_info) F_SET(ns_set_model) F_SET(namespaces) F_SET(find) F_SET(get_rowid)
-        F_SET(find_dup) F_SET(insert) F_SET(replace) F_SET(bump_duplicate) F_SET(remove)
+        F_SET(find_dup) F_SET(find_dup_after) F_SET(insert) F_SET(replace) F_SET(bump_duplicate) F_SET(remove)
             F_SET(touch) F_SET(set_vector) F_SET(clear) F_SET(scan) F_SET(stats) F_SET(history_add)
                 F_SET(history_max) F_SET(history_since) F_SET(history) F_SET(history_scrub)
                     F_SET(scrub_deleted) F_SET(integrity)

@@ -723,7 +723,7 @@ class OperationMethods:
         """
         return self.call('eval.lessons', **{'waves': waves, 'max_steps': max_steps, 'store': store})
 
-    def episode_add(self, *, ns: str, prompt: str, output: str, meta: dict) -> dict:
+    def episode_add(self, *, ns: str, prompt: str, output: str, meta: dict, max_episodes_per_project: Optional[int] = None, retention_days: Optional[float] = None) -> dict:
         """Store a completed episode: prompt, output and EpisodeMetadata; a
         repeated prompt/output pair updates the stored one and counts the
         duplicate.
@@ -735,8 +735,13 @@ class OperationMethods:
             prompt: the prompt sent to the model
             output: what the model produced
             meta: EpisodeMetadata
+            max_episodes_per_project: maxEpisodesPerProject for this add
+                (default from the config): past it the project's oldest are
+                archived at once (optional)
+            retention_days: retentionDays of that archiving run (default from
+                the config) (optional)
         """
-        return self.call('episode.add', **{'ns': ns, 'prompt': prompt, 'output': output, 'meta': meta})
+        return self.call('episode.add', **{'ns': ns, 'prompt': prompt, 'output': output, 'meta': meta, 'max_episodes_per_project': max_episodes_per_project, 'retention_days': retention_days})
 
     def episode_recall(self, *, ns: str, query: str, project: Optional[str] = None, language: Optional[str] = None, max: Optional[int] = None, min_similarity: Optional[float] = None, cross_project: Optional[bool] = None, feedback_weight_factor: Optional[float] = None) -> dict:
         """Few-shot retrieval: the episodes most similar to a query, strictly
