@@ -841,6 +841,15 @@ int serve_run(const serve_config *cfg, FILE *out) {
     if (srv->cfg.llm_deadline_s < 0) srv->cfg.llm_deadline_s = SERVE_DEFAULT_LLM_DEADLINE_S;
     srv->max_exports = srv->cfg.threads;
     srv->started_ms = remem_now();
+    /* glibc gives each thread that allocates an arena of its own, up to
+     * eight per core, and memory freed into an arena stays there: with
+     * namespaces loaded by one worker and evicted by another, every arena
+     * kept its share of the cache budget's churn, and the heap grew with
+     * the thread count (anonymous memory 564 / 593 / 669 MB at 1 / 4 / 8
+     * threads under a 512 MB budget, bench/bench_tenants.sh). One arena a
+     * core keeps the heap the budget's whatever the threads. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    mallopt(M_ARENA_MAX, cores > 0 ? (int)cores : 2);
     char err[1024];
     int rc = 1, pool_ready = 0;
     listen_addr la;
