@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "remem.h"
 
-enum rel_map { REL_COSINE01 = 0, REL_INV_L2 = 1 };
+enum rel_map { REL_COSINE01 = 0, REL_INV_L2 = 1, REL_INV_SQL2 = 2 };
 enum rec_mode { REC_POW = 0, REC_HALFLIFE = 1 };
 
 typedef struct profile {
@@ -23,6 +23,7 @@ typedef struct profile {
     int recency_mode;       /* enum rec_mode */
     double recency_base;    /* REC_POW: base^hours */
     double half_life_hours; /* REC_HALFLIFE */
+    int whole_hours;        /* REC_POW over whole hours: the first hour is at full recency */
     int normalize;          /* min-max each component over the candidates */
     double min_similarity;  /* on the raw cosine; -inf: none */
     double min_score;       /* on the final score; -inf: none */
