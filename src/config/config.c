@@ -211,6 +211,9 @@ enum {
     F_ARCHIVE = 1u << 18,
     F_FWF = 1u << 19,
     F_EMBMODEL = 1u << 20,
+    F_STATIC_IMM = 1u << 21,
+    F_MIG_IMP = 1u << 22,
+    F_REFL_SHORT = 1u << 23,
 };
 
 /* One block of the file: the document's own keys, or one pattern's. */
@@ -614,7 +617,7 @@ static int parse_hydrate(walk *w, const ynode *v, const char *path, block *b) {
 
 #define POLICY_KEYS                                                                              \
     "profile, overrides, top_k, memory_off, auto_rate, stm_size, threshold, long_requires_stm, " \
-    "reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
+    "static_immutable, migrate_by_importance, reflect_short_only, reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
 
 static int parse_policies(walk *w, const ynode *m, cfg *c);
 static int parse_llm(walk *w, const ynode *m, cfg *c);
@@ -666,6 +669,15 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         } else if (!strcmp(k->s, "long_requires_stm")) {
             r = get_bool(w, v, path, &p->long_requires_stm);
             b->set |= F_LRS;
+        } else if (!strcmp(k->s, "static_immutable")) {
+            r = get_bool(w, v, path, &p->static_immutable);
+            b->set |= F_STATIC_IMM;
+        } else if (!strcmp(k->s, "migrate_by_importance")) {
+            r = get_bool(w, v, path, &p->migrate_by_importance);
+            b->set |= F_MIG_IMP;
+        } else if (!strcmp(k->s, "reflect_short_only")) {
+            r = get_bool(w, v, path, &p->reflect_short_only);
+            b->set |= F_REFL_SHORT;
         } else if (!strcmp(k->s, "reflection")) {
             r = parse_reflection(w, v, path, b);
         } else if (!strcmp(k->s, "retrieval")) {
@@ -968,6 +980,9 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
     if (f & F_STM) p->stm_size = s->stm_size;
     if (f & F_THRESHOLD) p->threshold = s->threshold;
     if (f & F_LRS) p->long_requires_stm = s->long_requires_stm;
+    if (f & F_STATIC_IMM) p->static_immutable = s->static_immutable;
+    if (f & F_MIG_IMP) p->migrate_by_importance = s->migrate_by_importance;
+    if (f & F_REFL_SHORT) p->reflect_short_only = s->reflect_short_only;
     if (f & F_REFL_ENABLED) p->reflection_enabled = s->reflection_enabled;
     if (f & F_REFL_AUTO) p->reflection_auto = s->reflection_auto;
     if (f & F_REFL_SUM) p->reflection_importance_sum = s->reflection_importance_sum;
@@ -996,6 +1011,17 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
     return rc ? -1 : 0;
 }
 
+/* Seed 001's tier rules come with its profile: "no way to insert into the
+ * LTM directly", static memory immutable, the oldest and most important
+ * migrate, reflection from short-term memory. A key the file sets wins. */
+static void seed001_tier_rules(cfg_policy *p, unsigned set) {
+    if (!p->profile || strcmp(p->profile, "metaverse") != 0) return;
+    if (!(set & F_LRS)) p->long_requires_stm = 1;
+    if (!(set & F_STATIC_IMM)) p->static_immutable = 1;
+    if (!(set & F_MIG_IMP)) p->migrate_by_importance = 1;
+    if (!(set & F_REFL_SHORT)) p->reflect_short_only = 1;
+}
+
 static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     policy_defaults(p);
     if (!(p->summarization_strategy = strdup("llm"))) return -1; /* seed 003's default */
@@ -1003,7 +1029,9 @@ static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     if (!ov) return -1;
     p->patterns = calloc(n + 1, sizeof *p->patterns);
     int rc = p->patterns ? 0 : -1;
+    unsigned set = 0;
     for (size_t i = 0; i < n && !rc; i++) {
+        set |= bs[i]->set;
         rc = overlay(p, ov, bs[i]);
         if (!rc) {
             p->patterns[i] = strdup(bs[i]->pattern ? bs[i]->pattern : "(top level)");
@@ -1013,6 +1041,7 @@ static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     }
     if (!rc && json_object_size(ov) > 0 && !(p->overrides_json = json_dumps(ov, JSON_COMPACT)))
         rc = -1;
+    seed001_tier_rules(p, set);
     json_decref(ov);
     (void)c;
     return rc;
@@ -1116,6 +1145,9 @@ char *cfg_policy_json(const cfg_policy *p) {
     json_object_set_new(o, "stm_size", json_integer(p->stm_size));
     json_object_set_new(o, "threshold", json_real(p->threshold));
     json_object_set_new(o, "long_requires_stm", json_boolean(p->long_requires_stm));
+    json_object_set_new(o, "static_immutable", json_boolean(p->static_immutable));
+    json_object_set_new(o, "migrate_by_importance", json_boolean(p->migrate_by_importance));
+    json_object_set_new(o, "reflect_short_only", json_boolean(p->reflect_short_only));
     json_t *r = json_object();
     json_object_set_new(r, "enabled", json_boolean(p->reflection_enabled));
     json_object_set_new(r, "auto", json_boolean(p->reflection_auto));

@@ -45,6 +45,13 @@ typedef struct cfg_policy {
     double threshold;                 /* migration: importance above it goes to
                                     long-term; default 0.35? see docs */
     int long_requires_stm;            /* refuse adds straight to tier "long" */
+    int static_immutable;             /* refuse updates of tier-static memories */
+    int migrate_by_importance;        /* migrate the most important first (oldest
+                                         first among equals), not the oldest */
+    int reflect_short_only;           /* reflection reads short-term memories only */
+    /* The last three and long_requires_stm are seed 001's tier rules: on
+     * when the policy's profile is "metaverse" and the file leaves them
+     * unset. */
     int reflection_enabled;           /* default 1 */
     int reflection_auto;              /* reflect automatically when a trigger fires */
     double reflection_importance_sum; /* paper's trigger on the 1-10 scale

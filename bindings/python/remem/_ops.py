@@ -280,9 +280,10 @@ class OperationMethods:
         """
         return self.call('static.load', **{'ns': ns, 'file': file})
 
-    def migrate(self, *, ns: str, stm_size: Optional[int] = None, threshold: Optional[float] = None, dry_run: Optional[bool] = None) -> dict:
-        """Move the short-term memories beyond the capacity (oldest first) to
-        long-term when their importance exceeds the threshold, else to archived.
+    def migrate(self, *, ns: str, stm_size: Optional[int] = None, threshold: Optional[float] = None, by_importance: Optional[bool] = None, dry_run: Optional[bool] = None) -> dict:
+        """Move the short-term memories beyond the capacity (oldest first, or most
+        important first) to long-term when their importance exceeds the
+        threshold, else to archived.
 
         The operation "migrate" (remem_call); returns its JSON answer.
 
@@ -292,9 +293,12 @@ class OperationMethods:
                 unbounded) (optional)
             threshold: importance a memory must exceed to reach long-term
                 (default: the policy's, 0.35) (optional)
+            by_importance: move the most important first, the oldest first among
+                equals (default: the policy's migrate_by_importance, on under
+                the metaverse profile) (optional)
             dry_run: report the moves without making them (optional)
         """
-        return self.call('migrate', **{'ns': ns, 'stm_size': stm_size, 'threshold': threshold, 'dry_run': dry_run})
+        return self.call('migrate', **{'ns': ns, 'stm_size': stm_size, 'threshold': threshold, 'by_importance': by_importance, 'dry_run': dry_run})
 
     def unarchive(self, *, ns: str, id: Optional[str] = None, ids: Optional[list] = None, tier: Optional[str] = None) -> dict:
         """Bring archived memories (migrated out, summarised, reloaded away) back
