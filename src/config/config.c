@@ -34,6 +34,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "util/tz.h"
 
 #define CFG_MAX_DEPTH 32
 #define CFG_MAX_BYTES (4u << 20)
@@ -214,6 +215,7 @@ enum {
     F_STATIC_IMM = 1u << 21,
     F_MIG_IMP = 1u << 22,
     F_REFL_SHORT = 1u << 23,
+    F_TZ = 1u << 24,
 };
 
 /* One block of the file: the document's own keys, or one pattern's. */
@@ -617,7 +619,7 @@ static int parse_hydrate(walk *w, const ynode *v, const char *path, block *b) {
 
 #define POLICY_KEYS                                                                              \
     "profile, overrides, top_k, memory_off, auto_rate, stm_size, threshold, long_requires_stm, " \
-    "static_immutable, migrate_by_importance, reflect_short_only, reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
+    "static_immutable, migrate_by_importance, reflect_short_only, time_zone, reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
 
 static int parse_policies(walk *w, const ynode *m, cfg *c);
 static int parse_llm(walk *w, const ynode *m, cfg *c);
@@ -669,6 +671,11 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         } else if (!strcmp(k->s, "long_requires_stm")) {
             r = get_bool(w, v, path, &p->long_requires_stm);
             b->set |= F_LRS;
+        } else if (!strcmp(k->s, "time_zone")) {
+            r = get_str(w, v, path, &p->time_zone);
+            if (!r && !util_tz_valid(p->time_zone))
+                r = want(w, v, path, "a zone of the time zone database (America/New_York, UTC)");
+            b->set |= F_TZ;
         } else if (!strcmp(k->s, "static_immutable")) {
             r = get_bool(w, v, path, &p->static_immutable);
             b->set |= F_STATIC_IMM;
@@ -788,6 +795,7 @@ static void policy_clear(cfg_policy *p) {
     free(p->summarization_strategy);
     free(p->archive_location);
     free(p->embedding_model);
+    free(p->time_zone);
     for (size_t i = 0; i < p->n_patterns; i++) free(p->patterns[i]);
     free(p->patterns);
     memset(p, 0, sizeof *p);
@@ -981,6 +989,7 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
     if (f & F_THRESHOLD) p->threshold = s->threshold;
     if (f & F_LRS) p->long_requires_stm = s->long_requires_stm;
     if (f & F_STATIC_IMM) p->static_immutable = s->static_immutable;
+    if (f & F_TZ) rc |= dup_str(&p->time_zone, s->time_zone);
     if (f & F_MIG_IMP) p->migrate_by_importance = s->migrate_by_importance;
     if (f & F_REFL_SHORT) p->reflect_short_only = s->reflect_short_only;
     if (f & F_REFL_ENABLED) p->reflection_enabled = s->reflection_enabled;
@@ -1146,6 +1155,7 @@ char *cfg_policy_json(const cfg_policy *p) {
     json_object_set_new(o, "threshold", json_real(p->threshold));
     json_object_set_new(o, "long_requires_stm", json_boolean(p->long_requires_stm));
     json_object_set_new(o, "static_immutable", json_boolean(p->static_immutable));
+    json_object_set_new(o, "time_zone", json_string(p->time_zone ? p->time_zone : "UTC"));
     json_object_set_new(o, "migrate_by_importance", json_boolean(p->migrate_by_importance));
     json_object_set_new(o, "reflect_short_only", json_boolean(p->reflect_short_only));
     json_t *r = json_object();

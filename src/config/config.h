@@ -58,6 +58,8 @@ typedef struct cfg_policy {
                                          (sum of importance*10); 0: off */
     int reflection_every;             /* every N observations (seed 004: 10); 0: off */
     double reflection_importance;     /* importance of a stored reflection (0.95) */
+    char *time_zone;                  /* the zone of dates in prompt blocks (IANA
+                                         name); NULL: UTC */
 
     /* ---- experience (issue 10, seed 000) ---- */
     char **hydrate_files; /* pre-seeded decision files for first use */

@@ -157,7 +157,10 @@ const engine_op lifecycle_ops[] = {
       "\"now\":{\"type\":[\"string\",\"integer\"],\"x-advanced\":true,\"description\":"
       "\"the time to recall at (a replay); default the clock\"},"
       "\"touch\":{\"type\":\"boolean\",\"x-advanced\":true,\"description\":\"record "
-      "the access on the memories shown (default true)\"}}}",
+      "the access on the memories shown (default true)\"},"
+      "\"time_zone\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"x-advanced\":true,"
+      "\"description\":\"the zone the block's dates are written in, e.g. America/New_York "
+      "(default: the policy's time_zone, else UTC)\"}}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      lc_op_context},
 };

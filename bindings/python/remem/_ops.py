@@ -228,7 +228,7 @@ class OperationMethods:
         """
         return self.call('namespaces', **{})
 
-    def clear(self, *, ns: str, yes: Optional[bool] = None) -> dict:
+    def clear(self, *, ns: str, yes: Optional[bool] = None, within: Optional[list] = None) -> dict:
         """Delete every memory of a namespace, or of every namespace a pattern
         (agent:*) matches; history keeps one clear row each. Needs yes.
 
@@ -237,8 +237,11 @@ class OperationMethods:
         Args:
             ns: namespace, or a pattern with * ? []
             yes: confirm the deletion (optional)
+            within: with a pattern, clear only the namespaces one of these
+                patterns matches too (the server sets an API key's own)
+                (optional)
         """
-        return self.call('clear', **{'ns': ns, 'yes': yes})
+        return self.call('clear', **{'ns': ns, 'yes': yes, 'within': within})
 
     def export(self, *, ns: Optional[str] = None, vectors: Optional[bool] = None) -> dict:
         """The memories of a namespace (or of the store) as the objects remem
@@ -372,7 +375,7 @@ class OperationMethods:
         """
         return self.call('plan', **{'ns': ns, 'goal': goal, 'k': k, 'importance': importance})
 
-    def context(self, *, ns: str, query: str, format: Optional[str] = None, k: Optional[int] = None, profile: Optional[str] = None, now: Optional[Union[str, int]] = None, touch: Optional[bool] = None) -> dict:
+    def context(self, *, ns: str, query: str, format: Optional[str] = None, k: Optional[int] = None, profile: Optional[str] = None, now: Optional[Union[str, int]] = None, touch: Optional[bool] = None, time_zone: Optional[str] = None) -> dict:
         """Recall the memories that matter to what you are about to do, as a block
         of text ready for a prompt.
 
@@ -387,8 +390,11 @@ class OperationMethods:
             now: the time to recall at (a replay); default the clock (optional)
             touch: record the access on the memories shown (default true)
                 (optional)
+            time_zone: the zone the block's dates are written in, e.g.
+                America/New_York (default: the policy's time_zone, else UTC)
+                (optional)
         """
-        return self.call('context', **{'ns': ns, 'query': query, 'format': format, 'k': k, 'profile': profile, 'now': now, 'touch': touch})
+        return self.call('context', **{'ns': ns, 'query': query, 'format': format, 'k': k, 'profile': profile, 'now': now, 'touch': touch, 'time_zone': time_zone})
 
     def decision_add(self, *, ns: str, title: str, action: str, domain: str, reward: float, metrics: Optional[dict] = None, reasoning: Optional[str] = None, episode: Optional[str] = None) -> dict:
         """Store a decision an agent took in a situation, with its reward: its text
