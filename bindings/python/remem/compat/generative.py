@@ -38,7 +38,7 @@ __all__ = ["MemoryEntry", "Memory", "RememMemory", "ChromaMemory"]
 @dataclass
 class MemoryEntry:
     """One document: doc (the memory text), metadata (importance_score on
-    the seed's 1-10 scale or in [0, 1], timestamp as ISO text or epoch
+    the seed's 1-10 scale, or importance in [0, 1]; timestamp as ISO text or epoch
     milliseconds, anything else kept) and an id (an entry with the id of
     an existing one overwrites it)."""
     doc: str
@@ -125,8 +125,10 @@ class RememMemory(Memory):
         if entry.id:
             args["id"] = entry.id
         score = meta.pop("importance_score", None)
-        if score is not None:  # the seed rates 1-10; remem's importance is 0-1
-            args["importance"] = float(score) / 10 if float(score) > 1 else float(score)
+        if score is not None:  # the seed's 1-10 rating; remem's importance is 0-1
+            args["importance"] = float(score) / 10
+        elif "importance" in meta:
+            args["importance"] = float(meta.pop("importance"))
         ts = meta.pop("timestamp", None)
         if ts is not None:
             args["created_at"] = ts
