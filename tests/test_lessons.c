@@ -643,6 +643,41 @@ static void test_eval_benchmark(void) {
     remem_close(db);
 }
 
+/* Seed 002's benchmark metrics by its own names: fingerprint recurrence
+ * before (the first wave) and after (the last), lower after; and the
+ * validation retry count, per wave and in all. */
+static void test_eval_seed_metrics(void) {
+    remem *db = open_mem();
+    json_t *r = CALL(db, "eval.lessons", "{}");
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(r, "modes"), i, m) {
+        json_t *w = json_object_get(m, "waves");
+        json_t *first = json_array_get(w, 0), *last = json_array_get(w, json_array_size(w) - 1);
+        json_t *before = json_object_get(m, "fingerprint_recurrence_before");
+        json_t *after = json_object_get(m, "fingerprint_recurrence_after");
+        CHECK(json_is_number(before) && json_is_number(after));
+        CHECK_NEAR(json_number_value(before),
+                   json_number_value(json_object_get(first, "fingerprint_recurrence")), 1e-12);
+        CHECK_NEAR(json_number_value(after),
+                   json_number_value(json_object_get(last, "fingerprint_recurrence")), 1e-12);
+        CHECK(json_number_value(after) < json_number_value(before));
+        json_int_t total = 0;
+        size_t j;
+        json_t *wv;
+        json_array_foreach(w, j, wv) {
+            CHECK(json_is_integer(json_object_get(wv, "validation_retry_count")));
+            CHECK_INT(json_integer_value(json_object_get(wv, "validation_retry_count")),
+                      json_integer_value(json_object_get(wv, "validation_retries")));
+            total += json_integer_value(json_object_get(wv, "validation_retry_count"));
+        }
+        CHECK_INT(json_integer_value(json_object_get(m, "validation_retry_count")), total);
+    }
+    CHECK(strstr(S(r, "text"), "fingerprint recurrence before") != NULL);
+    json_decref(r);
+    remem_close(db);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -674,6 +709,7 @@ int main(int argc, char **argv) {
     RUN(test_validation_gate);
     RUN(test_timeline);
     RUN(test_eval_benchmark);
+    RUN(test_eval_seed_metrics);
     RUN(test_eval_bad_store);
     return TEST_EXIT();
 }
