@@ -678,6 +678,36 @@ static void test_eval_seed_metrics(void) {
     remem_close(db);
 }
 
+/* Caller (model) tags are soft: a lesson that shares the query's system
+ * tag (tool:, from the error event its fingerprint names) gets more of
+ * the tag component than one that shares only a caller's tag. */
+static void test_caller_tags_soft(void) {
+    remem *db = open_mem();
+    json_t *ev = CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                      "tool", "run_sqlite", "channel", "hard_failure", "error", "database is locked");
+    json_t *a = CALL(db, "lesson.add", "{s:s,s:s,s:s,s:[s]}", "ns", "t", "domain", "sqlite", "rule",
+                     "Wait for the lock, then retry once.", "fingerprint", S(ev, "fingerprint"));
+    json_t *b = CALL(db, "lesson.add", "{s:s,s:s,s:s,s:[s]}", "ns", "t", "domain", "sqlite", "rule",
+                     "Join on the primary key.", "tag", "topic:joins");
+    json_t *h = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:[s],s:i}", "ns", "t", "domain", "sqlite",
+                     "tool", "run_sqlite", "tag", "topic:joins", "k", 5);
+    double ta = -1, tb = -1;
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(h, "hints"), i, x) {
+        double t = json_number_value(json_object_get(json_object_get(x, "components"), "tags"));
+        if (!strcmp(S(x, "lesson_id"), S(a, "lesson_id"))) ta = t;
+        if (!strcmp(S(x, "lesson_id"), S(b, "lesson_id"))) tb = t;
+    }
+    CHECK_NEAR(ta, 1.0 / 1.5, 1e-9); /* tool:run_sqlite (weight 1) of 1 + 0.5 */
+    CHECK_NEAR(tb, 0.5 / 1.5, 1e-9); /* topic:joins (weight 0.5) */
+    json_decref(ev);
+    json_decref(a);
+    json_decref(b);
+    json_decref(h);
+    remem_close(db);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -710,6 +740,7 @@ int main(int argc, char **argv) {
     RUN(test_timeline);
     RUN(test_eval_benchmark);
     RUN(test_eval_seed_metrics);
+    RUN(test_caller_tags_soft);
     RUN(test_eval_bad_store);
     return TEST_EXIT();
 }
