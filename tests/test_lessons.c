@@ -708,6 +708,62 @@ static void test_caller_tags_soft(void) {
     remem_close(db);
 }
 
+/* End of run (seed 002's self-reflection) without a model: the rule
+ * fix_after_error makes a candidate lesson of each failure that a later
+ * step of the run fixed, in the records' own words, and none of a failure
+ * nothing fixed; without "learn" nothing is added. */
+static void test_learn_from_run(void) {
+    remem *db = open_mem();
+    const char *schema = "{\"type\":\"object\",\"required\":[\"sql\"]}";
+#define ATTEMPT(run, step, input)                                                            \
+    json_decref(CALL(db, "lesson.validate", "{s:s,s:s,s:i,s:s,s:o,s:o}", "ns", "t", "run", run, \
+                     "step", step, "tool", "run_sqlite", "schema", json_loads(schema, 0, NULL), \
+                     "input", json_loads(input, 0, NULL)))
+#define EVENT(run, step, err)                                                                 \
+    CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "ns", "t", "domain", "sqlite", \
+         "tool", "run_sqlite", "channel", "hard_failure", "error", err, "run", run, "step", step)
+    ATTEMPT("r1", 1, "{\"sql\":\"select * from orders\"}");
+    json_t *e1 = EVENT("r1", 1, "no such table: orders");
+    ATTEMPT("r1", 2, "{}"); /* invalid: not what worked */
+    ATTEMPT("r1", 2, "{\"sql\":\".tables\"}");
+    ATTEMPT("r1", 3, "{\"sql\":\"select 1\"}");
+    json_t *e3 = EVENT("r1", 3, "database is locked"); /* nothing fixed it */
+    json_t *o = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s,s:b}", "ns", "t", "run", "r1", "domain",
+                     "sqlite", "result", "pass", "learn", 1);
+    CHECK_STR(S(o, "learned_by"), "fix_after_error");
+    json_t *c = json_object_get(o, "candidate_lessons");
+    CHECK_INT(json_array_size(c), 1);
+    json_t *l = json_array_get(c, 0);
+    CHECK_STR(S(l, "rule_text"),
+              "After \"no such table: orders\" from run_sqlite, what worked next (step 2): "
+              "{\"sql\":\".tables\"}");
+    CHECK_STR(S(l, "status"), "candidate");
+    CHECK_STR(json_string_value(json_array_get(json_object_get(l, "fingerprints"), 0)),
+              S(e1, "fingerprint"));
+    /* the same failure in a later run gets it as an on-error hint */
+    json_t *h = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite", "error",
+                     "no such table: orders", "tool", "run_sqlite");
+    CHECK_STR(S(json_array_get(json_object_get(h, "hints"), 0), "lesson_id"), S(l, "lesson_id"));
+    /* without learn: nothing added */
+    ATTEMPT("r2", 1, "{\"sql\":\"x\"}");
+    json_decref(EVENT("r2", 1, "syntax error near x"));
+    ATTEMPT("r2", 2, "{\"sql\":\"select 2\"}");
+    json_t *o2 = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s}", "ns", "t", "run", "r2", "domain",
+                      "sqlite", "result", "pass");
+    CHECK(json_object_get(o2, "candidate_lessons") == NULL);
+    json_t *ls = CALL(db, "lesson.list", "{s:s}", "ns", "t");
+    CHECK_INT(json_array_size(json_object_get(ls, "lessons")), 1);
+#undef ATTEMPT
+#undef EVENT
+    json_decref(e1);
+    json_decref(e3);
+    json_decref(o);
+    json_decref(o2);
+    json_decref(h);
+    json_decref(ls);
+    remem_close(db);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -741,6 +797,7 @@ int main(int argc, char **argv) {
     RUN(test_eval_benchmark);
     RUN(test_eval_seed_metrics);
     RUN(test_caller_tags_soft);
+    RUN(test_learn_from_run);
     RUN(test_eval_bad_store);
     return TEST_EXIT();
 }

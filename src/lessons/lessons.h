@@ -199,4 +199,10 @@ int lsn_op_validate(remem *db, json_t *args, json_t **result);
 int lsn_op_timeline(remem *db, json_t *args, json_t **result);
 int lsn_op_eval(remem *db, json_t *args, json_t **result);
 
+/* Candidate lessons from the run's own records by the deterministic rule
+ * "fix_after_error" (learn.c): each failure followed by a step that
+ * worked. *added: a new array of the lessons written (possibly empty). */
+int lsn_learn_from_run(remem *db, const char *ns, const char *run, const char *domain,
+                       const char *session, json_t **added);
+
 #endif

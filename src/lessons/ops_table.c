@@ -149,7 +149,10 @@ const engine_op lesson_ops[] = {
                                                       "cluster\"},"
                                                       "\"session\":{\"type\":\"string\","
                                                       "\"maxLength\":256,\"description\":"
-                                                      "\"chat session id\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
+                                                      "\"chat session id\"},"
+      "\"learn\":{\"type\":\"boolean\",\"description\":\"also add candidate lessons "
+      "from the run's own records: each failure followed by a step that worked (the rule "
+      "fix_after_error); never an invented one\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
      lsn_op_outcome},
     {{"lesson.validate", "write",
       "Structural validation of a tool input against its schema, with the same-step retry "

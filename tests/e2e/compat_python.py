@@ -254,15 +254,20 @@ v = mem.validate_tool_input({"type": "object", "required": ["sql"], "additionalP
 check(v["valid"] is False and v["signal"] == "retry", "002: the validation gate asks for a same-step retry")
 err = mem.on_error(domain="sqlite", tool="run_sqlite", channel="hard_failure",
                    error="no such table: orders", run="51001", step=1)
+mem.validate_tool_input({"type": "object", "required": ["sql"]}, {"sql": ".tables"},
+                        run="51001", step=2, tool="run_sqlite")
 check(err["event"]["fingerprint"].startswith("fp_") and "tool:run_sqlite" in err["event"]["tags"],
       "002: ErrorEvent with fingerprint and system tags")
 end = mem.end_of_run(run="51001", domain="sqlite", result="fail", score=0.2, steps=5,
                      candidate_lessons=[{"rule_text": "List the tables with .tables before querying one.",
                                          "fingerprints": [err["event"]["fingerprint"]]}])
 check(end["candidate_lessons"][0]["status"] == "candidate", "002: end-of-run upserts candidate lessons")
+check([l["rule_text"] for l in end["learned"]] ==
+      ['After "no such table: orders" from run_sqlite, what worked next (step 2): {"sql":".tables"}'],
+      "002: end-of-run self-reflection from the run's timeline: %s" % end["learned"])
 err2 = mem.on_error(domain="sqlite", tool="run_sqlite", channel="hard_failure",
                     error="no such table: orders", run="51101", step=1)
-check([h["rule_text"] for h in err2["hints"]] == ["List the tables with .tables before querying one."]
+check("List the tables with .tables before querying one." in [h["rule_text"] for h in err2["hints"]]
       and err2["hints"][0]["lane"] == "strict", "002: on-error hints inject the lesson (strict lane)")
 other = mem.pre_run_retrieval(task="draw a grid", domain="grid", tool="run_grid", run="51102")
 check(all(h["lane"] != "strict" for h in other), "002: no strict cross-domain contamination")

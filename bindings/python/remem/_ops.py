@@ -652,7 +652,7 @@ class OperationMethods:
         """
         return self.call('lesson.hints', **{'ns': ns, 'domain': domain, 'task': task, 'error': error, 'fingerprint': fingerprint, 'tool': tool, 'tag': tag, 'policy': policy, 'k': k, 'run': run, 'step': step})
 
-    def lesson_outcome(self, *, ns: str, run: str, domain: str, result: str, score: Optional[float] = None, steps: Optional[int] = None, lessons: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None) -> dict:
+    def lesson_outcome(self, *, ns: str, run: str, domain: str, result: str, score: Optional[float] = None, steps: Optional[int] = None, lessons: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, learn: Optional[bool] = None) -> dict:
         """Close a run naming its injected lessons; measure utility, promote and
         suppress.
 
@@ -669,8 +669,11 @@ class OperationMethods:
             lessons: ids of the lessons injected into the run (optional)
             task_cluster: the run's task cluster (optional)
             session: chat session id (optional)
+            learn: also add candidate lessons from the run's own records: each
+                failure followed by a step that worked (the rule
+                fix_after_error); never an invented one (optional)
         """
-        return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session})
+        return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session, 'learn': learn})
 
     def lesson_validate(self, *, schema: dict, input: Union[dict, list, str, float, bool, None], ns: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None, tool: Optional[str] = None) -> dict:
         """Structural validation of a tool input against its schema, with the

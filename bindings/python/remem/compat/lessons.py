@@ -21,7 +21,10 @@ lesson.validate (retry on the same step, at most 2, then reflect);
 runtime failure -> lesson.event (ErrorEvent, fingerprint, system tags)
 then lesson.hints with the error (on-error hints); end of run: the
 executor's candidate lessons -> lesson.add, the outcome -> lesson.outcome
-(utility, promotion, suppression). The lesson records carry the seed's
+(utility, promotion, suppression), which also reads candidate lessons
+off the run's own records (learn=True: each failure a later step fixed,
+remem's deterministic rule fix_after_error; never an invented one). The
+lesson records carry the seed's
 schema (lesson_id, status, rule_text, fingerprints, tags, domain_key,
 ...). The context key is the domain the caller passes (the adapter's).
 """
@@ -114,10 +117,13 @@ class LessonMemory:
     def end_of_run(self, run: str, domain: str, result: str, score: Optional[float] = None,
                    steps: Optional[int] = None, lessons: Optional[Iterable[str]] = None,
                    candidate_lessons: Optional[Iterable[Dict[str, Any]]] = None,
-                   task_cluster: Optional[str] = None,
-                   session: Optional[str] = None) -> Dict[str, Any]:
+                   task_cluster: Optional[str] = None, session: Optional[str] = None,
+                   learn: bool = True) -> Dict[str, Any]:
         """The executor's candidate lessons upserted, then the run's outcome:
-        utility over the relevant runs, promotion and suppression."""
+        utility over the relevant runs, promotion and suppression. learn:
+        also the candidates remem reads off the run's own records (each
+        failure a later step fixed, the rule fix_after_error), in the
+        answer's "learned" list."""
         added = [self.upsert_lesson(c["rule_text"], domain, c.get("fingerprints"), c.get("tags"),
                                     c.get("task_cluster", task_cluster), session,
                                     c.get("conflicts_with"))
@@ -125,7 +131,8 @@ class LessonMemory:
         r = self.db.call("lesson.outcome", **_some(
             ns=self.ns, run=run, domain=domain, result=result, score=score, steps=steps,
             lessons=list(lessons) if lessons else None, task_cluster=task_cluster,
-            session=session))
+            session=session, learn=True if learn else None))
+        r["learned"] = r.pop("candidate_lessons", [])
         r["candidate_lessons"] = added
         return r
 
