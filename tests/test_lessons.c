@@ -764,6 +764,30 @@ static void test_learn_from_run(void) {
     remem_close(db);
 }
 
+/* Seed 002's fourth status: a lesson archived (remem forget: tier
+ * archived) is listed as status archived, and lesson.list --status
+ * archived finds it; the status it had is kept beside. */
+static void test_archived_status(void) {
+    remem *db = open_mem();
+    json_t *a = CALL(db, "lesson.add", "{s:s,s:s,s:s}", "ns", "t", "domain", "sqlite", "rule",
+                     "Quote identifiers.");
+    json_decref(CALL(db, "lesson.add", "{s:s,s:s,s:s}", "ns", "t", "domain", "sqlite", "rule",
+                     "Use LIMIT while exploring."));
+    CHECK_INT(remem_forget(db, "t", S(a, "lesson_id"), 0), REMEM_OK);
+    json_t *l = CALL(db, "lesson.list", "{s:s,s:s}", "ns", "t", "status", "archived");
+    CHECK_INT(json_array_size(json_object_get(l, "lessons")), 1);
+    json_t *x = json_array_get(json_object_get(l, "lessons"), 0);
+    CHECK_STR(S(x, "lesson_id"), S(a, "lesson_id"));
+    CHECK_STR(S(x, "status"), "archived");
+    CHECK_STR(S(x, "status_before_archive"), "candidate");
+    json_t *c = CALL(db, "lesson.list", "{s:s,s:s}", "ns", "t", "status", "candidate");
+    CHECK_INT(json_array_size(json_object_get(c, "lessons")), 1);
+    json_decref(a);
+    json_decref(l);
+    json_decref(c);
+    remem_close(db);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -798,6 +822,7 @@ int main(int argc, char **argv) {
     RUN(test_eval_seed_metrics);
     RUN(test_caller_tags_soft);
     RUN(test_learn_from_run);
+    RUN(test_archived_status);
     RUN(test_eval_bad_store);
     return TEST_EXIT();
 }

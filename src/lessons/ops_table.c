@@ -31,7 +31,10 @@
  * for them. */
 
 /* "lesson.list": the lessons of a namespace by status and domain, without
- * a query (statuses were reachable only through recall's filter). */
+ * a query (statuses were reachable only through recall's filter). A
+ * lesson archived (remem forget: tier archived, never handed out again)
+ * has status "archived", seed 002's fourth; the status it had is kept as
+ * status_before_archive, and comes back if it is restored. */
 static int lsn_op_list(remem *db, json_t *args, json_t **res) {
     const char *status = lsn_str(args, "status", NULL), *domain = lsn_str(args, "domain", NULL);
     lsn_list l = {0};
@@ -41,14 +44,19 @@ static int lsn_op_list(remem *db, json_t *args, json_t **res) {
     strbuf text = {0};
     for (size_t i = 0; i < l.n; i++) {
         json_t *m = l.v[i].meta;
-        if (status && strcmp(lsn_s(m, "status"), status)) continue;
+        const char *st = l.v[i].archived ? "archived" : lsn_s(m, "status");
+        if (status && strcmp(st, status)) continue;
         if (domain && strcmp(lsn_s(m, "domain_key"), domain)) continue;
         json_t *o = json_deep_copy(m);
         json_object_set_new(o, "id", json_string(l.v[i].id));
         json_object_set_new(o, "rule", json_string(l.v[i].text));
+        if (l.v[i].archived) {
+            json_object_set(o, "status_before_archive", json_object_get(m, "status"));
+            json_object_set_new(o, "status", json_string("archived"));
+        }
         json_array_append_new(out, o);
-        sb_printf(&text, "%s  %-10s %-12s %s\n", l.v[i].id, lsn_s(m, "status"),
-                  lsn_s(m, "domain_key"), l.v[i].text);
+        sb_printf(&text, "%s  %-10s %-12s %s\n", l.v[i].id, st, lsn_s(m, "domain_key"),
+                  l.v[i].text);
     }
     sb_printf(&text, "%zu lessons", json_array_size(out));
     lsn_list_free(&l);
