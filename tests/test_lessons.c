@@ -788,6 +788,32 @@ static void test_archived_status(void) {
     remem_close(db);
 }
 
+/* Seed 002's context key, tool family + adapter domain: with
+ * tool_family the lessons key on family:domain, so one adapter under two
+ * tool families keeps two strict lanes. */
+static void test_tool_family_key(void) {
+    remem *db = open_mem();
+    json_t *a = CALL(db, "lesson.add", "{s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                     "tool_family", "cli", "rule", "List the tables first.");
+    CHECK_STR(S(json_object_get(a, "lesson"), "domain_key"), "cli:sqlite");
+    json_t *h = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                     "tool_family", "cli", "task", "list the tables", "policy", "off");
+    CHECK_INT(json_array_size(json_object_get(h, "hints")), 1);
+    CHECK_STR(S(json_array_get(json_object_get(h, "hints"), 0), "lane"), "strict");
+    json_t *o = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                     "tool_family", "computer_use", "task", "list the tables", "policy", "off");
+    CHECK_INT(json_array_size(json_object_get(o, "hints")), 0);
+    int rc;
+    json_t *bad = call_rc(db, &rc, "lesson.hints", "{s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                          "tool_family", "a:b");
+    CHECK_INT(rc, REMEM_EINVAL);
+    json_decref(bad);
+    json_decref(a);
+    json_decref(h);
+    json_decref(o);
+    remem_close(db);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -823,6 +849,7 @@ int main(int argc, char **argv) {
     RUN(test_caller_tags_soft);
     RUN(test_learn_from_run);
     RUN(test_archived_status);
+    RUN(test_tool_family_key);
     RUN(test_eval_bad_store);
     return TEST_EXIT();
 }

@@ -587,7 +587,7 @@ class OperationMethods:
         """
         return self.call('consolidate', **{'ns': ns, 'text': text, 'kind': kind, 'importance': importance, 'metadata': metadata, 'threshold': threshold, 'k': k})
 
-    def lesson_event(self, *, ns: str, domain: str, tool: str, channel: str, error: str, task: Optional[str] = None, session: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
+    def lesson_event(self, *, ns: str, domain: str, tool: str, channel: str, error: str, tool_family: Optional[str] = None, task: Optional[str] = None, session: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
         """Record a runtime failure (ErrorEvent) and print its fingerprint and
         system tags.
 
@@ -600,14 +600,16 @@ class OperationMethods:
             tool: the tool that failed, e.g. run_bash
             channel: the failure's generic channel
             error: the error text or output the tool returned
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             task: the task text (optional)
             session: chat session id (optional)
             run: the run (one agent task attempt) this belongs to (optional)
             step: step index within the run (optional)
         """
-        return self.call('lesson.event', **{'ns': ns, 'domain': domain, 'tool': tool, 'channel': channel, 'error': error, 'task': task, 'session': session, 'run': run, 'step': step})
+        return self.call('lesson.event', **{'ns': ns, 'domain': domain, 'tool': tool, 'channel': channel, 'error': error, 'tool_family': tool_family, 'task': task, 'session': session, 'run': run, 'step': step})
 
-    def lesson_add(self, *, ns: str, domain: str, rule: str, fingerprint: Optional[list] = None, tag: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, conflicts_with: Optional[list] = None) -> dict:
+    def lesson_add(self, *, ns: str, domain: str, rule: str, tool_family: Optional[str] = None, fingerprint: Optional[list] = None, tag: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, conflicts_with: Optional[list] = None) -> dict:
         """Store a lesson learned from a failure (a rule for a domain, with its
         trigger and evidence); the same rule for the same domain merges.
 
@@ -618,6 +620,8 @@ class OperationMethods:
             domain: the domain key: the execution context (tool family +
                 adapter), e.g. sqlite
             rule: the lesson's rule text
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             fingerprint: fingerprints of the failures it answers (optional)
             tag: tags besides the system ones (optional)
             task_cluster: grouped task signature; its runs are neighbours when
@@ -625,9 +629,9 @@ class OperationMethods:
             session: the session that learned it (source_session_id) (optional)
             conflicts_with: ids of lessons this one contradicts (optional)
         """
-        return self.call('lesson.add', **{'ns': ns, 'domain': domain, 'rule': rule, 'fingerprint': fingerprint, 'tag': tag, 'task_cluster': task_cluster, 'session': session, 'conflicts_with': conflicts_with})
+        return self.call('lesson.add', **{'ns': ns, 'domain': domain, 'rule': rule, 'tool_family': tool_family, 'fingerprint': fingerprint, 'tag': tag, 'task_cluster': task_cluster, 'session': session, 'conflicts_with': conflicts_with})
 
-    def lesson_hints(self, *, ns: str, domain: str, task: Optional[str] = None, error: Optional[str] = None, fingerprint: Optional[str] = None, tool: Optional[str] = None, tag: Optional[list] = None, policy: Optional[str] = None, k: Optional[int] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
+    def lesson_hints(self, *, ns: str, domain: str, tool_family: Optional[str] = None, task: Optional[str] = None, error: Optional[str] = None, fingerprint: Optional[str] = None, tool: Optional[str] = None, tag: Optional[list] = None, policy: Optional[str] = None, k: Optional[int] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
         """Lessons for a pre-run or on-error retrieval: strict lane first, transfer
         lane by policy.
 
@@ -637,6 +641,8 @@ class OperationMethods:
             ns: namespace
             domain: the domain key: the execution context (tool family +
                 adapter), e.g. sqlite
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             task: the task text (optional)
             error: the error just seen (an on-error retrieval; fingerprinted)
                 (optional)
@@ -650,9 +656,9 @@ class OperationMethods:
             run: the run (one agent task attempt) this belongs to (optional)
             step: step index within the run (optional)
         """
-        return self.call('lesson.hints', **{'ns': ns, 'domain': domain, 'task': task, 'error': error, 'fingerprint': fingerprint, 'tool': tool, 'tag': tag, 'policy': policy, 'k': k, 'run': run, 'step': step})
+        return self.call('lesson.hints', **{'ns': ns, 'domain': domain, 'tool_family': tool_family, 'task': task, 'error': error, 'fingerprint': fingerprint, 'tool': tool, 'tag': tag, 'policy': policy, 'k': k, 'run': run, 'step': step})
 
-    def lesson_outcome(self, *, ns: str, run: str, domain: str, result: str, score: Optional[float] = None, steps: Optional[int] = None, lessons: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, learn: Optional[bool] = None) -> dict:
+    def lesson_outcome(self, *, ns: str, run: str, domain: str, result: str, tool_family: Optional[str] = None, score: Optional[float] = None, steps: Optional[int] = None, lessons: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, learn: Optional[bool] = None) -> dict:
         """Close a run naming its injected lessons; measure utility, promote and
         suppress.
 
@@ -664,6 +670,8 @@ class OperationMethods:
             domain: the domain key: the execution context (tool family +
                 adapter), e.g. sqlite
             result: the run's result
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             score: the run's score (default 1 for pass, 0 for fail) (optional)
             steps: steps the run took (optional)
             lessons: ids of the lessons injected into the run (optional)
@@ -673,7 +681,7 @@ class OperationMethods:
                 failure followed by a step that worked (the rule
                 fix_after_error); never an invented one (optional)
         """
-        return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session, 'learn': learn})
+        return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'tool_family': tool_family, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session, 'learn': learn})
 
     def lesson_validate(self, *, schema: dict, input: Union[dict, list, str, float, bool, None], ns: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None, tool: Optional[str] = None) -> dict:
         """Structural validation of a tool input against its schema, with the
@@ -693,7 +701,7 @@ class OperationMethods:
         """
         return self.call('lesson.validate', **{'schema': schema, 'input': input, 'ns': ns, 'run': run, 'step': step, 'tool': tool})
 
-    def lesson_list(self, *, ns: str, status: Optional[str] = None, domain: Optional[str] = None) -> dict:
+    def lesson_list(self, *, ns: str, status: Optional[str] = None, domain: Optional[str] = None, tool_family: Optional[str] = None) -> dict:
         """The lessons of a namespace, by status (candidate, promoted, suppressed,
         archived) and domain, with their counters.
 
@@ -703,8 +711,10 @@ class OperationMethods:
             ns: namespace
             status: str (optional)
             domain: the domain key, e.g. sqlite (optional)
+            tool_family: with domain: the lessons keyed tool_family:domain
+                (optional)
         """
-        return self.call('lesson.list', **{'ns': ns, 'status': status, 'domain': domain})
+        return self.call('lesson.list', **{'ns': ns, 'status': status, 'domain': domain, 'tool_family': tool_family})
 
     def timeline(self, *, ns: str, run: Optional[str] = None, view: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> dict:
         """A run's steps and memory decisions: attempts, decisions or summary view.
