@@ -49,10 +49,12 @@ class LessonMemory:
     path/remem.db); namespace: the lesson store's."""
 
     def __init__(self, path: str = "./memory_v2", *, namespace: str = "lessons",
-                 policy: str = "auto", embedder: Optional[str] = "hash",
+                 policy: str = "auto", tool_family: Optional[str] = None,
+                 embedder: Optional[str] = "hash",
                  db: Optional["remem.Remem"] = None, **options: Any):
         self.ns = namespace
         self.policy = policy  # retrieval policy: off | auto | always
+        self.tool_family = tool_family  # with it, the context key is family:domain
         if db is not None:
             self.db = db
         else:
@@ -64,9 +66,9 @@ class LessonMemory:
                           tags: Optional[Iterable[str]] = None, run: Optional[str] = None,
                           k: Optional[int] = None) -> List[Dict[str, Any]]:
         """Lessons for a run before its first action, strict lane first."""
-        r = self.db.call("lesson.hints", **_some(ns=self.ns, domain=domain, task=task, tool=tool,
-                                                  tag=list(tags) if tags else None,
-                                                  policy=self.policy, k=k, run=run))
+        r = self.db.call("lesson.hints", **_some(
+            ns=self.ns, tool_family=self.tool_family, domain=domain, task=task, tool=tool,
+            tag=list(tags) if tags else None, policy=self.policy, k=k, run=run))
         return r.get("hints", [])
 
     # -- 3. the step loop ----------------------------------------------------------
@@ -83,9 +85,9 @@ class LessonMemory:
                          run: Optional[str] = None, step: Optional[int] = None) -> Dict[str, Any]:
         """Record an ErrorEvent: fingerprint, system tags, recurrence, and
         whether a reflection turn is due."""
-        return self.db.call("lesson.event", **_some(ns=self.ns, domain=domain, tool=tool,
-                                                     channel=channel, error=error, task=task,
-                                                     session=session, run=run, step=step))
+        return self.db.call("lesson.event", **_some(
+            ns=self.ns, tool_family=self.tool_family, domain=domain, tool=tool, channel=channel,
+            error=error, task=task, session=session, run=run, step=step))
 
     def on_error(self, domain: str, tool: str, channel: str, error: str,
                  task: Optional[str] = None, session: Optional[str] = None,
@@ -94,9 +96,9 @@ class LessonMemory:
         """A runtime failure: the ErrorEvent, then the on-error hints to
         inject ({"event": ..., "hints": [...], "reflect": bool})."""
         event = self.emit_error_event(domain, tool, channel, error, task, session, run, step)
-        r = self.db.call("lesson.hints", **_some(ns=self.ns, domain=domain, task=task,
-                                                  error=error, tool=tool, policy=self.policy,
-                                                  k=k, run=run, step=step))
+        r = self.db.call("lesson.hints", **_some(
+            ns=self.ns, tool_family=self.tool_family, domain=domain, task=task, error=error,
+            tool=tool, policy=self.policy, k=k, run=run, step=step))
         return {"event": event, "hints": r.get("hints", []), "reflect": bool(event.get("reflect"))}
 
     # -- 4. end of run -------------------------------------------------------------
@@ -107,7 +109,7 @@ class LessonMemory:
                       conflicts_with: Optional[Iterable[str]] = None) -> Dict[str, Any]:
         """Add a candidate lesson, or unite it into the same rule's record."""
         r = self.db.call("lesson.add", **_some(
-            ns=self.ns, domain=domain, rule=rule_text,
+            ns=self.ns, tool_family=self.tool_family, domain=domain, rule=rule_text,
             fingerprint=list(fingerprints) if fingerprints else None,
             tag=list(tags) if tags else None, task_cluster=task_cluster,
             session=source_session_id,
@@ -129,7 +131,8 @@ class LessonMemory:
                                     c.get("conflicts_with"))
                  for c in (candidate_lessons or [])]
         r = self.db.call("lesson.outcome", **_some(
-            ns=self.ns, run=run, domain=domain, result=result, score=score, steps=steps,
+            ns=self.ns, tool_family=self.tool_family, run=run, domain=domain, result=result,
+            score=score, steps=steps,
             lessons=list(lessons) if lessons else None, task_cluster=task_cluster,
             session=session, learn=True if learn else None))
         r["learned"] = r.pop("candidate_lessons", [])
@@ -143,7 +146,9 @@ class LessonMemory:
 
     def list_lessons(self, status: Optional[str] = None,
                      domain: Optional[str] = None) -> List[Dict[str, Any]]:
-        r = self.db.call("lesson.list", **_some(ns=self.ns, status=status, domain=domain))
+        r = self.db.call("lesson.list", **_some(
+            ns=self.ns, status=status, domain=domain,
+            tool_family=self.tool_family if domain else None))
         return r.get("lessons", [])
 
     def close(self) -> None:
