@@ -128,6 +128,24 @@ static void test_metaverse_first_hour(void) {
     CHECK_NEAR(score_recency(&g, NOW - H / 2, NOW), pow(0.995, 0.5), 1e-12);
 }
 
+/* seed 001: "if the score is not present in the metadata, the function
+ * then reduces to only relevancy": under metaverse an unrated memory (its
+ * kind's default importance stood in) scores relevance alone; other
+ * profiles score it as any other. */
+static void test_metaverse_unrated(void) {
+    profile p = get("metaverse");
+    candidate c[2] = {cand(0.5, 0, 0.5, 0), cand(0.5, 0, 0.5, 0)};
+    c[1].unrated = 1;
+    score_candidates(&p, NOW, c, 2);
+    CHECK_NEAR(c[0].score, 0.5 + 0.25 + 0.125, 1e-12);
+    CHECK_NEAR(c[1].score, 0.5, 1e-12);
+    profile s = get("stream");
+    candidate d[1] = {cand(0.5, 0, 0.5, 0)};
+    d[0].unrated = 1;
+    score_candidates(&s, NOW, d, 1);
+    CHECK_NEAR(d[0].score, 0.2 + 0.3 + 0.15, 1e-12);
+}
+
 /* stream: 0.4 relevance + 0.3 recency (half-life 7 days) + 0.3 importance;
  * a negative cosine is relevance 0. */
 static void test_stream(void) {
@@ -259,6 +277,7 @@ int main(int argc, char **argv) {
     RUN(test_normalise_equal_values);
     RUN(test_metaverse);
     RUN(test_metaverse_first_hour);
+    RUN(test_metaverse_unrated);
     RUN(test_stream);
     RUN(test_replay);
     RUN(test_episodes);

@@ -216,6 +216,7 @@ enum {
     F_MIG_IMP = 1u << 22,
     F_REFL_SHORT = 1u << 23,
     F_TZ = 1u << 24,
+    F_UNRATED = 1u << 25,
 };
 
 /* One block of the file: the document's own keys, or one pattern's. */
@@ -619,7 +620,8 @@ static int parse_hydrate(walk *w, const ynode *v, const char *path, block *b) {
 
 #define POLICY_KEYS                                                                              \
     "profile, overrides, top_k, memory_off, auto_rate, stm_size, threshold, long_requires_stm, " \
-    "static_immutable, migrate_by_importance, reflect_short_only, time_zone, reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
+    "static_immutable, migrate_by_importance, reflect_short_only, mark_unrated, time_zone, "  \
+    "reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
 
 static int parse_policies(walk *w, const ynode *m, cfg *c);
 static int parse_llm(walk *w, const ynode *m, cfg *c);
@@ -676,6 +678,9 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
             if (!r && !util_tz_valid(p->time_zone))
                 r = want(w, v, path, "a zone of the time zone database (America/New_York, UTC)");
             b->set |= F_TZ;
+        } else if (!strcmp(k->s, "mark_unrated")) {
+            r = get_bool(w, v, path, &p->mark_unrated);
+            b->set |= F_UNRATED;
         } else if (!strcmp(k->s, "static_immutable")) {
             r = get_bool(w, v, path, &p->static_immutable);
             b->set |= F_STATIC_IMM;
@@ -992,6 +997,7 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
     if (f & F_TZ) rc |= dup_str(&p->time_zone, s->time_zone);
     if (f & F_MIG_IMP) p->migrate_by_importance = s->migrate_by_importance;
     if (f & F_REFL_SHORT) p->reflect_short_only = s->reflect_short_only;
+    if (f & F_UNRATED) p->mark_unrated = s->mark_unrated;
     if (f & F_REFL_ENABLED) p->reflection_enabled = s->reflection_enabled;
     if (f & F_REFL_AUTO) p->reflection_auto = s->reflection_auto;
     if (f & F_REFL_SUM) p->reflection_importance_sum = s->reflection_importance_sum;
@@ -1022,13 +1028,15 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
 
 /* Seed 001's tier rules come with its profile: "no way to insert into the
  * LTM directly", static memory immutable, the oldest and most important
- * migrate, reflection from short-term memory. A key the file sets wins. */
+ * migrate, reflection from short-term memory, and a memory without an
+ * importance scored on relevance alone. A key the file sets wins. */
 static void seed001_tier_rules(cfg_policy *p, unsigned set) {
     if (!p->profile || strcmp(p->profile, "metaverse") != 0) return;
     if (!(set & F_LRS)) p->long_requires_stm = 1;
     if (!(set & F_STATIC_IMM)) p->static_immutable = 1;
     if (!(set & F_MIG_IMP)) p->migrate_by_importance = 1;
     if (!(set & F_REFL_SHORT)) p->reflect_short_only = 1;
+    if (!(set & F_UNRATED)) p->mark_unrated = 1;
 }
 
 static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
@@ -1158,6 +1166,7 @@ char *cfg_policy_json(const cfg_policy *p) {
     json_object_set_new(o, "time_zone", json_string(p->time_zone ? p->time_zone : "UTC"));
     json_object_set_new(o, "migrate_by_importance", json_boolean(p->migrate_by_importance));
     json_object_set_new(o, "reflect_short_only", json_boolean(p->reflect_short_only));
+    json_object_set_new(o, "mark_unrated", json_boolean(p->mark_unrated));
     json_t *r = json_object();
     json_object_set_new(r, "enabled", json_boolean(p->reflection_enabled));
     json_object_set_new(r, "auto", json_boolean(p->reflection_auto));

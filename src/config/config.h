@@ -49,6 +49,10 @@ typedef struct cfg_policy {
     int migrate_by_importance;        /* migrate the most important first (oldest
                                          first among equals), not the oldest */
     int reflect_short_only;           /* reflection reads short-term memories only */
+    int mark_unrated;                 /* an add without importance (and not rated by
+                                         the LLM) is marked unrated in its metadata
+                                         (rating.fallback kind_default), which the
+                                         metaverse profile scores on relevance alone */
     /* The last three and long_requires_stm are seed 001's tier rules: on
      * when the policy's profile is "metaverse" and the file leaves them
      * unset. */

@@ -69,6 +69,7 @@ static const profile builtin[] = {
      .recency_mode = REC_POW,
      .recency_base = 0.995,
      .whole_hours = 1,
+     .unrated_relevance_only = 1,
      .normalize = 0,
      .min_similarity = -INFINITY,
      .min_score = 0.35,
@@ -198,6 +199,8 @@ char *profile_to_json(const profile *p) {
         json_object_set_new(o, "kind_boost", b);
     }
     json_object_set_new(o, "lexical_lane", json_boolean(p->lexical_lane));
+    if (p->unrated_relevance_only)
+        json_object_set_new(o, "unrated", json_string("relevance only"));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     json_decref(o);
     return s;
@@ -268,8 +271,10 @@ int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         double lex = tmp ? tmp[i * 4 + 1] : c[i].lexical;
         double rec = tmp ? tmp[i * 4 + 2] : c[i].recency;
         double imp = tmp ? tmp[i * 4 + 3] : c[i].importance;
-        double s =
-            p->w_relevance * rel + p->w_lexical * lex + p->w_recency * rec + p->w_importance * imp;
+        /* seed 001: a memory with no importance "reduces to only relevancy" */
+        int only_rel = p->unrated_relevance_only && c[i].unrated;
+        double s = p->w_relevance * rel + p->w_lexical * lex +
+                   (only_rel ? 0 : p->w_recency * rec + p->w_importance * imp);
         if (c[i].boosted && p->boost > 0) s *= p->boost;
         c[i].score = s;
     }

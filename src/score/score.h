@@ -36,6 +36,7 @@ typedef struct profile {
     char boost_kind[32];  /* kind whose score is multiplied by boost */
     double boost;
     int lexical_lane; /* 1: BM25 candidates too (the lexical index) */
+    int unrated_relevance_only; /* an unrated memory scores relevance alone (seed 001) */
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */
@@ -55,6 +56,7 @@ typedef struct candidate {
     double importance;
     int64_t last_access; /* accessed_at or created_at, ms */
     int boosted;         /* kind == profile boost_kind */
+    int unrated;         /* written without an importance (its kind's default) */
     /* outputs */
     double relevance, lexical, recency, score;
     double context; /* set by score_add_context */

@@ -7,7 +7,9 @@
 #     the way to change them);
 #   - migrates the oldest *and most important* short-term memories (the
 #     most important first, the oldest first among equals);
-#   - reflects from short-term memory only.
+#   - reflects from short-term memory only;
+#   - scores a memory written without an importance on relevance alone
+#     (issue 20, fix 4: "if the score is not present ... only relevancy").
 # A namespace under remem's default keeps remem's looser rules, and a key
 # the file sets wins over the profile's rule.
 set -euo pipefail
@@ -74,10 +76,28 @@ links = [l for x in r.get("reflections", []) for l in db.call("memory.get", ns="
 tiers = {l: db.call("memory.get", ns="sim:ava", id=l)["memory"]["tier"] for l in links}
 check(links and all(t == "short" for t in tiers.values()),
       "a reflection's evidence is short-term memory only: %s" % tiers)
+# ---- a memory without importance: relevance only (metaverse) ----
+u = db.call("memory.add", ns="sim:bo", text="a stranger walked past the mill")["id"]
+g = db.call("memory.add", ns="sim:bo", text="a stranger bought bread at the mill", importance=0.5)["id"]
+mu = db.call("memory.get", ns="sim:bo", id=u)["memory"]
+check((mu.get("metadata") or {}).get("rating") == {"fallback": "kind_default"},
+      "an add without importance is marked unrated: %s" % mu.get("metadata"))
+hits = {h["id"]: h for h in db.call("recall", ns="sim:bo", query="stranger at the mill",
+                                    profile="metaverse", min_score=0, touch=False)["hits"]}
+hu, hg = hits.get(u, {}), hits.get(g, {})
+check(hu and abs(hu["score"] - hu["components"]["relevance"]) < 1e-9,
+      "metaverse scores an unrated memory on relevance alone: %s" % hu.get("components"))
+cg = hg.get("components", {})
+check(hg and abs(hg["score"] - (cg["relevance"] + 0.25 * cg["recency"] + 0.25 * cg["importance"])) < 1e-9,
+      "a rated one gets the full formula")
+db.call("memory.add", ns="plain", text="a stranger walked past the mill")
+mp = [m for m in db.call("memory.list", ns="plain")["memories"] if "stranger" in m["text"]][0]
+check(not (mp.get("metadata") or {}).get("rating"), "remem's default marks nothing")
 shown = db.call("config.show", ns="sim:ava")
 pol = shown.get("policy", shown)
 check(pol.get("static_immutable") is True and pol.get("migrate_by_importance") is True
-      and pol.get("reflect_short_only") is True and pol.get("long_requires_stm") is True,
+      and pol.get("reflect_short_only") is True and pol.get("long_requires_stm") is True
+      and pol.get("mark_unrated") is True,
       "config show names the rules in force")
 db.close()
 finish()
