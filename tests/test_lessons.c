@@ -13,6 +13,7 @@
 #include "test.h"
 #include "remem.h"
 #include "lessons/lessons.h"
+#include "support/llm_standin.h"
 
 static remem *open_mem(void) {
     remem *db = NULL;
@@ -814,6 +815,62 @@ static void test_tool_family_key(void) {
     remem_close(db);
 }
 
+/* With an LLM, the end-of-run reflection is the model's: it sees the
+ * run's failures numbered, and each rule it writes takes the fingerprint
+ * of the failure it names; a rule naming no failure of the list is
+ * dropped. A model that answers nothing usable falls back to
+ * fix_after_error. */
+static void test_learn_with_llm(void) {
+    llm_standin s;
+    if (llm_standin_start(&s, "[{\"match\": \"failed at these steps\", \"reply\": "
+                              "\"{\\\"lessons\\\": [{\\\"failure\\\": 1, \\\"rule\\\": "
+                              "\\\"Run .tables before querying a table.\\\"}, {\\\"failure\\\": 9, "
+                              "\\\"rule\\\": \\\"made up\\\"}]}\"}]")) {
+        SKIP("python3 or the stand-in is not available");
+        return;
+    }
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    o.llm_url = s.url;
+    o.llm_model = "stand-in-model";
+    remem *db = NULL;
+    CHECK_INT(remem_open(":memory:", &o, &db), REMEM_OK);
+    json_t *e = CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "ns", "t", "domain",
+                     "sqlite", "tool", "run_sqlite", "channel", "hard_failure", "error",
+                     "no such table: orders", "run", "r1", "step", 1);
+    json_t *out = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s,s:b}", "ns", "t", "run", "r1",
+                       "domain", "sqlite", "result", "fail", "learn", 1);
+    CHECK_STR(S(out, "learned_by"), "llm");
+    json_t *c = json_object_get(out, "candidate_lessons");
+    CHECK_INT(json_array_size(c), 1);
+    CHECK_STR(S(json_array_get(c, 0), "rule_text"), "Run .tables before querying a table.");
+    CHECK_STR(json_string_value(json_array_get(
+                  json_object_get(json_array_get(c, 0), "fingerprints"), 0)),
+              S(e, "fingerprint"));
+    json_t *reqs = llm_standin_requests(&s);
+    json_t *last = json_array_get(reqs, json_array_size(reqs) - 1);
+    json_t *msgs = json_object_get(json_object_get(last, "body"), "messages");
+    const char *prompt = json_string_value(
+        json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "content"));
+    CHECK(prompt && strstr(prompt, "1. step 1, tool run_sqlite: no such table: orders") != NULL);
+    /* nothing usable: the deterministic rule (here, nothing fixed it: none) */
+    llm_standin_rules(&s, "[{\"reply\": \"I cannot say.\"}]");
+    json_decref(CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "ns", "t", "domain",
+                     "sqlite", "tool", "run_sqlite", "channel", "hard_failure", "error",
+                     "database is locked", "run", "r2", "step", 1));
+    json_t *out2 = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s,s:b}", "ns", "t", "run", "r2",
+                        "domain", "sqlite", "result", "fail", "learn", 1);
+    CHECK_STR(S(out2, "learned_by"), "fix_after_error");
+    CHECK_INT(json_array_size(json_object_get(out2, "candidate_lessons")), 0);
+    json_decref(reqs);
+    json_decref(e);
+    json_decref(out);
+    json_decref(out2);
+    remem_close(db);
+    llm_standin_stop(&s);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -848,6 +905,7 @@ int main(int argc, char **argv) {
     RUN(test_eval_seed_metrics);
     RUN(test_caller_tags_soft);
     RUN(test_learn_from_run);
+    RUN(test_learn_with_llm);
     RUN(test_archived_status);
     RUN(test_tool_family_key);
     RUN(test_eval_bad_store);

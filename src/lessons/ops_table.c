@@ -191,8 +191,8 @@ const engine_op lesson_ops[] = {
                                                       "\"maxLength\":256,\"description\":"
                                                       "\"chat session id\"},"
       "\"learn\":{\"type\":\"boolean\",\"description\":\"also add candidate lessons "
-      "from the run's own records: each failure followed by a step that worked (the rule "
-      "fix_after_error); never an invented one\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
+      "from the run's own records: the LLM's reflection on its failures, or without one each "
+      "failure followed by a step that worked (the rule fix_after_error)\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
      keyed_lsn_op_outcome},
     {{"lesson.validate", "write",
       "Structural validation of a tool input against its schema, with the same-step retry "

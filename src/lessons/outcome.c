@@ -339,10 +339,11 @@ static json_t *answer(closing *cl, const char *text) {
 static int learn(remem *db, json_t *args, json_t *result) {
     if (!json_is_true(json_object_get(args, "learn"))) return REMEM_OK;
     json_t *added = NULL;
+    const char *how = NULL;
     int rc = lsn_learn_from_run(db, lsn_s(args, "ns"), lsn_s(args, "run"), lsn_s(args, "domain"),
-                                lsn_s(args, "session"), &added);
+                                lsn_s(args, "session"), &added, &how);
     if (!rc) {
-        json_object_set_new(result, "learned_by", json_string("fix_after_error"));
+        json_object_set_new(result, "learned_by", json_string(how));
         json_object_set(result, "candidate_lessons", added);
     }
     json_decref(added);

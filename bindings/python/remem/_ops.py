@@ -677,9 +677,10 @@ class OperationMethods:
             lessons: ids of the lessons injected into the run (optional)
             task_cluster: the run's task cluster (optional)
             session: chat session id (optional)
-            learn: also add candidate lessons from the run's own records: each
-                failure followed by a step that worked (the rule
-                fix_after_error); never an invented one (optional)
+            learn: also add candidate lessons from the run's own records: the
+                LLM's reflection on its failures, or without one each failure
+                followed by a step that worked (the rule fix_after_error)
+                (optional)
         """
         return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'tool_family': tool_family, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session, 'learn': learn})
 

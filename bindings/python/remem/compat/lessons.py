@@ -22,8 +22,9 @@ runtime failure -> lesson.event (ErrorEvent, fingerprint, system tags)
 then lesson.hints with the error (on-error hints); end of run: the
 executor's candidate lessons -> lesson.add, the outcome -> lesson.outcome
 (utility, promotion, suppression), which also reads candidate lessons
-off the run's own records (learn=True: each failure a later step fixed,
-remem's deterministic rule fix_after_error; never an invented one). The
+off the run's own records (learn=True: the LLM's reflection on the run's
+failures, or without one the deterministic rule fix_after_error, each
+failure a later step fixed; never an invented one). The
 lesson records carry the seed's
 schema (lesson_id, status, rule_text, fingerprints, tags, domain_key,
 ...). The context key is the domain the caller passes (the adapter's).
@@ -123,9 +124,9 @@ class LessonMemory:
                    learn: bool = True) -> Dict[str, Any]:
         """The executor's candidate lessons upserted, then the run's outcome:
         utility over the relevant runs, promotion and suppression. learn:
-        also the candidates remem reads off the run's own records (each
-        failure a later step fixed, the rule fix_after_error), in the
-        answer's "learned" list."""
+        also the candidates remem draws from the run's own records (the
+        LLM's reflection, or the rule fix_after_error), in the answer's
+        "learned" list."""
         added = [self.upsert_lesson(c["rule_text"], domain, c.get("fingerprints"), c.get("tags"),
                                     c.get("task_cluster", task_cluster), session,
                                     c.get("conflicts_with"))
