@@ -241,6 +241,7 @@ s = ava.summarize_and_forget()
 check(s.get("id") and s.get("method") == "llm", "001: summarize_and_forget condenses LTM with the LLM: %s" % s.get("text"))
 ava.close()
 standin.stop()
+del os.environ["REMEM_LLM_URL"], os.environ["REMEM_LLM_MODEL"]  # 002 below: no model
 
 # ======================================================================
 # seed 002: Memory V2 runtime hooks
