@@ -443,8 +443,12 @@ int cli_op_args(const remem_op_info *op, int argc, char **argv, json_t **out) {
 
 /* Which operations need a store that is already there (a mistyped --db is
  * then an error, not a new empty store): those that read, change a memory
- * named by its id, or delete. */
+ * named by its id, or delete. Not the experience operations: their first
+ * use of a namespace hydrates it from the configuration's files (seed 000
+ * hydrates a fresh deployment), so a first `fewshot` on a new store
+ * answers from the pre-seeded decisions. */
 static int needs_store(const remem_op_info *op) {
+    if (op->group && !strcmp(op->group, "experience")) return 0;
     return !strcmp(op->right, "read") || strstr(op->schema, "\"x-positional\":[\"id\"]") ||
            !strcmp(op->name, "clear") || !strcmp(op->name, "memory.delete");
 }

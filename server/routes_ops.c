@@ -285,20 +285,40 @@ static void run(request *rq, reply *rp, const route *r, const remem_op_info *op)
     metrics_op(op->name, rp->status, seconds_now() - t0);
 }
 
+/* `clear` with a pattern (seed 004's clear_memories() of every agent) by a
+ * key scoped to some namespaces: it clears the namespaces the pattern and
+ * the key's own patterns both match, so the key needs its admin right on
+ * them, not on "*". Returns 1 when args were so narrowed. */
+static int clear_within_key(request *rq, const remem_op_info *op, json_t *args) {
+    const char *ns = json_string_value(json_object_get(args, "ns"));
+    const api_key *k = rq->key;
+    if (!k || k->all_namespaces || strcmp(op->name, "clear") || !ns || !strpbrk(ns, "*?["))
+        return 0;
+    if ((k->rights & SERVE_ADMIN) != SERVE_ADMIN) return 0;
+    json_t *pats = json_array();
+    for (size_t i = 0; i < k->n_patterns; i++)
+        json_array_append_new(pats, json_string(k->patterns[i]));
+    return json_object_set_new(args, "within", pats) == 0;
+}
+
 static void run_op(request *rq, reply *rp, const route *r, const remem_op_info *op) {
     json_t *args = route_args(rq, rp, r, op);
     if (!args) return;
+    if (!strcmp(op->name, "clear")) json_object_del(args, "within"); /* the server's to set */
     int bad = 0;
-    json_t *nss = named_namespaces(args, &bad);
+    int narrowed = clear_within_key(rq, op, args);
+    json_t *nss = narrowed ? NULL : named_namespaces(args, &bad);
     char err[512];
     remem *db = NULL;
-    const char *ns = nss ? json_string_value(json_array_get(nss, 0)) : NULL;
+    const char *ns = nss       ? json_string_value(json_array_get(nss, 0))
+                     : narrowed ? json_string_value(json_object_get(args, "ns"))
+                                : NULL;
     int background =
         !strcmp(op->name, "ingest") && json_is_true(json_object_get(args, "background"));
     if (bad)
         reply_error(rp, 400, "REMEM_EINVAL", "%s: ns: expected a string or a list of strings",
                     op->name);
-    else if (!may_run(rq, rp, r, op, args, nss))
+    else if (!narrowed && !may_run(rq, rp, r, op, args, nss))
         ;
     else if (background && ingest_runner_full(&rq->srv->ingest)) {
         /* refused before anything is written */

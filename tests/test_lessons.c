@@ -13,6 +13,7 @@
 #include "test.h"
 #include "remem.h"
 #include "lessons/lessons.h"
+#include "support/llm_standin.h"
 
 static remem *open_mem(void) {
     remem *db = NULL;
@@ -643,6 +644,233 @@ static void test_eval_benchmark(void) {
     remem_close(db);
 }
 
+/* Seed 002's benchmark metrics by its own names: fingerprint recurrence
+ * before (the first wave) and after (the last), lower after; and the
+ * validation retry count, per wave and in all. */
+static void test_eval_seed_metrics(void) {
+    remem *db = open_mem();
+    json_t *r = CALL(db, "eval.lessons", "{}");
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(r, "modes"), i, m) {
+        json_t *w = json_object_get(m, "waves");
+        json_t *first = json_array_get(w, 0), *last = json_array_get(w, json_array_size(w) - 1);
+        json_t *before = json_object_get(m, "fingerprint_recurrence_before");
+        json_t *after = json_object_get(m, "fingerprint_recurrence_after");
+        CHECK(json_is_number(before) && json_is_number(after));
+        CHECK_NEAR(json_number_value(before),
+                   json_number_value(json_object_get(first, "fingerprint_recurrence")), 1e-12);
+        CHECK_NEAR(json_number_value(after),
+                   json_number_value(json_object_get(last, "fingerprint_recurrence")), 1e-12);
+        CHECK(json_number_value(after) < json_number_value(before));
+        json_int_t total = 0;
+        size_t j;
+        json_t *wv;
+        json_array_foreach(w, j, wv) {
+            CHECK(json_is_integer(json_object_get(wv, "validation_retry_count")));
+            CHECK_INT(json_integer_value(json_object_get(wv, "validation_retry_count")),
+                      json_integer_value(json_object_get(wv, "validation_retries")));
+            total += json_integer_value(json_object_get(wv, "validation_retry_count"));
+        }
+        CHECK_INT(json_integer_value(json_object_get(m, "validation_retry_count")), total);
+    }
+    CHECK(strstr(S(r, "text"), "fingerprint recurrence before") != NULL);
+    json_decref(r);
+    remem_close(db);
+}
+
+/* Caller (model) tags are soft: a lesson that shares the query's system
+ * tag (tool:, from the error event its fingerprint names) gets more of
+ * the tag component than one that shares only a caller's tag. */
+static void test_caller_tags_soft(void) {
+    remem *db = open_mem();
+    json_t *ev = CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                      "tool", "run_sqlite", "channel", "hard_failure", "error", "database is locked");
+    json_t *a = CALL(db, "lesson.add", "{s:s,s:s,s:s,s:[s]}", "ns", "t", "domain", "sqlite", "rule",
+                     "Wait for the lock, then retry once.", "fingerprint", S(ev, "fingerprint"));
+    json_t *b = CALL(db, "lesson.add", "{s:s,s:s,s:s,s:[s]}", "ns", "t", "domain", "sqlite", "rule",
+                     "Join on the primary key.", "tag", "topic:joins");
+    json_t *h = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:[s],s:i}", "ns", "t", "domain", "sqlite",
+                     "tool", "run_sqlite", "tag", "topic:joins", "k", 5);
+    double ta = -1, tb = -1;
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(h, "hints"), i, x) {
+        double t = json_number_value(json_object_get(json_object_get(x, "components"), "tags"));
+        if (!strcmp(S(x, "lesson_id"), S(a, "lesson_id"))) ta = t;
+        if (!strcmp(S(x, "lesson_id"), S(b, "lesson_id"))) tb = t;
+    }
+    CHECK_NEAR(ta, 1.0 / 1.5, 1e-9); /* tool:run_sqlite (weight 1) of 1 + 0.5 */
+    CHECK_NEAR(tb, 0.5 / 1.5, 1e-9); /* topic:joins (weight 0.5) */
+    json_decref(ev);
+    json_decref(a);
+    json_decref(b);
+    json_decref(h);
+    remem_close(db);
+}
+
+/* End of run (seed 002's self-reflection) without a model: the rule
+ * fix_after_error makes a candidate lesson of each failure that a later
+ * step of the run fixed, in the records' own words, and none of a failure
+ * nothing fixed; without "learn" nothing is added. */
+static void test_learn_from_run(void) {
+    remem *db = open_mem();
+    const char *schema = "{\"type\":\"object\",\"required\":[\"sql\"]}";
+#define ATTEMPT(run, step, input)                                                            \
+    json_decref(CALL(db, "lesson.validate", "{s:s,s:s,s:i,s:s,s:o,s:o}", "ns", "t", "run", run, \
+                     "step", step, "tool", "run_sqlite", "schema", json_loads(schema, 0, NULL), \
+                     "input", json_loads(input, 0, NULL)))
+#define EVENT(run, step, err)                                                                 \
+    CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "ns", "t", "domain", "sqlite", \
+         "tool", "run_sqlite", "channel", "hard_failure", "error", err, "run", run, "step", step)
+    ATTEMPT("r1", 1, "{\"sql\":\"select * from orders\"}");
+    json_t *e1 = EVENT("r1", 1, "no such table: orders");
+    ATTEMPT("r1", 2, "{}"); /* invalid: not what worked */
+    ATTEMPT("r1", 2, "{\"sql\":\".tables\"}");
+    ATTEMPT("r1", 3, "{\"sql\":\"select 1\"}");
+    json_t *e3 = EVENT("r1", 3, "database is locked"); /* nothing fixed it */
+    json_t *o = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s,s:b}", "ns", "t", "run", "r1", "domain",
+                     "sqlite", "result", "pass", "learn", 1);
+    CHECK_STR(S(o, "learned_by"), "fix_after_error");
+    json_t *c = json_object_get(o, "candidate_lessons");
+    CHECK_INT(json_array_size(c), 1);
+    json_t *l = json_array_get(c, 0);
+    CHECK_STR(S(l, "rule_text"),
+              "After \"no such table: orders\" from run_sqlite, what worked next (step 2): "
+              "{\"sql\":\".tables\"}");
+    CHECK_STR(S(l, "status"), "candidate");
+    CHECK_STR(json_string_value(json_array_get(json_object_get(l, "fingerprints"), 0)),
+              S(e1, "fingerprint"));
+    /* the same failure in a later run gets it as an on-error hint */
+    json_t *h = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite", "error",
+                     "no such table: orders", "tool", "run_sqlite");
+    CHECK_STR(S(json_array_get(json_object_get(h, "hints"), 0), "lesson_id"), S(l, "lesson_id"));
+    /* without learn: nothing added */
+    ATTEMPT("r2", 1, "{\"sql\":\"x\"}");
+    json_decref(EVENT("r2", 1, "syntax error near x"));
+    ATTEMPT("r2", 2, "{\"sql\":\"select 2\"}");
+    json_t *o2 = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s}", "ns", "t", "run", "r2", "domain",
+                      "sqlite", "result", "pass");
+    CHECK(json_object_get(o2, "candidate_lessons") == NULL);
+    json_t *ls = CALL(db, "lesson.list", "{s:s}", "ns", "t");
+    CHECK_INT(json_array_size(json_object_get(ls, "lessons")), 1);
+#undef ATTEMPT
+#undef EVENT
+    json_decref(e1);
+    json_decref(e3);
+    json_decref(o);
+    json_decref(o2);
+    json_decref(h);
+    json_decref(ls);
+    remem_close(db);
+}
+
+/* Seed 002's fourth status: a lesson archived (remem forget: tier
+ * archived) is listed as status archived, and lesson.list --status
+ * archived finds it; the status it had is kept beside. */
+static void test_archived_status(void) {
+    remem *db = open_mem();
+    json_t *a = CALL(db, "lesson.add", "{s:s,s:s,s:s}", "ns", "t", "domain", "sqlite", "rule",
+                     "Quote identifiers.");
+    json_decref(CALL(db, "lesson.add", "{s:s,s:s,s:s}", "ns", "t", "domain", "sqlite", "rule",
+                     "Use LIMIT while exploring."));
+    CHECK_INT(remem_forget(db, "t", S(a, "lesson_id"), 0), REMEM_OK);
+    json_t *l = CALL(db, "lesson.list", "{s:s,s:s}", "ns", "t", "status", "archived");
+    CHECK_INT(json_array_size(json_object_get(l, "lessons")), 1);
+    json_t *x = json_array_get(json_object_get(l, "lessons"), 0);
+    CHECK_STR(S(x, "lesson_id"), S(a, "lesson_id"));
+    CHECK_STR(S(x, "status"), "archived");
+    CHECK_STR(S(x, "status_before_archive"), "candidate");
+    json_t *c = CALL(db, "lesson.list", "{s:s,s:s}", "ns", "t", "status", "candidate");
+    CHECK_INT(json_array_size(json_object_get(c, "lessons")), 1);
+    json_decref(a);
+    json_decref(l);
+    json_decref(c);
+    remem_close(db);
+}
+
+/* Seed 002's context key, tool family + adapter domain: with
+ * tool_family the lessons key on family:domain, so one adapter under two
+ * tool families keeps two strict lanes. */
+static void test_tool_family_key(void) {
+    remem *db = open_mem();
+    json_t *a = CALL(db, "lesson.add", "{s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                     "tool_family", "cli", "rule", "List the tables first.");
+    CHECK_STR(S(json_object_get(a, "lesson"), "domain_key"), "cli:sqlite");
+    json_t *h = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                     "tool_family", "cli", "task", "list the tables", "policy", "off");
+    CHECK_INT(json_array_size(json_object_get(h, "hints")), 1);
+    CHECK_STR(S(json_array_get(json_object_get(h, "hints"), 0), "lane"), "strict");
+    json_t *o = CALL(db, "lesson.hints", "{s:s,s:s,s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                     "tool_family", "computer_use", "task", "list the tables", "policy", "off");
+    CHECK_INT(json_array_size(json_object_get(o, "hints")), 0);
+    int rc;
+    json_t *bad = call_rc(db, &rc, "lesson.hints", "{s:s,s:s,s:s}", "ns", "t", "domain", "sqlite",
+                          "tool_family", "a:b");
+    CHECK_INT(rc, REMEM_EINVAL);
+    json_decref(bad);
+    json_decref(a);
+    json_decref(h);
+    json_decref(o);
+    remem_close(db);
+}
+
+/* With an LLM, the end-of-run reflection is the model's: it sees the
+ * run's failures numbered, and each rule it writes takes the fingerprint
+ * of the failure it names; a rule naming no failure of the list is
+ * dropped. A model that answers nothing usable falls back to
+ * fix_after_error. */
+static void test_learn_with_llm(void) {
+    llm_standin s;
+    if (llm_standin_start(&s, "[{\"match\": \"failed at these steps\", \"reply\": "
+                              "\"{\\\"lessons\\\": [{\\\"failure\\\": 1, \\\"rule\\\": "
+                              "\\\"Run .tables before querying a table.\\\"}, {\\\"failure\\\": 9, "
+                              "\\\"rule\\\": \\\"made up\\\"}]}\"}]")) {
+        SKIP("python3 or the stand-in is not available");
+        return;
+    }
+    remem_options o;
+    remem_options_init(&o);
+    o.embedder = "hash";
+    o.llm_url = s.url;
+    o.llm_model = "stand-in-model";
+    remem *db = NULL;
+    CHECK_INT(remem_open(":memory:", &o, &db), REMEM_OK);
+    json_t *e = CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "ns", "t", "domain",
+                     "sqlite", "tool", "run_sqlite", "channel", "hard_failure", "error",
+                     "no such table: orders", "run", "r1", "step", 1);
+    json_t *out = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s,s:b}", "ns", "t", "run", "r1",
+                       "domain", "sqlite", "result", "fail", "learn", 1);
+    CHECK_STR(S(out, "learned_by"), "llm");
+    json_t *c = json_object_get(out, "candidate_lessons");
+    CHECK_INT(json_array_size(c), 1);
+    CHECK_STR(S(json_array_get(c, 0), "rule_text"), "Run .tables before querying a table.");
+    CHECK_STR(json_string_value(json_array_get(
+                  json_object_get(json_array_get(c, 0), "fingerprints"), 0)),
+              S(e, "fingerprint"));
+    json_t *reqs = llm_standin_requests(&s);
+    json_t *last = json_array_get(reqs, json_array_size(reqs) - 1);
+    json_t *msgs = json_object_get(json_object_get(last, "body"), "messages");
+    const char *prompt = json_string_value(
+        json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "content"));
+    CHECK(prompt && strstr(prompt, "1. step 1, tool run_sqlite: no such table: orders") != NULL);
+    /* nothing usable: the deterministic rule (here, nothing fixed it: none) */
+    llm_standin_rules(&s, "[{\"reply\": \"I cannot say.\"}]");
+    json_decref(CALL(db, "lesson.event", "{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "ns", "t", "domain",
+                     "sqlite", "tool", "run_sqlite", "channel", "hard_failure", "error",
+                     "database is locked", "run", "r2", "step", 1));
+    json_t *out2 = CALL(db, "lesson.outcome", "{s:s,s:s,s:s,s:s,s:b}", "ns", "t", "run", "r2",
+                        "domain", "sqlite", "result", "fail", "learn", 1);
+    CHECK_STR(S(out2, "learned_by"), "fix_after_error");
+    CHECK_INT(json_array_size(json_object_get(out2, "candidate_lessons")), 0);
+    json_decref(reqs);
+    json_decref(e);
+    json_decref(out);
+    json_decref(out2);
+    remem_close(db);
+    llm_standin_stop(&s);
+}
+
 /* A store file that cannot be opened is a bad argument, not a failure of
  * the engine: REMEM_EINVAL (400 over HTTP) naming "store". */
 static void test_eval_bad_store(void) {
@@ -674,6 +902,12 @@ int main(int argc, char **argv) {
     RUN(test_validation_gate);
     RUN(test_timeline);
     RUN(test_eval_benchmark);
+    RUN(test_eval_seed_metrics);
+    RUN(test_caller_tags_soft);
+    RUN(test_learn_from_run);
+    RUN(test_learn_with_llm);
+    RUN(test_archived_status);
+    RUN(test_tool_family_key);
     RUN(test_eval_bad_store);
     return TEST_EXIT();
 }

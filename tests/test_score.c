@@ -97,20 +97,53 @@ static void test_normalise_equal_values(void) {
     CHECK_NEAR(z[0].score, 1.0, 1e-12); /* relevance 0, importance 0, recency 1 */
 }
 
-/* metaverse: 1/(1+L2) with L2 = sqrt(2 - 2 cos); + .25 recency + .25
- * importance; min score 0.35; tier priority. */
+/* metaverse: 1/(1+d) with d the squared L2 distance (Chroma's "l2" space,
+ * what seed 001 ran), d = 2 - 2 cos for unit vectors; + .25 recency over
+ * whole hours + .25 importance; min score 0.35; tier priority. */
 static void test_metaverse(void) {
     profile p = get("metaverse");
-    CHECK_NEAR(score_relevance(&p, 0.5), 0.5, 1e-12);       /* L2 = 1 */
-    CHECK_NEAR(score_relevance(&p, 1.0), 1.0, 1e-12);       /* L2 = 0 */
-    CHECK_NEAR(score_relevance(&p, -1.0), 1.0 / 3, 1e-12);  /* L2 = 2 */
-    CHECK_NEAR(score_relevance(&p, 1.0000001), 1.0, 1e-12); /* rounding past 1: L2 0 */
+    CHECK_NEAR(score_relevance(&p, 0.5), 0.5, 1e-12);       /* d = 1 */
+    CHECK_NEAR(score_relevance(&p, 1.0), 1.0, 1e-12);       /* d = 0 */
+    CHECK_NEAR(score_relevance(&p, -1.0), 1.0 / 5, 1e-12);  /* d = 4 */
+    CHECK_NEAR(score_relevance(&p, 0.9), 1.0 / 1.2, 1e-12); /* d = 0.2 */
+    CHECK_NEAR(score_relevance(&p, 1.0000001), 1.0, 1e-12); /* rounding past 1: d 0 */
     candidate c[1] = {cand(0.5, 0, 0.4, 0)};
     score_candidates(&p, NOW, c, 1);
     CHECK_NEAR(c[0].score, 0.85, 1e-12); /* .5 + .25 + .1 */
     CHECK_NEAR(p.min_score, 0.35, 0);
     CHECK(p.tier_priority);
     CHECK_STR(p.tiers, "static,short,long");
+}
+
+/* seed 001: a memory created or accessed less than 60 minutes ago has the
+ * highest recency; after that k^hours over whole hours. Other base^hours
+ * profiles (the paper's) keep fractional hours. */
+static void test_metaverse_first_hour(void) {
+    profile p = get("metaverse");
+    CHECK_NEAR(score_recency(&p, NOW - H / 2, NOW), 1.0, 0);       /* 30 minutes */
+    CHECK_NEAR(score_recency(&p, NOW - H + 1000, NOW), 1.0, 0);    /* 59m59s */
+    CHECK_NEAR(score_recency(&p, NOW - H, NOW), 0.995, 1e-12);     /* 1 hour */
+    CHECK_NEAR(score_recency(&p, NOW - 5 * H / 2, NOW), 0.995 * 0.995, 1e-12);
+    profile g = get("generative-agents");
+    CHECK_NEAR(score_recency(&g, NOW - H / 2, NOW), pow(0.995, 0.5), 1e-12);
+}
+
+/* seed 001: "if the score is not present in the metadata, the function
+ * then reduces to only relevancy": under metaverse an unrated memory (its
+ * kind's default importance stood in) scores relevance alone; other
+ * profiles score it as any other. */
+static void test_metaverse_unrated(void) {
+    profile p = get("metaverse");
+    candidate c[2] = {cand(0.5, 0, 0.5, 0), cand(0.5, 0, 0.5, 0)};
+    c[1].unrated = 1;
+    score_candidates(&p, NOW, c, 2);
+    CHECK_NEAR(c[0].score, 0.5 + 0.25 + 0.125, 1e-12);
+    CHECK_NEAR(c[1].score, 0.5, 1e-12);
+    profile s = get("stream");
+    candidate d[1] = {cand(0.5, 0, 0.5, 0)};
+    d[0].unrated = 1;
+    score_candidates(&s, NOW, d, 1);
+    CHECK_NEAR(d[0].score, 0.2 + 0.3 + 0.15, 1e-12);
 }
 
 /* stream: 0.4 relevance + 0.3 recency (half-life 7 days) + 0.3 importance;
@@ -231,7 +264,7 @@ static void test_profile_json(void) {
     free(js);
     p = get("metaverse");
     js = profile_to_json(&p);
-    CHECK_HAS(js, "\"relevance\":\"1/(1+L2)\"");
+    CHECK_HAS(js, "\"relevance\":\"1/(1+squared L2)\"");
     CHECK_HAS(js, "\"min_score\":0.35");
     free(js);
 }
@@ -243,6 +276,8 @@ int main(int argc, char **argv) {
     RUN(test_generative_agents);
     RUN(test_normalise_equal_values);
     RUN(test_metaverse);
+    RUN(test_metaverse_first_hour);
+    RUN(test_metaverse_unrated);
     RUN(test_stream);
     RUN(test_replay);
     RUN(test_episodes);

@@ -34,6 +34,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "util/tz.h"
 
 #define CFG_MAX_DEPTH 32
 #define CFG_MAX_BYTES (4u << 20)
@@ -211,6 +212,11 @@ enum {
     F_ARCHIVE = 1u << 18,
     F_FWF = 1u << 19,
     F_EMBMODEL = 1u << 20,
+    F_STATIC_IMM = 1u << 21,
+    F_MIG_IMP = 1u << 22,
+    F_REFL_SHORT = 1u << 23,
+    F_TZ = 1u << 24,
+    F_UNRATED = 1u << 25,
 };
 
 /* One block of the file: the document's own keys, or one pattern's. */
@@ -623,6 +629,7 @@ static int parse_hydrate(walk *w, const ynode *v, const char *path, block *b) {
 
 #define POLICY_KEYS                                                                              \
     "profile, overrides, top_k, memory_off, auto_rate, stm_size, threshold, long_requires_stm, " \
+    "static_immutable, migrate_by_importance, reflect_short_only, mark_unrated, time_zone, "  \
     "reflection, retrieval, decay, hydrate, memoryAgent, " SEED003_KEYS
 
 static int parse_policies(walk *w, const ynode *m, cfg *c);
@@ -675,6 +682,23 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         } else if (!strcmp(k->s, "long_requires_stm")) {
             r = get_bool(w, v, path, &p->long_requires_stm);
             b->set |= F_LRS;
+        } else if (!strcmp(k->s, "time_zone")) {
+            r = get_str(w, v, path, &p->time_zone);
+            if (!r && !util_tz_valid(p->time_zone))
+                r = want(w, v, path, "a zone of the time zone database (America/New_York, UTC)");
+            b->set |= F_TZ;
+        } else if (!strcmp(k->s, "mark_unrated")) {
+            r = get_bool(w, v, path, &p->mark_unrated);
+            b->set |= F_UNRATED;
+        } else if (!strcmp(k->s, "static_immutable")) {
+            r = get_bool(w, v, path, &p->static_immutable);
+            b->set |= F_STATIC_IMM;
+        } else if (!strcmp(k->s, "migrate_by_importance")) {
+            r = get_bool(w, v, path, &p->migrate_by_importance);
+            b->set |= F_MIG_IMP;
+        } else if (!strcmp(k->s, "reflect_short_only")) {
+            r = get_bool(w, v, path, &p->reflect_short_only);
+            b->set |= F_REFL_SHORT;
         } else if (!strcmp(k->s, "reflection")) {
             r = parse_reflection(w, v, path, b);
         } else if (!strcmp(k->s, "retrieval")) {
@@ -785,6 +809,7 @@ static void policy_clear(cfg_policy *p) {
     free(p->summarization_strategy);
     free(p->archive_location);
     free(p->embedding_model);
+    free(p->time_zone);
     for (size_t i = 0; i < p->n_patterns; i++) free(p->patterns[i]);
     free(p->patterns);
     memset(p, 0, sizeof *p);
@@ -977,6 +1002,11 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
     if (f & F_STM) p->stm_size = s->stm_size;
     if (f & F_THRESHOLD) p->threshold = s->threshold;
     if (f & F_LRS) p->long_requires_stm = s->long_requires_stm;
+    if (f & F_STATIC_IMM) p->static_immutable = s->static_immutable;
+    if (f & F_TZ) rc |= dup_str(&p->time_zone, s->time_zone);
+    if (f & F_MIG_IMP) p->migrate_by_importance = s->migrate_by_importance;
+    if (f & F_REFL_SHORT) p->reflect_short_only = s->reflect_short_only;
+    if (f & F_UNRATED) p->mark_unrated = s->mark_unrated;
     if (f & F_REFL_ENABLED) p->reflection_enabled = s->reflection_enabled;
     if (f & F_REFL_AUTO) p->reflection_auto = s->reflection_auto;
     if (f & F_REFL_SUM) p->reflection_importance_sum = s->reflection_importance_sum;
@@ -1005,6 +1035,19 @@ static int overlay(cfg_policy *p, json_t *ov, const block *b) {
     return rc ? -1 : 0;
 }
 
+/* Seed 001's tier rules come with its profile: "no way to insert into the
+ * LTM directly", static memory immutable, the oldest and most important
+ * migrate, reflection from short-term memory, and a memory without an
+ * importance scored on relevance alone. A key the file sets wins. */
+static void seed001_tier_rules(cfg_policy *p, unsigned set) {
+    if (!p->profile || strcmp(p->profile, "metaverse") != 0) return;
+    if (!(set & F_LRS)) p->long_requires_stm = 1;
+    if (!(set & F_STATIC_IMM)) p->static_immutable = 1;
+    if (!(set & F_MIG_IMP)) p->migrate_by_importance = 1;
+    if (!(set & F_REFL_SHORT)) p->reflect_short_only = 1;
+    if (!(set & F_UNRATED)) p->mark_unrated = 1;
+}
+
 static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     policy_defaults(p);
     if (!(p->summarization_strategy = strdup("llm"))) return -1; /* seed 003's default */
@@ -1012,7 +1055,9 @@ static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     if (!ov) return -1;
     p->patterns = calloc(n + 1, sizeof *p->patterns);
     int rc = p->patterns ? 0 : -1;
+    unsigned set = 0;
     for (size_t i = 0; i < n && !rc; i++) {
+        set |= bs[i]->set;
         rc = overlay(p, ov, bs[i]);
         if (!rc) {
             p->patterns[i] = strdup(bs[i]->pattern ? bs[i]->pattern : "(top level)");
@@ -1022,6 +1067,7 @@ static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     }
     if (!rc && json_object_size(ov) > 0 && !(p->overrides_json = json_dumps(ov, JSON_COMPACT)))
         rc = -1;
+    seed001_tier_rules(p, set);
     json_decref(ov);
     (void)c;
     return rc;
@@ -1125,6 +1171,11 @@ char *cfg_policy_json(const cfg_policy *p) {
     json_object_set_new(o, "stm_size", json_integer(p->stm_size));
     json_object_set_new(o, "threshold", json_real(p->threshold));
     json_object_set_new(o, "long_requires_stm", json_boolean(p->long_requires_stm));
+    json_object_set_new(o, "static_immutable", json_boolean(p->static_immutable));
+    json_object_set_new(o, "time_zone", json_string(p->time_zone ? p->time_zone : "UTC"));
+    json_object_set_new(o, "migrate_by_importance", json_boolean(p->migrate_by_importance));
+    json_object_set_new(o, "reflect_short_only", json_boolean(p->reflect_short_only));
+    json_object_set_new(o, "mark_unrated", json_boolean(p->mark_unrated));
     json_t *r = json_object();
     json_object_set_new(r, "enabled", json_boolean(p->reflection_enabled));
     json_object_set_new(r, "auto", json_boolean(p->reflection_auto));

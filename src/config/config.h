@@ -45,12 +45,25 @@ typedef struct cfg_policy {
     double threshold;                 /* migration: importance above it goes to
                                     long-term; default 0.35? see docs */
     int long_requires_stm;            /* refuse adds straight to tier "long" */
+    int static_immutable;             /* refuse updates of tier-static memories */
+    int migrate_by_importance;        /* migrate the most important first (oldest
+                                         first among equals), not the oldest */
+    int reflect_short_only;           /* reflection reads short-term memories only */
+    int mark_unrated;                 /* an add without importance (and not rated by
+                                         the LLM) is marked unrated in its metadata
+                                         (rating.fallback kind_default), which the
+                                         metaverse profile scores on relevance alone */
+    /* The last three and long_requires_stm are seed 001's tier rules: on
+     * when the policy's profile is "metaverse" and the file leaves them
+     * unset. */
     int reflection_enabled;           /* default 1 */
     int reflection_auto;              /* reflect automatically when a trigger fires */
     double reflection_importance_sum; /* paper's trigger on the 1-10 scale
                                          (sum of importance*10); 0: off */
     int reflection_every;             /* every N observations (seed 004: 10); 0: off */
     double reflection_importance;     /* importance of a stored reflection (0.95) */
+    char *time_zone;                  /* the zone of dates in prompt blocks (IANA
+                                         name); NULL: UTC */
 
     /* ---- experience (issue 10, seed 000) ---- */
     char **hydrate_files; /* pre-seeded decision files for first use */

@@ -222,6 +222,30 @@ static int check(json_t *s, json_t *v, const at *path, char *err, size_t cap) {
     return 0;
 }
 
+/* A top-level argument given under one of its property's "x-aliases"
+ * (seed 000's overall_effectiveness for rating, say) is renamed to the
+ * property, on every face alike; both names at once is an error. */
+static int fold_aliases(json_t *s, json_t *args, char *err, size_t cap) {
+    const char *k;
+    json_t *ps;
+    json_object_foreach(json_object_get(s, "properties"), k, ps) {
+        size_t i;
+        json_t *a;
+        json_array_foreach(json_object_get(ps, "x-aliases"), i, a) {
+            const char *alias = json_string_value(a);
+            json_t *v = alias ? json_object_get(args, alias) : NULL;
+            if (!v) continue;
+            if (json_object_get(args, k)) {
+                at where = {NULL, alias, 0};
+                return fail_at(err, cap, &where, "names the same argument as %s%s", k, "");
+            }
+            json_object_set(args, k, v);
+            json_object_del(args, alias);
+        }
+    }
+    return 0;
+}
+
 int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap) {
     json_error_t je;
     json_t *s = json_loads(schema, 0, &je);
@@ -229,7 +253,8 @@ int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap
         snprintf(err, errcap, "the operation's schema does not parse: %s", je.text);
         return -1;
     }
-    int rc = check(s, args, NULL, err, errcap);
+    int rc = json_is_object(args) ? fold_aliases(s, args, err, errcap) : 0;
+    if (!rc) rc = check(s, args, NULL, err, errcap);
     json_decref(s);
     return rc;
 }

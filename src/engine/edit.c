@@ -148,6 +148,14 @@ static int apply_patch(remem *db, void *ctx, remem_memory *m, const char **op, i
     const remem_patch *p = ctx;
     (void)purge;
     *op = "update";
+    /* Seed 001: "static memory is immutable" (policy static_immutable);
+     * its personality file, loaded again, is the way to change it. */
+    if (m->tier && !strcmp(m->tier, "static") && eng_policy(db, m->ns)->static_immutable)
+        return eng_fail(db, REMEM_EINVAL,
+                        "%s/%s is a static memory and the policy of its namespace "
+                        "(static_immutable) keeps static memories unchanged: load the "
+                        "personality file again (static load) to change it",
+                        m->ns, m->id);
     if (p->fields & REMEM_SET_TEXT) m->text = p->text;
     if (p->fields & REMEM_SET_KIND) m->kind = p->kind;
     if (p->fields & REMEM_SET_TIER) {

@@ -104,6 +104,17 @@ static int op_namespaces(remem *db, json_t *args, json_t **result) {
 
 static int is_pattern(const char *ns) { return strpbrk(ns, "*?[") != NULL; }
 
+/* Is name inside the "within" patterns (none given: everywhere)? The
+ * server gives an API key's own patterns, so that `clear --ns '*'` with a
+ * key scoped to agent:* clears every namespace that key may administer. */
+static int within(json_t *pats, const char *name) {
+    if (!json_is_array(pats)) return 1;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pats, i, p) if (!fnmatch(json_string_value(p), name, 0)) return 1;
+    return 0;
+}
+
 /* Clear one namespace, adding it to the answer's list. */
 static int clear_one(remem *db, const char *ns, json_t *list, int64_t *total) {
     int64_t n = 0;
@@ -137,7 +148,8 @@ static int op_clear(remem *db, json_t *args, json_t **result) {
         json_t *e;
         json_array_foreach(all, i, e) {
             const char *name = json_string_value(json_object_get(e, "ns"));
-            if (rc || !name || fnmatch(ns, name, 0)) continue;
+            if (rc || !name || fnmatch(ns, name, 0) || !within(json_object_get(args, "within"), name))
+                continue;
             rc = clear_one(db, name, list, &total);
         }
         json_decref(all);
@@ -316,7 +328,10 @@ const engine_op store_wide_ops[] = {
       "matches; history keeps one clear row each. Needs yes.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{\"ns\":{\"type\":\"string\","
       "\"minLength\":1,\"description\":\"namespace, or a pattern with * ? []\"},"
-      "\"yes\":{\"type\":\"boolean\",\"description\":\"confirm the deletion\"}}}",
+      "\"yes\":{\"type\":\"boolean\",\"description\":\"confirm the deletion\"},"
+      "\"within\":{\"x-advanced\":true,\"type\":\"array\",\"items\":{\"type\":\"string\","
+      "\"minLength\":1},\"description\":\"with a pattern, clear only the namespaces one of "
+      "these patterns matches too (the server sets an API key's own)\"}}}",
       REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "admin"},
      op_clear},
     {{"export", "read",

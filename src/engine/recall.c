@@ -788,6 +788,9 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
          * their recency is that of a memory accessed right now. */
         if (r->c->tier[r->row] == 0) rk[n].c.last_access = x.now;
         rk[n].c.boosted = x.p.boost_kind[0] && strcmp(m->kind, x.p.boost_kind) == 0;
+        /* marked by the write path (rate.c) when the kind's default stood in */
+        rk[n].c.unrated = x.p.unrated_relevance_only && m->metadata &&
+                          strstr(m->metadata, "\"fallback\":\"kind_default\"") != NULL;
         rk[n].tier = x.p.tier_priority ? tier_rank(&x.tiers, m->tier) : 0;
         n++;
     }

@@ -38,21 +38,21 @@ const engine_op experience_ops[] = {
       "\"reward\"],\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,"
       "\"maxLength\":256,\"description\":\"namespace\"},\"title\":{\"type\":\"string\","
       "\"minLength\":1,\"maxLength\":4096,"
-      "\"description\":\"the conflict or situation title\"},"
+      "\"x-aliases\":[\"conflict_title\"],\"description\":\"the conflict or situation title\"},"
       "\"action\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
-      "\"description\":\"the action type taken (communicate, rest, ...)\"},"
+      "\"x-aliases\":[\"action_type\"],\"description\":\"the action type taken (communicate, rest, ...)\"},"
       "\"domain\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
-      "\"description\":\"the target domain (relationships, career, ...)\"},"
+      "\"x-aliases\":[\"target_domain\"],\"description\":\"the target domain (relationships, career, ...)\"},"
       "\"reward\":{\"type\":\"number\",\"minimum\":-1e9,\"maximum\":1e9,"
       "\"description\":\"the reward the decision earned, within +-1e9 (stats average "
       "them)\"},"
       "\"metrics\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"},"
-      "\"description\":\"the metrics snapshot when the decision was taken (a JSON object of "
+      "\"x-aliases\":[\"metrics_snapshot\"],\"description\":\"the metrics snapshot when the decision was taken (a JSON object of "
       "numbers)\"},"
       "\"reasoning\":{\"type\":\"string\",\"maxLength\":65536,"
       "\"description\":\"the agent's reasoning (the stored text keeps its first 100 characters,"
       " the metadata all of it)\"},\"episode\":{\"type\":\"string\",\"maxLength\":253,"
-      "\"description\":\"the episode id (links the decision to its human feedback)\"}}}", 0, "experience"},
+      "\"x-aliases\":[\"episode_id\"],\"description\":\"the episode id (links the decision to its human feedback)\"}}}", 0, "experience"},
      first_decision_add},
     {{"decision.similar", "read",
       "Past decisions like the current situation: the title plus the three most stressed metrics "
@@ -60,9 +60,9 @@ const engine_op experience_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"title\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
       "\"description\":\"namespace\"},\"title\":{\"type\":\"string\",\"minLength\":1,"
-      "\"maxLength\":4096,\"description\":\"the current conflict or situation title\"},"
+      "\"maxLength\":4096,\"x-aliases\":[\"conflict_title\"],\"description\":\"the current conflict or situation title\"},"
       "\"metrics\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"},"
-      "\"description\":\"the situation's metrics as a JSON object of numbers (lower = more "
+      "\"x-aliases\":[\"current_metrics\"],\"description\":\"the situation's metrics as a JSON object of numbers (lower = more "
       "stressed),"
       " e.g. {\\\"career.workload\\\": 90}\"},\"n\":{\"type\":\"integer\",\"minimum\":1,"
       "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},
@@ -73,12 +73,12 @@ const engine_op experience_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"task\",\"route\",\"reward\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
       "\"description\":\"namespace\"},\"task\":{\"type\":\"string\",\"minLength\":1,"
-      "\"maxLength\":4096,\"description\":\"the task id\"},\"route\":{\"type\":\"string\","
-      "\"minLength\":1,\"maxLength\":4096,\"description\":\"the route taken\"},"
+      "\"maxLength\":4096,\"x-aliases\":[\"task_id\"],\"description\":\"the task id\"},\"route\":{\"type\":\"string\","
+      "\"minLength\":1,\"maxLength\":4096,\"x-aliases\":[\"route_taken\"],\"description\":\"the route taken\"},"
       "\"reward\":{\"type\":\"number\",\"minimum\":-1e9,\"maximum\":1e9,"
-      "\"description\":\"the episode's total reward, within +-1e9\"},"
+      "\"x-aliases\":[\"total_reward\"],\"description\":\"the episode's total reward, within +-1e9\"},"
       "\"summary\":{\"type\":\"object\","
-      "\"description\":\"the trajectory summary as a JSON object (milestones_hit, steps,"
+      "\"x-aliases\":[\"trajectory_summary\"],\"description\":\"the trajectory summary as a JSON object (milestones_hit, steps,"
       " ...)\"}}}", 0, "experience"},
      first_trajectory_add},
     {{"trajectory.similar", "read",
@@ -87,9 +87,9 @@ const engine_op experience_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"domain\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
       "\"description\":\"namespace\"},\"domain\":{\"type\":\"string\",\"minLength\":1,"
-      "\"maxLength\":4096,\"description\":\"the task domain\"},"
+      "\"maxLength\":4096,\"x-aliases\":[\"task_domain\"],\"description\":\"the task domain\"},"
       "\"world\":{\"type\":\"object\","
-      "\"description\":\"the current world state as a JSON object (numbers, booleans,"
+      "\"x-aliases\":[\"current_world\"],\"description\":\"the current world state as a JSON object (numbers, booleans,"
       " strings; lower numbers and false are more stressed)\"},\"n\":{\"type\":\"integer\","
       "\"minimum\":1,\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},
      first_trajectory_similar},
@@ -99,19 +99,19 @@ const engine_op experience_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"episode\",\"rating\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
       "\"description\":\"namespace\"},\"episode\":{\"type\":\"string\",\"minLength\":1,"
-      "\"maxLength\":253,\"description\":\"the episode id\"},"
+      "\"maxLength\":253,\"x-aliases\":[\"episode_id\"],\"description\":\"the episode id\"},"
       "\"rating\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10,"
-      "\"description\":\"overall effectiveness, 1 to 10\"},"
+      "\"x-aliases\":[\"overall_effectiveness\"],\"description\":\"overall effectiveness, 1 to 10\"},"
       "\"improved\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,"
       "\"maxLength\":256},"
-      "\"description\":\"domains that improved (comma-separated on the command line)\"},"
+      "\"x-aliases\":[\"domains_improved\"],\"description\":\"domains that improved (comma-separated on the command line)\"},"
       "\"worsened\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1,"
       "\"maxLength\":256},"
-      "\"description\":\"domains that worsened (comma-separated on the command line)\"},"
+      "\"x-aliases\":[\"domains_worsened\"],\"description\":\"domains that worsened (comma-separated on the command line)\"},"
       "\"notes\":{\"type\":\"string\",\"maxLength\":65536,"
-      "\"description\":\"unexpected effects, in the human's words\"},"
+      "\"x-aliases\":[\"unexpected_effects\"],\"description\":\"unexpected effects, in the human's words\"},"
       "\"hours\":{\"type\":\"number\",\"minimum\":0,"
-      "\"description\":\"resolution time in hours\"}}}", REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "experience"},
+      "\"x-aliases\":[\"resolution_time_hours\"],\"description\":\"resolution time in hours\"}}}", REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "experience"},
      first_feedback_add},
     {{"feedback.similar", "read",
       "Human feedback whose text is most like the given text, by cosine similarity.",
@@ -128,9 +128,9 @@ const engine_op experience_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\",\"title\"],"
       "\"properties\":{\"ns\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,"
       "\"description\":\"namespace\"},\"title\":{\"type\":\"string\",\"minLength\":1,"
-      "\"maxLength\":4096,\"description\":\"the current conflict or situation title\"},"
+      "\"maxLength\":4096,\"x-aliases\":[\"conflict_title\"],\"description\":\"the current conflict or situation title\"},"
       "\"metrics\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"},"
-      "\"description\":\"the situation's metrics as a JSON object of numbers (lower = more "
+      "\"x-aliases\":[\"current_metrics\"],\"description\":\"the situation's metrics as a JSON object of numbers (lower = more "
       "stressed),"
       " e.g. {\\\"career.workload\\\": 90}\"},\"n\":{\"type\":\"integer\",\"minimum\":1,"
       "\"maximum\":100,\"description\":\"how many to return (default 3)\"}}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "experience"},

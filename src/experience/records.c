@@ -148,6 +148,10 @@ static json_t *decision_result(const remem_hit *h, json_t *meta) {
     json_object_set_new(r, "title", json_string(meta_str(meta, "title")));
     json_object_set_new(r, "action", json_string(meta_str(meta, "action")));
     json_object_set_new(r, "domain", json_string(meta_str(meta, "domain")));
+    /* seed 000's own names for the same fields, so its callers read them */
+    json_object_set_new(r, "conflict_title", json_string(meta_str(meta, "title")));
+    json_object_set_new(r, "action_type", json_string(meta_str(meta, "action")));
+    json_object_set_new(r, "target_domain", json_string(meta_str(meta, "domain")));
     json_object_set_new(r, "reward", json_real(meta_num(meta, "reward", 0)));
     json_object_set_new(r, "reasoning", json_string(meta_str(meta, "reasoning")));
     json_object_set_new(r, "episode_id", json_string(meta_str(meta, "episode_id")));

@@ -344,6 +344,22 @@ static int plant(remem *db, const char *ns) {
     return REMEM_OK;
 }
 
+/* Seed 002's "lower fingerprint recurrence over runs": the share of the
+ * tool errors whose fingerprint had already occurred in the run, in the
+ * first wave (before memory had anything to give) and in the last. */
+static void recurrence_before_after(json_t *out, json_t *waves) {
+    size_t n = json_array_size(waves);
+    if (!out || n == 0) return;
+    json_t *first = json_array_get(waves, 0), *last = json_array_get(waves, n - 1);
+    json_object_set_new(out, "fingerprint_recurrence_before",
+                        json_real(lsn_d(first, "fingerprint_recurrence", 0)));
+    json_object_set_new(out, "fingerprint_recurrence_after",
+                        json_real(lsn_d(last, "fingerprint_recurrence", 0)));
+    json_t *sm = json_object_get(out, "summary");
+    json_object_set_new(out, "validation_retry_count",
+                        json_integer(lsn_i(sm, "validation_retry_count", 0)));
+}
+
 /* One mode: a fresh store, the planted lessons, the waves. */
 static json_t *run_mode(const char *store, const char *policy, int waves, int max_steps, int *rc,
                         char *err, size_t errcap) {
@@ -382,6 +398,9 @@ static json_t *run_mode(const char *store, const char *policy, int waves, int ma
                       ws.errors ? (double)ws.recurring / ws.errors : 0.0, "validation_retries",
                       ws.retries, "transfer_hints", ws.transfer_hints, "contamination",
                       ws.contamination));
+        /* seed 002's own name for the wave's retries */
+        json_object_set_new(json_array_get(wj, json_array_size(wj) - 1), "validation_retry_count",
+                            json_integer(ws.retries));
     }
     if (*rc) {
         snprintf(err, errcap, "%s", remem_errmsg(db));
@@ -422,6 +441,7 @@ static json_t *run_mode(const char *store, const char *policy, int waves, int ma
                     contamination, "statuses", st, "planted", pl, "summary",
                     json_object_get(sum, "summary"));
     json_decref(sum);
+    recurrence_before_after(out, wj);
 done:
     json_decref(wj);
     json_decref(ag.seen_fps);
@@ -458,6 +478,9 @@ static void render(strbuf *t, json_t *m) {
     sb_printf(t, "  help ratio %.2f, transfer activation rate %.2f, validation retries %lld\n",
               lsn_d(sm, "retrieval_help_ratio", 0), lsn_d(sm, "transfer_activation_rate", 0),
               (long long)lsn_i(sm, "validation_retry_count", 0));
+    sb_printf(t, "  fingerprint recurrence before %.2f, after %.2f\n",
+              lsn_d(m, "fingerprint_recurrence_before", 0),
+              lsn_d(m, "fingerprint_recurrence_after", 0));
 }
 
 int lsn_op_eval(remem *db, json_t *args, json_t **result) {

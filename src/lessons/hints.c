@@ -125,6 +125,17 @@ static json_t *query_tags(json_t *args, lsn_list *ev, const char *fp) {
     return t;
 }
 
+/* Seed 002: "use deterministic metadata for safety, not model-authored
+ * tags as ground truth; treat model tags as soft only". A system tag is
+ * one remem derives from facts (tool:, channel:, domain:); any other tag
+ * is the caller's (the model's) and weighs CALLER_TAG_WEIGHT of one. */
+#define CALLER_TAG_WEIGHT 0.5
+static double tag_weight(const char *t) {
+    return t && (!strncmp(t, "tool:", 5) || !strncmp(t, "channel:", 8) || !strncmp(t, "domain:", 7))
+               ? 1.0
+               : CALLER_TAG_WEIGHT;
+}
+
 static void score(cand *c, const char *fp, json_t *qtags, int has_text, int64_t now) {
     const json_t *m = c->r->meta;
     double w = W_REL + W_REC, s;
@@ -139,10 +150,13 @@ static void score(cand *c, const char *fp, json_t *qtags, int has_text, int64_t 
     }
     size_t nt = json_array_size(qtags);
     if (nt) {
-        size_t hit = 0;
-        for (size_t i = 0; i < nt; i++)
-            hit += lsn_has(json_object_get(m, "tags"), json_string_value(json_array_get(qtags, i)));
-        c->tag = (double)hit / (double)nt;
+        double hit = 0, all = 0;
+        for (size_t i = 0; i < nt; i++) {
+            const char *t = json_string_value(json_array_get(qtags, i));
+            all += tag_weight(t);
+            hit += tag_weight(t) * lsn_has(json_object_get(m, "tags"), t);
+        }
+        c->tag = all > 0 ? hit / all : 0;
         s += W_TAG * c->tag;
         w += W_TAG;
     }

@@ -202,4 +202,12 @@ int lsn_op_validate(remem *db, json_t *args, json_t **result);
 int lsn_op_timeline(remem *db, json_t *args, json_t **result);
 int lsn_op_eval(remem *db, json_t *args, json_t **result);
 
+/* Candidate lessons from the run's own records (learn.c): the LLM's
+ * reflection on the run's failures when there is one, else the
+ * deterministic rule "fix_after_error" (each failure followed by a step
+ * that worked). *added: a new array of the lessons written (possibly
+ * empty); *how: "llm" or "fix_after_error" (static text). */
+int lsn_learn_from_run(remem *db, const char *ns, const char *run, const char *domain,
+                       const char *session, json_t **added, const char **how);
+
 #endif

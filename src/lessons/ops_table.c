@@ -14,7 +14,10 @@
 #define NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
 #define DOMAIN                                                                                 \
     "\"domain\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,\"description\":\"the " \
-    "domain key: the execution context (tool family + adapter), e.g. sqlite\"}"
+    "domain key: the execution context (tool family + adapter), e.g. sqlite\"},"                  \
+    "\"tool_family\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,"                    \
+    "\"description\":\"the execution tool family (cli, computer_use, ...): "        \
+    "the context key is then tool_family:domain\"}"
 #define RUN                                                                                     \
     "\"run\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256,\"description\":\"the run " \
     "(one agent task attempt) this belongs to\"}"
@@ -31,7 +34,10 @@
  * for them. */
 
 /* "lesson.list": the lessons of a namespace by status and domain, without
- * a query (statuses were reachable only through recall's filter). */
+ * a query (statuses were reachable only through recall's filter). A
+ * lesson archived (remem forget: tier archived, never handed out again)
+ * has status "archived", seed 002's fourth; the status it had is kept as
+ * status_before_archive, and comes back if it is restored. */
 static int lsn_op_list(remem *db, json_t *args, json_t **res) {
     const char *status = lsn_str(args, "status", NULL), *domain = lsn_str(args, "domain", NULL);
     lsn_list l = {0};
@@ -41,14 +47,19 @@ static int lsn_op_list(remem *db, json_t *args, json_t **res) {
     strbuf text = {0};
     for (size_t i = 0; i < l.n; i++) {
         json_t *m = l.v[i].meta;
-        if (status && strcmp(lsn_s(m, "status"), status)) continue;
+        const char *st = l.v[i].archived ? "archived" : lsn_s(m, "status");
+        if (status && strcmp(st, status)) continue;
         if (domain && strcmp(lsn_s(m, "domain_key"), domain)) continue;
         json_t *o = json_deep_copy(m);
         json_object_set_new(o, "id", json_string(l.v[i].id));
         json_object_set_new(o, "rule", json_string(l.v[i].text));
+        if (l.v[i].archived) {
+            json_object_set(o, "status_before_archive", json_object_get(m, "status"));
+            json_object_set_new(o, "status", json_string("archived"));
+        }
         json_array_append_new(out, o);
-        sb_printf(&text, "%s  %-10s %-12s %s\n", l.v[i].id, lsn_s(m, "status"),
-                  lsn_s(m, "domain_key"), l.v[i].text);
+        sb_printf(&text, "%s  %-10s %-12s %s\n", l.v[i].id, st, lsn_s(m, "domain_key"),
+                  l.v[i].text);
     }
     sb_printf(&text, "%zu lessons", json_array_size(out));
     lsn_list_free(&l);
@@ -58,6 +69,35 @@ static int lsn_op_list(remem *db, json_t *args, json_t **res) {
     free(t);
     return *res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
+
+/* Seed 002's context key, "execution tool family + adapter domain": with
+ * tool_family, every lesson operation keys on "family:domain", so the
+ * same adapter under two tool families (a CLI and a computer-use agent)
+ * keeps two strict lanes. */
+static int family_key(remem *db, json_t *args) {
+    const char *fam = lsn_s(args, "tool_family"), *dom = lsn_s(args, "domain");
+    if (!fam) return REMEM_OK;
+    if (!dom) return eng_fail(db, REMEM_EINVAL, "tool_family: give the domain it keys with");
+    if (strchr(fam, ':'))
+        return eng_fail(db, REMEM_EINVAL, "tool_family: \"%s\" holds a colon, which separates it "
+                        "from the domain in the context key", fam);
+    json_t *key = json_sprintf("%s:%s", fam, dom);
+    if (!key || json_object_set_new(args, "domain", key))
+        return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    json_object_del(args, "tool_family");
+    return REMEM_OK;
+}
+
+#define KEYED(op)                                                       \
+    static int keyed_##op(remem *db, json_t *args, json_t **result) {   \
+        int rc = family_key(db, args);                                  \
+        return rc ? rc : op(db, args, result);                          \
+    }
+KEYED(lsn_op_event)
+KEYED(lsn_op_add)
+KEYED(lsn_op_hints)
+KEYED(lsn_op_outcome)
+KEYED(lsn_op_list)
 
 const engine_op lesson_ops[] = {
     {{"lesson.event", "write",
@@ -77,7 +117,7 @@ const engine_op lesson_ops[] = {
       "\"task\":{\"type\":\"string\",\"maxLength\":4096,\"description\":\"the task text\"},"
       "\"session\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"chat session "
       "id\"}," RUN "," STEP "}}", 0, "lessons"},
-     lsn_op_event},
+     keyed_lsn_op_event},
     {{"lesson.add", "write",
       "Store a lesson learned from a failure (a rule for a domain, with its trigger and evidence); the same rule for the same domain merges.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"domain\",\"rule\"],\"properties\":{" NS
@@ -105,7 +145,7 @@ const engine_op lesson_ops[] = {
                                                                          "conflicts_with",
                                                                          "ids of lessons this one "
                                                                          "contradicts") "}}", 0, "lessons"},
-     lsn_op_add},
+     keyed_lsn_op_add},
     {{"lesson.hints", "read+write",
       "Lessons for a pre-run or on-error retrieval: strict lane first, transfer lane by "
       "policy.",
@@ -128,7 +168,7 @@ const engine_op lesson_ops[] = {
                                        "\"k\":{\"type\":\"integer\",\"minimum\":1,"
                                        "\"maximum\":50,\"description\":\"strict hints at "
                                        "most (default 3)\"}," RUN "," STEP "}}", 0, "lessons"},
-     lsn_op_hints},
+     keyed_lsn_op_hints},
     {{"lesson.outcome", "write",
       "Close a run naming its injected lessons; measure utility, promote and suppress.",
       "{\"type\":\"object\",\"required\":[\"ns\",\"run\",\"domain\",\"result\"],"
@@ -149,8 +189,11 @@ const engine_op lesson_ops[] = {
                                                       "cluster\"},"
                                                       "\"session\":{\"type\":\"string\","
                                                       "\"maxLength\":256,\"description\":"
-                                                      "\"chat session id\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
-     lsn_op_outcome},
+                                                      "\"chat session id\"},"
+      "\"learn\":{\"type\":\"boolean\",\"description\":\"also add candidate lessons "
+      "from the run's own records: the LLM's reflection on its failures, or without one each "
+      "failure followed by a step that worked (the rule fix_after_error)\"}}}", REMEM_OP_DESTRUCTIVE, "lessons"},
+     keyed_lsn_op_outcome},
     {{"lesson.validate", "write",
       "Structural validation of a tool input against its schema, with the same-step retry "
       "cap.",
@@ -172,9 +215,12 @@ const engine_op lesson_ops[] = {
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS ","
       "\"status\":{\"type\":\"string\",\"enum\":[\"candidate\",\"promoted\","
       "\"suppressed\",\"archived\"]},\"domain\":{\"type\":\"string\",\"minLength\":1,"
-      "\"description\":\"the domain key, e.g. sqlite\"}}}",
+      "\"description\":\"the domain key, e.g. sqlite\"},"
+      "\"tool_family\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,"
+      "\"description\":\"with domain: the lessons keyed "
+      "tool_family:domain\"}}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "lessons"},
-     lsn_op_list},
+     keyed_lsn_op_list},
     {{"timeline", "read",
       "A run's steps and memory decisions: attempts, decisions or summary view.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS ","

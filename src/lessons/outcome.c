@@ -333,6 +333,23 @@ static json_t *answer(closing *cl, const char *text) {
     return r;
 }
 
+/* With "learn": the run closed, its candidate lessons (learn.c) go into
+ * the answer, after the measurement, so that they are not measured on
+ * the run they came from. */
+static int learn(remem *db, json_t *args, json_t *result) {
+    if (!json_is_true(json_object_get(args, "learn"))) return REMEM_OK;
+    json_t *added = NULL;
+    const char *how = NULL;
+    int rc = lsn_learn_from_run(db, lsn_s(args, "ns"), lsn_s(args, "run"), lsn_s(args, "domain"),
+                                lsn_s(args, "session"), &added, &how);
+    if (!rc) {
+        json_object_set_new(result, "learned_by", json_string(how));
+        json_object_set(result, "candidate_lessons", added);
+    }
+    json_decref(added);
+    return rc;
+}
+
 int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
     const char *ns = lsn_s(args, "ns"), *run = lsn_s(args, "run");
     const char *domain = lsn_s(args, "domain"), *res = lsn_s(args, "result");
@@ -367,7 +384,13 @@ int lsn_op_outcome(remem *db, json_t *args, json_t **result) {
     b.inside = close_inside;
     b.inside_ctx = &cl;
     if ((rc = lsn_batch_commit(db, &b))) goto out;
-    if ((*result = answer(&cl, text))) goto out;
+    if ((*result = answer(&cl, text))) {
+        if ((rc = learn(db, args, *result))) {
+            json_decref(*result);
+            *result = NULL;
+        }
+        goto out;
+    }
 oom:
     rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
 out:

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lifecycle/answers.h"
 #include "llm/llm.h"
@@ -105,9 +106,63 @@ int answer_insights(const char *answer, size_t n_statements, size_t max, answer_
     return 0;
 }
 
+/* The text of a list item, or NULL: "1. x", "2) x", "Step 3: x", "- x",
+ * "* x", "• x" (leading blanks and markdown bold around the marker
+ * allowed). */
+static const char *list_item(const char *l) {
+    while (*l == ' ' || *l == '\t') l++;
+    while (*l == '*' && l[1] == '*') l += 2;
+    const char *p = l;
+    if (!strncasecmp(p, "step ", 5)) p += 5;
+    if (*p >= '0' && *p <= '9') {
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p != '.' && *p != ')' && *p != ':') return NULL;
+        p++;
+    } else if (p == l && (*p == '-' || *p == '*' || *p == '+')) {
+        p++;
+    } else if (p == l && !strncmp(p, "\xe2\x80\xa2", 3)) { /* U+2022 bullet */
+        p += 3;
+    } else {
+        return NULL;
+    }
+    while (*p == '*') p++;
+    if (*p != ' ' && *p != '\t') return NULL;
+    while (*p == ' ' || *p == '\t') p++;
+    return *p ? p : NULL;
+}
+
+/* A plan written as a list in prose (what small local models answer
+ * instead of JSON): its items as a JSON array of strings, or NULL when
+ * the answer holds no list item. */
+static json_t *prose_steps(const char *answer) {
+    json_t *a = json_array();
+    const char *l = answer;
+    while (a && l && *l) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        char *line = strndup(l, len);
+        if (!line) break;
+        size_t k = strlen(line);
+        while (k && (line[k - 1] == '\r' || line[k - 1] == ' ')) line[--k] = 0;
+        const char *t = list_item(line);
+        if (t) json_array_append_new(a, json_string(t));
+        free(line);
+        l = nl ? nl + 1 : NULL;
+    }
+    if (json_array_size(a) == 0) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 char *answer_plan(const char *goal, const char *answer, char *err, size_t cap) {
     json_t *j = llm_answer_json(answer, err, cap);
-    if (!j) return NULL;
+    if (!j && !(j = prose_steps(answer ? answer : ""))) {
+        snprintf(err, cap, "neither JSON ({\"plan\": [\"...\"]}) nor a numbered or bulleted "
+                           "list of steps");
+        return NULL;
+    }
     json_t *plan = json_is_object(j) ? json_object_get(j, "plan") : j;
     if (!plan && json_is_object(j)) plan = json_object_get(j, "steps");
     strbuf b;

@@ -3,7 +3,8 @@
  * prompts (reflection's questions and insights, a plan, a summary). They
  * sit on llm_answer_json (JSON found in prose or a code fence) and accept
  * the shapes models commonly give ({"questions": [...]} or a bare list,
- * citations as numbers or numeric strings), and nothing else: whatever
+ * citations as numbers or numeric strings, a plan as a numbered or
+ * bulleted list in prose), and nothing else: whatever
  * they cannot use is an error with a message, or an item dropped and
  * counted. Pure (no store, no network): fuzz/fuzz_lifecycle.c runs them.
  */

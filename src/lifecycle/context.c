@@ -12,6 +12,7 @@
 
 #include "lifecycle/lifecycle.h"
 #include "prompt/prompt.h"
+#include "util/tz.h"
 
 /* The recall query as JSON: the namespace's policy under the caller's
  * arguments. */
@@ -42,6 +43,13 @@ int lc_op_context(remem *db, json_t *args, json_t **result) {
     const prompt_format *f = prompt_find(fname);
     if (!f) return eng_fail(db, REMEM_EINVAL, "context: unknown format \"%s\"", fname);
     const cfg_policy *p = lc_policy(db, ns);
+    /* the dates' zone: the call's, else the policy's time_zone, else UTC */
+    const char *zone = op_str(args, "time_zone", p->time_zone);
+    if (zone && !util_tz_valid(zone))
+        return eng_fail(db, REMEM_EINVAL,
+                        "context: time_zone \"%s\" is not a zone of the time zone database "
+                        "(e.g. America/New_York, Europe/Paris, UTC)",
+                        zone);
     if (eng_memory_off(db, ns)) {
         *result = json_pack("{s:s, s:s, s:s, s:[], s:s}", "ns", ns, "format", f->name, "text", "",
                             "hits", "memory", "off");
@@ -71,7 +79,8 @@ int lc_op_context(remem *db, json_t *args, json_t **result) {
     for (size_t i = 0; i < res->n; i++) {
         const remem_hit *h = &res->hits[i];
         items[i] = (prompt_item){h->mem.id,   h->mem.text,       h->mem.kind,
-                                 h->mem.tier, h->mem.created_at, h->score};
+                                 h->mem.tier, h->mem.created_at, h->score, 0};
+        util_tz_offset(zone, h->mem.created_at, &items[i].utc_offset_s);
         char *hj = remem_hit_to_json(h);
         json_array_append_new(hits, hj ? json_loads(hj, 0, NULL) : json_null());
         remem_free(hj);

@@ -90,7 +90,19 @@ static char *with_rating(const char *metadata, json_t *r) {
 int eng_rate_on_add(remem *db, remem_memory *m, char **meta, int *later) {
     *meta = NULL;
     *later = 0;
-    if (m->importance >= 0 || !eng_llm(db) || !eng_policy(db, m->ns)->auto_rate) return REMEM_OK;
+    if (m->importance >= 0) return REMEM_OK;
+    const cfg_policy *p = eng_policy(db, m->ns);
+    if (!eng_llm(db) || !p->auto_rate) {
+        /* Seed 001: "if the score is not present ... only relevancy". The
+         * kind's default is stored, marked as such, for the metaverse
+         * profile to leave out. */
+        if (!p->mark_unrated) return REMEM_OK;
+        json_t *r = json_pack("{s:s}", "fallback", "kind_default");
+        if (!r || !(*meta = with_rating(m->metadata, r)))
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        m->metadata = *meta;
+        return REMEM_OK;
+    }
     if (db->rate_later) {
         *later = 1;
         return REMEM_OK;

@@ -82,15 +82,18 @@ typedef struct reflect_args {
     const char *profile;
 } reflect_args;
 
+/* ctx: non-NULL when the policy reads short-term memories only (seed
+ * 001 reflects "from recent memory", its STM). */
 static int keep_recent(const remem_memory *m, void *ctx) {
-    (void)ctx;
-    return strcmp(m->tier ? m->tier : "short", "archived") &&
-           strcmp(m->tier ? m->tier : "", "static");
+    const char *t = m->tier ? m->tier : "short";
+    if (ctx) return !strcmp(t, "short");
+    return strcmp(t, "archived") && strcmp(t, "static");
 }
 
 /* The last a->recent memories of the namespace (not static, not archived). */
 static int recent_memories(remem *db, const reflect_args *a, int with_vec, lc_list *l) {
-    int rc = lc_snapshot(db, a->ns, keep_recent, NULL, with_vec, l);
+    void *short_only = lc_policy(db, a->ns)->reflect_short_only ? (void *)a : NULL;
+    int rc = lc_snapshot(db, a->ns, keep_recent, short_only, with_vec, l);
     if (rc || l->n <= a->recent) return rc;
     size_t drop = l->n - a->recent;
     /* Free the oldest and shift the rest down. */

@@ -27,7 +27,8 @@ const engine_op lifecycle_ops[] = {
       "object (identity, goals, rules, environment, trust scores...)\"}}}", REMEM_OP_DESTRUCTIVE | REMEM_OP_IDEMPOTENT, "lifecycle"},
      lc_op_static_load},
     {{"migrate", "write",
-      "Move the short-term memories beyond the capacity (oldest first) to long-term "
+      "Move the short-term memories beyond the capacity (oldest first, or most important "
+      "first) to long-term "
       "when their "
       "importance exceeds the threshold, else to archived.",
       "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" NS_PROP ","
@@ -37,6 +38,9 @@ const engine_op lifecycle_ops[] = {
       "\"threshold\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1,\"description\":"
       "\"importance a memory must exceed to reach long-term (default: the policy's, "
       "0.35)\"},"
+      "\"by_importance\":{\"type\":\"boolean\",\"description\":\"move the most important "
+      "first, the oldest first among equals (default: the policy's migrate_by_importance, on "
+      "under the metaverse profile)\"},"
       "\"dry_run\":{\"type\":\"boolean\",\"description\":\"report the moves without "
       "making "
       "them\"}}}", REMEM_OP_DESTRUCTIVE, "lifecycle"},
@@ -153,7 +157,10 @@ const engine_op lifecycle_ops[] = {
       "\"now\":{\"type\":[\"string\",\"integer\"],\"x-advanced\":true,\"description\":"
       "\"the time to recall at (a replay); default the clock\"},"
       "\"touch\":{\"type\":\"boolean\",\"x-advanced\":true,\"description\":\"record "
-      "the access on the memories shown (default true)\"}}}",
+      "the access on the memories shown (default true)\"},"
+      "\"time_zone\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"x-advanced\":true,"
+      "\"description\":\"the zone the block's dates are written in, e.g. America/New_York "
+      "(default: the policy's time_zone, else UTC)\"}}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      lc_op_context},
 };

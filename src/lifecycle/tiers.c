@@ -1,7 +1,7 @@
 /*
  * tiers.c: seed 001's tiers. Short-term memory has a capacity (policy
- * stm_size); `migrate` takes the memories beyond it, oldest first, out of
- * short-term: those whose importance exceeds the policy's threshold go to
+ * stm_size); `migrate` takes the memories beyond it, oldest first (or,
+ * under seed 001's rules, the most important first), out of short-term: those whose importance exceeds the policy's threshold go to
  * long-term, the others to `archived` (out of recall, restorable with
  * `unarchive`), all in one transaction, and the answer lists each move.
  * Seed 001 also says long-term memory "always has to pass through STM
@@ -30,6 +30,15 @@ static int keep_short(const remem_memory *m, void *ctx) {
     return m->tier && !strcmp(m->tier, "short");
 }
 
+/* Seed 001: "the oldest and most important entries" migrate: the most
+ * important first, the oldest first among equals. */
+static int important_first(const void *a, const void *b) {
+    const lc_mem *x = a, *y = b;
+    if (x->importance != y->importance) return x->importance > y->importance ? -1 : 1;
+    if (x->created_at != y->created_at) return x->created_at < y->created_at ? -1 : 1;
+    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
 static int oldest_first(const void *a, const void *b) {
     const lc_mem *x = a, *y = b;
     if (x->created_at != y->created_at) return x->created_at < y->created_at ? -1 : 1;
@@ -45,7 +54,8 @@ int lc_op_migrate(remem *db, json_t *args, json_t **result) {
     lc_list l;
     int rc = lc_snapshot(db, ns, keep_short, NULL, 0, &l);
     if (rc) return rc;
-    if (l.n) qsort(l.v, l.n, sizeof *l.v, oldest_first);
+    int by_importance = op_bool(args, "by_importance", p->migrate_by_importance);
+    if (l.n) qsort(l.v, l.n, sizeof *l.v, by_importance ? important_first : oldest_first);
     size_t leave = cap > 0 && l.n > (size_t)cap ? l.n - (size_t)cap : 0;
     lc_move *mv = calloc(leave ? leave : 1, sizeof *mv);
     json_t *moved = json_array(), *to_long = json_array(), *to_arch = json_array();
@@ -73,8 +83,9 @@ int lc_op_migrate(remem *db, json_t *args, json_t **result) {
                  "(importance > %g), %zu to archived",
                  ns, dry ? "would move " : "", leave, l.n, (long long)cap, json_array_size(to_long),
                  threshold, json_array_size(to_arch));
-    *result = json_pack("{s:s, s:I, s:f, s:b, s:I, s:I, s:O, s:O, s:O, s:s}", "ns", ns, "stm_size",
-                        (json_int_t)cap, "threshold", threshold, "dry_run", dry, "short_before",
+    *result = json_pack("{s:s, s:I, s:f, s:s, s:b, s:I, s:I, s:O, s:O, s:O, s:s}", "ns", ns,
+                        "stm_size", (json_int_t)cap, "threshold", threshold, "order",
+                        by_importance ? "importance" : "oldest", "dry_run", dry, "short_before",
                         (json_int_t)l.n, "short_after", (json_int_t)(l.n - leave), "to_long",
                         to_long, "to_archived", to_arch, "moved", moved, "text", text);
     if (!*result) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");

@@ -10,8 +10,9 @@
  *   **[REFLECTION]** (November 3, 2025)
  *     Bolton's recommendations have led to unintended escalation ...
  *
- * Dates are rendered in UTC with remem's own month names, so the block is
- * the same whatever locale the host program set.
+ * Dates are rendered in UTC, or shifted by each item's offset from it (the
+ * caller's configured zone), with remem's own month names, so the block
+ * is the same whatever locale the host program set.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,9 +87,9 @@ static void expand(strbuf *b, const char *tpl, const prompt_item *it) {
             while (line + indent < p && line[indent] == ' ') indent++;
             put_text(b, it->text ? it->text : "", indent);
         } else if (IS("datetime")) {
-            put_date(b, it->created_at, 1);
+            put_date(b, it->created_at + (int64_t)it->utc_offset_s * 1000, 1);
         } else if (IS("date")) {
-            put_date(b, it->created_at, 0);
+            put_date(b, it->created_at + (int64_t)it->utc_offset_s * 1000, 0);
         } else if (IS("iso")) {
             char buf[40];
             util_format_time(it->created_at, buf, sizeof buf);

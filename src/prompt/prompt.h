@@ -12,8 +12,8 @@
  * use these placeholders:
  *   {text}      the memory's text; in a reflection template, a text of
  *               several lines keeps the template's indent on each line
- *   {datetime}  "November 2, 2025 at 02:30 PM"   (UTC)
- *   {date}      "November 3, 2025"               (UTC)
+ *   {datetime}  "November 2, 2025 at 02:30 PM"   (UTC + the item's offset)
+ *   {date}      "November 3, 2025"               (UTC + the item's offset)
  *   {iso}       "2025-11-02T14:30:00.000Z"
  *   {kind} {tier} {id}
  *   {score}     the recall score, 3 decimals
@@ -30,6 +30,7 @@ typedef struct prompt_item {
     const char *id, *text, *kind, *tier;
     int64_t created_at; /* ms since the epoch */
     double score;
+    int utc_offset_s; /* the configured zone's offset at created_at (0: UTC) */
 } prompt_item;
 
 typedef struct prompt_format {

@@ -7,9 +7,12 @@
  * Components:
  *   relevance  REL_COSINE01: max(0, cos) (cosine clipped to [0,1]);
  *              REL_INV_L2:   1 / (1 + L2), L2 = sqrt(2 - 2 cos) for unit
- *              vectors (seed 001's Chroma distance mapping).
+ *              vectors;
+ *              REL_INV_SQL2: 1 / (1 + L2^2): seed 001's mapping over the
+ *              distance Chroma's "l2" space returns, the squared L2.
  *   lexical    BM25 / max BM25 among the candidates (so in [0,1]).
- *   recency    REC_POW: base^hours since last access (seed 001, the paper);
+ *   recency    REC_POW: base^hours since last access (the paper; seed 001
+ *              counts whole hours, so the first hour is at full recency);
  *              REC_HALFLIFE: 0.5^(hours / half_life) (seed 004).
  *   importance as stored, in [0,1].
  * Score = sum of weight * component, after optional min-max normalisation of
@@ -62,9 +65,11 @@ static const profile builtin[] = {
      .w_lexical = 0,
      .w_recency = 0.25,
      .w_importance = 0.25,
-     .relevance_map = REL_INV_L2,
+     .relevance_map = REL_INV_SQL2,
      .recency_mode = REC_POW,
      .recency_base = 0.995,
+     .whole_hours = 1,
+     .unrated_relevance_only = 1,
      .normalize = 0,
      .min_similarity = -INFINITY,
      .min_score = 0.35,
@@ -166,10 +171,13 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(w, "context", json_real(p->w_context));
     json_object_set_new(o, "weights", w);
     json_object_set_new(o, "relevance",
-                        json_string(p->relevance_map == REL_INV_L2 ? "1/(1+L2)" : "max(0,cosine)"));
+                        json_string(p->relevance_map == REL_INV_SQL2 ? "1/(1+squared L2)"
+                                    : p->relevance_map == REL_INV_L2 ? "1/(1+L2)"
+                                                                      : "max(0,cosine)"));
     if (p->recency_mode == REC_POW) {
         json_object_set_new(o, "recency", json_string("base^hours_since_access"));
         json_object_set_new(o, "recency_base", json_real(p->recency_base));
+        if (p->whole_hours) json_object_set_new(o, "recency_hours", json_string("whole"));
     } else {
         json_object_set_new(o, "recency", json_string("0.5^(hours_since_access/half_life)"));
         json_object_set_new(o, "half_life_hours", json_real(p->half_life_hours));
@@ -191,6 +199,8 @@ char *profile_to_json(const profile *p) {
         json_object_set_new(o, "kind_boost", b);
     }
     json_object_set_new(o, "lexical_lane", json_boolean(p->lexical_lane));
+    if (p->unrated_relevance_only)
+        json_object_set_new(o, "unrated", json_string("relevance only"));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     json_decref(o);
     return s;
@@ -198,9 +208,10 @@ char *profile_to_json(const profile *p) {
 
 double score_relevance(const profile *p, double cosine) {
     if (isnan(cosine)) return 0;
-    if (p->relevance_map == REL_INV_L2) {
+    if (p->relevance_map == REL_INV_L2 || p->relevance_map == REL_INV_SQL2) {
         double d2 = 2.0 - 2.0 * cosine;
-        return 1.0 / (1.0 + sqrt(d2 > 0 ? d2 : 0));
+        if (d2 < 0) d2 = 0;
+        return 1.0 / (1.0 + (p->relevance_map == REL_INV_SQL2 ? d2 : sqrt(d2)));
     }
     return cosine > 0 ? (cosine < 1 ? cosine : 1) : 0;
 }
@@ -210,7 +221,7 @@ double score_recency(const profile *p, int64_t t, int64_t now) {
     if (hours < 0) hours = 0;
     if (p->recency_mode == REC_HALFLIFE)
         return p->half_life_hours > 0 ? pow(0.5, hours / p->half_life_hours) : 1;
-    return pow(p->recency_base, hours);
+    return pow(p->recency_base, p->whole_hours ? floor(hours) : hours);
 }
 
 /* Min-max normalise field values in place (all equal: all become 1 when
@@ -260,8 +271,10 @@ int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         double lex = tmp ? tmp[i * 4 + 1] : c[i].lexical;
         double rec = tmp ? tmp[i * 4 + 2] : c[i].recency;
         double imp = tmp ? tmp[i * 4 + 3] : c[i].importance;
-        double s =
-            p->w_relevance * rel + p->w_lexical * lex + p->w_recency * rec + p->w_importance * imp;
+        /* seed 001: a memory with no importance "reduces to only relevancy" */
+        int only_rel = p->unrated_relevance_only && c[i].unrated;
+        double s = p->w_relevance * rel + p->w_lexical * lex +
+                   (only_rel ? 0 : p->w_recency * rec + p->w_importance * imp);
         if (c[i].boosted && p->boost > 0) s *= p->boost;
         c[i].score = s;
     }

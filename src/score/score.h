@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "remem.h"
 
-enum rel_map { REL_COSINE01 = 0, REL_INV_L2 = 1 };
+enum rel_map { REL_COSINE01 = 0, REL_INV_L2 = 1, REL_INV_SQL2 = 2 };
 enum rec_mode { REC_POW = 0, REC_HALFLIFE = 1 };
 
 typedef struct profile {
@@ -23,6 +23,7 @@ typedef struct profile {
     int recency_mode;       /* enum rec_mode */
     double recency_base;    /* REC_POW: base^hours */
     double half_life_hours; /* REC_HALFLIFE */
+    int whole_hours;        /* REC_POW over whole hours: the first hour is at full recency */
     int normalize;          /* min-max each component over the candidates */
     double min_similarity;  /* on the raw cosine; -inf: none */
     double min_score;       /* on the final score; -inf: none */
@@ -35,6 +36,7 @@ typedef struct profile {
     char boost_kind[32];  /* kind whose score is multiplied by boost */
     double boost;
     int lexical_lane; /* 1: BM25 candidates too (the lexical index) */
+    int unrated_relevance_only; /* an unrated memory scores relevance alone (seed 001) */
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */
@@ -54,6 +56,7 @@ typedef struct candidate {
     double importance;
     int64_t last_access; /* accessed_at or created_at, ms */
     int boosted;         /* kind == profile boost_kind */
+    int unrated;         /* written without an importance (its kind's default) */
     /* outputs */
     double relevance, lexical, recency, score;
     double context; /* set by score_add_context */

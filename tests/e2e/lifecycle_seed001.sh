@@ -8,7 +8,8 @@
 #     moves exactly the 10 oldest, to long when importance > 0.35, else to
 #     archived (HTTP), as this script computes;
 #   - recall with the metaverse profile: static (never decaying), then short, then long, the
-#     0.35 threshold, and every score equal to 1/(1+L2) + 0.25 * 0.995^hours
+#     0.35 threshold, and every score equal to 1/(1+d) + 0.25 * 0.995^whole hours
+#     (d the squared L2 distance, Chroma's "l2" space)
 #     + 0.25 * importance computed here;
 #   - reflect (CLI) with the stand-in: insights linked to the real ids of
 #     the statements they cite (an invented number dropped);
@@ -86,7 +87,7 @@ for i in range(30):
     if i in (10, 11):
         c, imp = -1.0, 0.0      # old, unrelated and mundane: below 0.35
     if i == 12:
-        c, imp = -1.0, 0.1      # just above it
+        c, imp = 0.0, 0.1       # just above it (1/3 + a little recency + 0.025)
     events.append({"id": "ev%02d" % i, "ns": NS, "text": "event %d at the forge" % i,
                    "importance": imp, "created_at": now - (30 - i) * 50 * HOUR,
                    "vector": vec(c), "c": c})
@@ -122,9 +123,9 @@ try:
     check(order == sorted(order, key=lambda t: rank[t]) and order[0] == "static",
           "recall: static first, then short, then long")
     def by_hand(c, created, imp):
-        l2 = math.sqrt(max(0.0, 2 - 2 * c))
-        hours = (qnow - created) / HOUR
-        return 1 / (1 + l2) + 0.25 * 0.995 ** hours + 0.25 * imp
+        d = max(0.0, 2 - 2 * c)  # squared L2, as Chroma's "l2" space
+        hours = (qnow - created) // HOUR  # seed 001: the first hour is at full recency
+        return 1 / (1 + d) + 0.25 * 0.995 ** hours + 0.25 * imp
     ok, n_ev = True, 0
     for h in hits:
         if h["id"].startswith("ev"):
@@ -134,13 +135,13 @@ try:
         else:
             # a static memory: its raw cosine is reported; it never decays
             s = h["components"]
-            want = 1 / (1 + math.sqrt(max(0.0, 2 - 2 * s["similarity"]))) + 0.25 * 1.0 + 0.25 * 1.0
+            want = 1 / (1 + max(0.0, 2 - 2 * s["similarity"])) + 0.25 * 1.0 + 0.25 * 1.0
         if abs(h["score"] - want) > 1e-4:
             ok = False
             print("   %s: score %.6f, by hand %.6f" % (h["id"], h["score"], want))
     check(all(h["components"]["recency"] == 1 for h in hits if h["tier"] == "static"),
           "static memories never decay (recency 1)")
-    check(ok, "every score is 1/(1+L2) + 0.25 * 0.995^hours + 0.25 * importance")
+    check(ok, "every score is 1/(1+squared L2) + 0.25 * 0.995^whole hours + 0.25 * importance")
     below = [e["id"] for e in events if tier[e["id"]] != "archived"
              and by_hand(e["c"], e["created_at"], e["importance"]) < 0.35]
     got = {h["id"] for h in hits}

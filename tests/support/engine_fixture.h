@@ -195,7 +195,8 @@ static inline void check_hits(const remem_result *r, const expect *e, size_t n, 
 }
 
 static inline double cos01(double c) { return c > 0 ? c : 0; }
-static inline double inv_l2(double c) { return 1.0 / (1.0 + sqrt(2.0 - 2.0 * c)); }
+/* seed 001's similarity over Chroma's "l2" space: the squared distance */
+static inline double inv_sql2(double c) { return 1.0 / (1.0 + (2.0 - 2.0 * c)); }
 static inline double pow_decay(double base, double hours) { return pow(base, hours); }
 static inline double half_life(double hl, double hours) { return pow(0.5, hours / hl); }
 

@@ -843,7 +843,10 @@ class Remem(OperationMethods):
                         f"forget {id}")
 
     def clear(self, ns: str) -> int:
-        """Delete every memory of ns; returns how many."""
+        """Delete every memory of ns, or of every namespace ns matches when it
+        is a pattern ("*", "agent:*"); returns how many."""
+        if any(c in ns for c in "*?["):
+            return int(self.call("clear", ns=ns, yes=True).get("deleted", 0))
         n = c_int64(0)
         with self._lock:
             self._check(_clear(self._handle(), _b(ns, "ns"), byref(n)), f"clear {ns}")

@@ -228,7 +228,7 @@ class OperationMethods:
         """
         return self.call('namespaces', **{})
 
-    def clear(self, *, ns: str, yes: Optional[bool] = None) -> dict:
+    def clear(self, *, ns: str, yes: Optional[bool] = None, within: Optional[list] = None) -> dict:
         """Delete every memory of a namespace, or of every namespace a pattern
         (agent:*) matches; history keeps one clear row each. Needs yes.
 
@@ -237,8 +237,11 @@ class OperationMethods:
         Args:
             ns: namespace, or a pattern with * ? []
             yes: confirm the deletion (optional)
+            within: with a pattern, clear only the namespaces one of these
+                patterns matches too (the server sets an API key's own)
+                (optional)
         """
-        return self.call('clear', **{'ns': ns, 'yes': yes})
+        return self.call('clear', **{'ns': ns, 'yes': yes, 'within': within})
 
     def export(self, *, ns: Optional[str] = None, vectors: Optional[bool] = None) -> dict:
         """The memories of a namespace (or of the store) as the objects remem
@@ -280,9 +283,10 @@ class OperationMethods:
         """
         return self.call('static.load', **{'ns': ns, 'file': file})
 
-    def migrate(self, *, ns: str, stm_size: Optional[int] = None, threshold: Optional[float] = None, dry_run: Optional[bool] = None) -> dict:
-        """Move the short-term memories beyond the capacity (oldest first) to
-        long-term when their importance exceeds the threshold, else to archived.
+    def migrate(self, *, ns: str, stm_size: Optional[int] = None, threshold: Optional[float] = None, by_importance: Optional[bool] = None, dry_run: Optional[bool] = None) -> dict:
+        """Move the short-term memories beyond the capacity (oldest first, or most
+        important first) to long-term when their importance exceeds the
+        threshold, else to archived.
 
         The operation "migrate" (remem_call); returns its JSON answer.
 
@@ -292,9 +296,12 @@ class OperationMethods:
                 unbounded) (optional)
             threshold: importance a memory must exceed to reach long-term
                 (default: the policy's, 0.35) (optional)
+            by_importance: move the most important first, the oldest first among
+                equals (default: the policy's migrate_by_importance, on under
+                the metaverse profile) (optional)
             dry_run: report the moves without making them (optional)
         """
-        return self.call('migrate', **{'ns': ns, 'stm_size': stm_size, 'threshold': threshold, 'dry_run': dry_run})
+        return self.call('migrate', **{'ns': ns, 'stm_size': stm_size, 'threshold': threshold, 'by_importance': by_importance, 'dry_run': dry_run})
 
     def unarchive(self, *, ns: str, id: Optional[str] = None, ids: Optional[list] = None, tier: Optional[str] = None) -> dict:
         """Bring archived memories (migrated out, summarised, reloaded away) back
@@ -368,7 +375,7 @@ class OperationMethods:
         """
         return self.call('plan', **{'ns': ns, 'goal': goal, 'k': k, 'importance': importance})
 
-    def context(self, *, ns: str, query: str, format: Optional[str] = None, k: Optional[int] = None, profile: Optional[str] = None, now: Optional[Union[str, int]] = None, touch: Optional[bool] = None) -> dict:
+    def context(self, *, ns: str, query: str, format: Optional[str] = None, k: Optional[int] = None, profile: Optional[str] = None, now: Optional[Union[str, int]] = None, touch: Optional[bool] = None, time_zone: Optional[str] = None) -> dict:
         """Recall the memories that matter to what you are about to do, as a block
         of text ready for a prompt.
 
@@ -383,8 +390,11 @@ class OperationMethods:
             now: the time to recall at (a replay); default the clock (optional)
             touch: record the access on the memories shown (default true)
                 (optional)
+            time_zone: the zone the block's dates are written in, e.g.
+                America/New_York (default: the policy's time_zone, else UTC)
+                (optional)
         """
-        return self.call('context', **{'ns': ns, 'query': query, 'format': format, 'k': k, 'profile': profile, 'now': now, 'touch': touch})
+        return self.call('context', **{'ns': ns, 'query': query, 'format': format, 'k': k, 'profile': profile, 'now': now, 'touch': touch, 'time_zone': time_zone})
 
     def decision_add(self, *, ns: str, title: str, action: str, domain: str, reward: float, metrics: Optional[dict] = None, reasoning: Optional[str] = None, episode: Optional[str] = None) -> dict:
         """Store a decision an agent took in a situation, with its reward: its text
@@ -577,7 +587,7 @@ class OperationMethods:
         """
         return self.call('consolidate', **{'ns': ns, 'text': text, 'kind': kind, 'importance': importance, 'metadata': metadata, 'threshold': threshold, 'k': k})
 
-    def lesson_event(self, *, ns: str, domain: str, tool: str, channel: str, error: str, task: Optional[str] = None, session: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
+    def lesson_event(self, *, ns: str, domain: str, tool: str, channel: str, error: str, tool_family: Optional[str] = None, task: Optional[str] = None, session: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
         """Record a runtime failure (ErrorEvent) and print its fingerprint and
         system tags.
 
@@ -590,14 +600,16 @@ class OperationMethods:
             tool: the tool that failed, e.g. run_bash
             channel: the failure's generic channel
             error: the error text or output the tool returned
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             task: the task text (optional)
             session: chat session id (optional)
             run: the run (one agent task attempt) this belongs to (optional)
             step: step index within the run (optional)
         """
-        return self.call('lesson.event', **{'ns': ns, 'domain': domain, 'tool': tool, 'channel': channel, 'error': error, 'task': task, 'session': session, 'run': run, 'step': step})
+        return self.call('lesson.event', **{'ns': ns, 'domain': domain, 'tool': tool, 'channel': channel, 'error': error, 'tool_family': tool_family, 'task': task, 'session': session, 'run': run, 'step': step})
 
-    def lesson_add(self, *, ns: str, domain: str, rule: str, fingerprint: Optional[list] = None, tag: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, conflicts_with: Optional[list] = None) -> dict:
+    def lesson_add(self, *, ns: str, domain: str, rule: str, tool_family: Optional[str] = None, fingerprint: Optional[list] = None, tag: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, conflicts_with: Optional[list] = None) -> dict:
         """Store a lesson learned from a failure (a rule for a domain, with its
         trigger and evidence); the same rule for the same domain merges.
 
@@ -608,6 +620,8 @@ class OperationMethods:
             domain: the domain key: the execution context (tool family +
                 adapter), e.g. sqlite
             rule: the lesson's rule text
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             fingerprint: fingerprints of the failures it answers (optional)
             tag: tags besides the system ones (optional)
             task_cluster: grouped task signature; its runs are neighbours when
@@ -615,9 +629,9 @@ class OperationMethods:
             session: the session that learned it (source_session_id) (optional)
             conflicts_with: ids of lessons this one contradicts (optional)
         """
-        return self.call('lesson.add', **{'ns': ns, 'domain': domain, 'rule': rule, 'fingerprint': fingerprint, 'tag': tag, 'task_cluster': task_cluster, 'session': session, 'conflicts_with': conflicts_with})
+        return self.call('lesson.add', **{'ns': ns, 'domain': domain, 'rule': rule, 'tool_family': tool_family, 'fingerprint': fingerprint, 'tag': tag, 'task_cluster': task_cluster, 'session': session, 'conflicts_with': conflicts_with})
 
-    def lesson_hints(self, *, ns: str, domain: str, task: Optional[str] = None, error: Optional[str] = None, fingerprint: Optional[str] = None, tool: Optional[str] = None, tag: Optional[list] = None, policy: Optional[str] = None, k: Optional[int] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
+    def lesson_hints(self, *, ns: str, domain: str, tool_family: Optional[str] = None, task: Optional[str] = None, error: Optional[str] = None, fingerprint: Optional[str] = None, tool: Optional[str] = None, tag: Optional[list] = None, policy: Optional[str] = None, k: Optional[int] = None, run: Optional[str] = None, step: Optional[int] = None) -> dict:
         """Lessons for a pre-run or on-error retrieval: strict lane first, transfer
         lane by policy.
 
@@ -627,6 +641,8 @@ class OperationMethods:
             ns: namespace
             domain: the domain key: the execution context (tool family +
                 adapter), e.g. sqlite
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             task: the task text (optional)
             error: the error just seen (an on-error retrieval; fingerprinted)
                 (optional)
@@ -640,9 +656,9 @@ class OperationMethods:
             run: the run (one agent task attempt) this belongs to (optional)
             step: step index within the run (optional)
         """
-        return self.call('lesson.hints', **{'ns': ns, 'domain': domain, 'task': task, 'error': error, 'fingerprint': fingerprint, 'tool': tool, 'tag': tag, 'policy': policy, 'k': k, 'run': run, 'step': step})
+        return self.call('lesson.hints', **{'ns': ns, 'domain': domain, 'tool_family': tool_family, 'task': task, 'error': error, 'fingerprint': fingerprint, 'tool': tool, 'tag': tag, 'policy': policy, 'k': k, 'run': run, 'step': step})
 
-    def lesson_outcome(self, *, ns: str, run: str, domain: str, result: str, score: Optional[float] = None, steps: Optional[int] = None, lessons: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None) -> dict:
+    def lesson_outcome(self, *, ns: str, run: str, domain: str, result: str, tool_family: Optional[str] = None, score: Optional[float] = None, steps: Optional[int] = None, lessons: Optional[list] = None, task_cluster: Optional[str] = None, session: Optional[str] = None, learn: Optional[bool] = None) -> dict:
         """Close a run naming its injected lessons; measure utility, promote and
         suppress.
 
@@ -654,13 +670,19 @@ class OperationMethods:
             domain: the domain key: the execution context (tool family +
                 adapter), e.g. sqlite
             result: the run's result
+            tool_family: the execution tool family (cli, computer_use, ...): the
+                context key is then tool_family:domain (optional)
             score: the run's score (default 1 for pass, 0 for fail) (optional)
             steps: steps the run took (optional)
             lessons: ids of the lessons injected into the run (optional)
             task_cluster: the run's task cluster (optional)
             session: chat session id (optional)
+            learn: also add candidate lessons from the run's own records: the
+                LLM's reflection on its failures, or without one each failure
+                followed by a step that worked (the rule fix_after_error)
+                (optional)
         """
-        return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session})
+        return self.call('lesson.outcome', **{'ns': ns, 'run': run, 'domain': domain, 'result': result, 'tool_family': tool_family, 'score': score, 'steps': steps, 'lessons': lessons, 'task_cluster': task_cluster, 'session': session, 'learn': learn})
 
     def lesson_validate(self, *, schema: dict, input: Union[dict, list, str, float, bool, None], ns: Optional[str] = None, run: Optional[str] = None, step: Optional[int] = None, tool: Optional[str] = None) -> dict:
         """Structural validation of a tool input against its schema, with the
@@ -680,7 +702,7 @@ class OperationMethods:
         """
         return self.call('lesson.validate', **{'schema': schema, 'input': input, 'ns': ns, 'run': run, 'step': step, 'tool': tool})
 
-    def lesson_list(self, *, ns: str, status: Optional[str] = None, domain: Optional[str] = None) -> dict:
+    def lesson_list(self, *, ns: str, status: Optional[str] = None, domain: Optional[str] = None, tool_family: Optional[str] = None) -> dict:
         """The lessons of a namespace, by status (candidate, promoted, suppressed,
         archived) and domain, with their counters.
 
@@ -690,8 +712,10 @@ class OperationMethods:
             ns: namespace
             status: str (optional)
             domain: the domain key, e.g. sqlite (optional)
+            tool_family: with domain: the lessons keyed tool_family:domain
+                (optional)
         """
-        return self.call('lesson.list', **{'ns': ns, 'status': status, 'domain': domain})
+        return self.call('lesson.list', **{'ns': ns, 'status': status, 'domain': domain, 'tool_family': tool_family})
 
     def timeline(self, *, ns: str, run: Optional[str] = None, view: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> dict:
         """A run's steps and memory decisions: attempts, decisions or summary view.
