@@ -359,19 +359,19 @@ static void test_prompt_formats(void) {
     CHECK(n >= 3);
     CHECK(prompt_find("stream") == &f[0]);
     CHECK(prompt_find("nope") == NULL);
-    prompt_item it[2] = {{"r1", "first line\nsecond line", "reflection", "short", 0, 0.5},
-                         {"o1", "an observation", "observation", "short", 1762093800000LL, 0.7}};
+    prompt_item it[2] = {{"r1", "first line\nsecond line", "reflection", "short", 0, 0.5, 0},
+                         {"o1", "an observation", "observation", "short", 1762093800000LL, 0.7, 0}};
     char *s = prompt_render(prompt_find("stream"), it, 2);
     CHECK(s && strcmp(s, "## Your Relevant Memories from Past Deliberations\n\n"
                          "- [November 2, 2025 at 02:30 PM] an observation\n\n"
                          "**[REFLECTION]** (January 1, 1970)\n  first line\n  second line\n") == 0);
     free(s);
     /* Noon and midnight on the 12-hour clock. */
-    prompt_item noon = {"x", "t", "observation", "short", 1762084800000LL, 0}; /* 12:00 UTC */
+    prompt_item noon = {"x", "t", "observation", "short", 1762084800000LL, 0, 0}; /* 12:00 UTC */
     s = prompt_render(prompt_find("stream"), &noon, 1);
     CHECK(s && strstr(s, "[November 2, 2025 at 12:00 PM]"));
     free(s);
-    prompt_item midnight = {"x", "t", "observation", "short", 1762041600000LL, 0};
+    prompt_item midnight = {"x", "t", "observation", "short", 1762041600000LL, 0, 0};
     s = prompt_render(prompt_find("stream"), &midnight, 1);
     CHECK(s && strstr(s, "[November 2, 2025 at 12:00 AM]"));
     free(s);

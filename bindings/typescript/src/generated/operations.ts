@@ -112,6 +112,8 @@ export interface ClearArgs {
   ns: string;
   /** confirm the deletion */
   yes?: boolean;
+  /** with a pattern, clear only the namespaces one of these patterns matches too (the server sets an API key's own) */
+  within?: string[];
 }
 
 /** Arguments of "config.show" (POST /v1/config/show). */
@@ -153,6 +155,8 @@ export interface ContextArgs {
   now?: string | number;
   /** record the access on the memories shown (default true) */
   touch?: boolean;
+  /** the zone the block's dates are written in, e.g. America/New_York (default: the policy's time_zone, else UTC) */
+  time_zone?: string;
 }
 
 /** Arguments of "decision.add" (POST /v1/decision/add). */
@@ -373,6 +377,8 @@ export interface LessonAddArgs {
   ns: string;
   /** the domain key: the execution context (tool family + adapter), e.g. sqlite */
   domain: string;
+  /** the execution tool family (cli, computer_use, ...): the context key is then tool_family:domain */
+  tool_family?: string;
   /** the lesson's rule text */
   rule: string;
   /** fingerprints of the failures it answers */
@@ -393,6 +399,8 @@ export interface LessonEventArgs {
   ns: string;
   /** the domain key: the execution context (tool family + adapter), e.g. sqlite */
   domain: string;
+  /** the execution tool family (cli, computer_use, ...): the context key is then tool_family:domain */
+  tool_family?: string;
   /** the tool that failed, e.g. run_bash */
   tool: string;
   /** the failure's generic channel */
@@ -415,6 +423,8 @@ export interface LessonHintsArgs {
   ns: string;
   /** the domain key: the execution context (tool family + adapter), e.g. sqlite */
   domain: string;
+  /** the execution tool family (cli, computer_use, ...): the context key is then tool_family:domain */
+  tool_family?: string;
   /** the task text */
   task?: string;
   /** the error just seen (an on-error retrieval; fingerprinted) */
@@ -442,6 +452,8 @@ export interface LessonListArgs {
   status?: "candidate" | "promoted" | "suppressed" | "archived";
   /** the domain key, e.g. sqlite */
   domain?: string;
+  /** with domain: the lessons keyed tool_family:domain */
+  tool_family?: string;
 }
 
 /** Arguments of "lesson.outcome" (POST /v1/lesson/outcome). */
@@ -452,6 +464,8 @@ export interface LessonOutcomeArgs {
   run: string;
   /** the domain key: the execution context (tool family + adapter), e.g. sqlite */
   domain: string;
+  /** the execution tool family (cli, computer_use, ...): the context key is then tool_family:domain */
+  tool_family?: string;
   /** the run's result */
   result: "pass" | "fail";
   /** the run's score (default 1 for pass, 0 for fail) */
@@ -464,6 +478,8 @@ export interface LessonOutcomeArgs {
   task_cluster?: string;
   /** chat session id */
   session?: string;
+  /** also add candidate lessons from the run's own records: the LLM's reflection on its failures, or without one each failure followed by a step that worked (the rule fix_after_error) */
+  learn?: boolean;
 }
 
 /** Arguments of "lesson.validate" (POST /v1/lesson/validate). */
@@ -677,6 +693,8 @@ export interface MigrateArgs {
   stm_size?: number;
   /** importance a memory must exceed to reach long-term (default: the policy's, 0.35) */
   threshold?: number;
+  /** move the most important first, the oldest first among equals (default: the policy's migrate_by_importance, on under the metaverse profile) */
+  by_importance?: boolean;
   /** report the moves without making them */
   dry_run?: boolean;
 }
@@ -1122,7 +1140,7 @@ export abstract class OperationsClient {
     return this.call("memory.update", args);
   }
 
-  /** Move the short-term memories beyond the capacity (oldest first) to long-term when their importance exceeds the threshold, else to archived. Needs the "write" right. */
+  /** Move the short-term memories beyond the capacity (oldest first, or most important first) to long-term when their importance exceeds the threshold, else to archived. Needs the "write" right. */
   migrate(args: MigrateArgs): Promise<Answer> {
     return this.call("migrate", args);
   }
