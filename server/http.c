@@ -403,7 +403,7 @@ static int take_body(request *rq, const char *data, size_t n) {
 /* Routes cheap enough to answer on the I/O thread: no store, no model. */
 static int runs_inline(int route) {
     return route == R_HEALTHZ || route == R_OPENAPI || route == R_PROFILES || route == R_PROFILE ||
-           route == R_OPS_LIST;
+           route == R_OPS_LIST || route == R_UI || route == R_UI_ASSET;
 }
 
 /* The worker's reply becomes the one the next call sends; the connection
