@@ -310,7 +310,7 @@ void h_route_op(request *rq, reply *rp);
  * NULL with a 400 in rp. */
 json_t *query_args(request *rq, reply *rp, const remem_op_info *op);
 void h_ops_list(reply *rp);
-/* GET /ui and /ui/{name}: the inspector's files, built into the binary
+/* GET /ui and /ui/{file}: the inspector's files, built into the binary
  * (ui.c); 404 when the server runs with --no-ui. */
 void h_ui(request *rq, reply *rp);
 /* remem_namespaces' array, filtered to what rq's key may read; NULL with
