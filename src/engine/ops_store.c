@@ -339,7 +339,7 @@ const engine_op store_wide_ops[] = {
       "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS
       ",\"near\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100,\"description\":"
       "\"how many near misses (default 5)\"}}}",
-      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_recall_explain},
     {{"stats", "read",
       "Counts of memories by namespace, kind, tier and model; invalidated, expired, "
