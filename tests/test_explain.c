@@ -1,11 +1,11 @@
 /*
- * test_explain.c: the two operations the inspector (docs/inspector.md)
- * reads that no other operation answers. recall.explain: in every
+ * test_explain.c: the operations the inspector (docs/inspector.md) reads
+ * that no other operation answered before it. recall.explain: in every
  * built-in profile (weights, min-max normalisation, a kind boost, the
  * temporal context term, thresholds) each hit's parts sum to its score,
  * the hits are recall's own, the near misses are the best candidates left
  * out with the reason, and it touches nothing. memory.links: a memory's
- * links both ways.
+ * links both ways. prune.reports: a namespace's last PruneReports.
  */
 #include <math.h>
 #include <stdio.h>
@@ -164,11 +164,45 @@ static void test_links_both_ways(void) {
     remem_close(db);
 }
 
+/* prune.reports: the namespace's reports, newest first, without id lists. */
+static void test_prune_reports(void) {
+    char dir[] = "/tmp/remem-explain-XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    remem *db = NULL;
+    CHECK_INT(remem_open(path, NULL, &db), REMEM_OK);
+    json_t *r = call_ok(db, "prune.reports", "{\"ns\":\"a\"}");
+    CHECK_INT((int)json_array_size(json_object_get(r, "reports")), 0); /* no folder yet */
+    json_decref(r);
+    json_decref(call_ok(db, "memory.add", "{\"ns\":\"a\",\"text\":\"one\"}"));
+    json_decref(call_ok(db, "memory.add", "{\"ns\":\"b\",\"text\":\"two\"}"));
+    for (int i = 0; i < 3; i++) json_decref(call_ok(db, "prune", "{\"ns\":\"a\"}"));
+    json_decref(call_ok(db, "prune", "{\"ns\":\"b\"}"));
+    r = call_ok(db, "prune.reports", "{\"ns\":\"a\",\"limit\":2}");
+    json_t *list = json_object_get(r, "reports");
+    CHECK_INT((int)json_array_size(list), 2);
+    const char *t0 = json_string_value(json_object_get(json_array_get(list, 0), "timestamp"));
+    const char *t1 = json_string_value(json_object_get(json_array_get(list, 1), "timestamp"));
+    CHECK(t0 && t1 && strcmp(t0, t1) >= 0);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "ns")), "a");
+    CHECK(json_object_get(json_array_get(list, 0), "episodesRemoved") == NULL);
+    CHECK(json_is_integer(json_object_get(json_array_get(list, 0), "removedCount")));
+    json_decref(r);
+    r = call_ok(db, "prune.reports", "{\"ns\":\"b\"}");
+    CHECK_INT((int)json_array_size(json_object_get(r, "reports")), 1);
+    json_decref(r);
+    remem_close(db);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_INT(system(cmd), 0);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) test__only = argv[1];
     RUN(test_parts_sum_to_score);
     RUN(test_same_as_recall);
     RUN(test_thresholds_and_touch);
     RUN(test_links_both_ways);
+    RUN(test_prune_reports);
     return TEST_EXIT();
 }

@@ -296,8 +296,8 @@ async function runTimeline(ns, run) {
 
 async function viewMaintenance(params) {
   const { ns, names } = await pickNs(params);
-  const [s, ar, all, metrics] = await Promise.all([call("stats", { ns }), call("archive.list", { ns }),
-    call("stats", {}).catch((e) => e), api("GET", "/metrics").catch((e) => e)]);
+  const [s, ar, pr, all, metrics] = await Promise.all([call("stats", { ns }), call("archive.list", { ns }),
+    call("prune.reports", { ns, limit: 5 }), call("stats", {}).catch((e) => e), api("GET", "/metrics").catch((e) => e)]);
   const files = ar.files.map((f) => el("tr", {}, el("td", {}, f.file || f.path || ""), el("td", { class: "num" }, num(f.records)),
     el("td", {}, f.checksum || f.status || "")));
   show(el("h2", {}, "Maintenance of " + ns), el("form", { class: "bar" }, nsPicker("maintenance", ns, names)),
@@ -305,8 +305,16 @@ async function viewMaintenance(params) {
       el("span", { "data-field": "pending" }, num(s.pending_embeddings)),
       el("span", { class: "muted" }, "archive folder"), el("span", {}, ar.archiveLocation || "")),
     el("h3", {}, "Archive files"), table("archive", ["file", "records", "checksum"], files),
+    el("h3", {}, "Last prune reports"), reportsTable(pr.reports),
     el("h3", {}, "Cache"), cacheTable(all),
     el("h3", {}, "LLM tokens"), metricsTable(metrics, /^remem_llm_|^memory_llm_/));
+}
+
+function reportsTable(reports) {
+  const rows = reports.map((r) => el("tr", { "data-report": r.report }, el("td", {}, r.timestamp),
+    [r.removedCount, r.reasons.age, r.reasons.count, r.reasons.cluster, r.clustersCreated, num(r.durationMs, 1)]
+      .map((v) => el("td", { class: "num" }, num(v))), el("td", {}, r.dryRun ? "dry run" : "")));
+  return table("prune-reports", ["at", "removed", "by age", "by count", "in clusters", "clusters made", "ms", ""], rows);
 }
 
 function cacheTable(all) {

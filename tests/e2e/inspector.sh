@@ -45,6 +45,7 @@ for t in "bob likes tea" "bob walks the dog" "bob's kettle is blue"; do
     r add --ns agent:bob --text "$t" > /dev/null 2>&1 || fail "add to agent:bob"
 done
 r archive --ns agent:ada --ids '["m01"]' > /dev/null 2>"$tmp/err" || fail "archive: $(cat "$tmp/err")"
+r prune --ns agent:ada > /dev/null 2>"$tmp/err" || fail "prune: $(cat "$tmp/err")"
 lsn=$(r --json lesson add --ns agent:ada --domain sqlite --rule "quote identifiers with double quotes" 2>/dev/null |
       python3 -c 'import json,sys; print(json.load(sys.stdin)["lesson_id"])')
 r lesson add --ns agent:ada --domain shell --rule "check the exit status" > /dev/null 2>&1

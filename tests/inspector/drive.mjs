@@ -156,6 +156,10 @@ try {
   const ar = await api(adminKey, "archive.list", { ns });
   const arRows = (await page.$$("table.archive tbody tr")).length;
   check(arRows === ar.files.length && arRows > 0, `archive files: ${ar.files.length} (shows ${arRows})`);
+  const reports = (await api(adminKey, "prune.reports", { ns, limit: 5 })).reports;
+  const repRows = await page.$$eval("table.prune-reports tbody tr", (trs) => trs.map((t) => t.dataset.report));
+  check(JSON.stringify(repRows) === JSON.stringify(reports.map((r) => r.report)) && repRows.length > 0,
+    `the last prune reports: ${reports.length} (shows ${repRows.length})`);
   const cached = Number((await texts("table.cache [data-field=namespaces]"))[0]);
   check(cached >= 1, `the cache holds ${cached} namespaces`);
   const llm = await page.$$eval("table.llm tbody tr", (trs) => trs.map((t) => t.cells[0].textContent));

@@ -913,6 +913,19 @@ class OperationMethods:
         """
         return self.call('maintain.schedule', **{})
 
+    def prune_reports(self, *, ns: str, limit: Optional[int] = None, archive_location: Optional[str] = None) -> dict:
+        """The last PruneReports of a namespace (what prune and maintain removed,
+        archived and summarised, and why), newest first, without their id lists.
+
+        The operation "prune.reports" (remem_call); returns its JSON answer.
+
+        Args:
+            ns: namespace
+            limit: how many reports (default 5) (optional)
+            archive_location: archiveLocation (optional)
+        """
+        return self.call('prune.reports', **{'ns': ns, 'limit': limit, 'archive_location': archive_location})
+
     def pending_embed(self, *, ns: Optional[str] = None, max: Optional[int] = None) -> dict:
         """Embed the memories stored without a vector while the embedder was down
         (the retry queue); each is embedded once.
