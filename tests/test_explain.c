@@ -197,6 +197,45 @@ static void test_prune_reports(void) {
     CHECK_INT(system(cmd), 0);
 }
 
+/* memory.list answers the same pages whether the namespace's cache is
+ * loaded (then it reads the rows from it) or not (a store scan): archived,
+ * invalidated, bookkeeping kinds, filters, cursors, and writes made after
+ * the cache was loaded. */
+static void test_list_from_cache(void) {
+    remem *db = filled();
+    json_decref(call_ok(db, "memory.forget", "{\"ns\":\"a\",\"id\":\"m02\"}"));
+    json_decref(call_ok(db, "memory.invalidate", "{\"ns\":\"a\",\"id\":\"m03\"}"));
+    json_decref(call_ok(db, "memory.add", "{\"ns\":\"a\",\"text\":\"a hint\",\"kind\":\"hint_log\"}"));
+    static const char *const lists[] = {
+        "{\"ns\":\"a\",\"limit\":7,\"desc\":true}",
+        "{\"ns\":\"a\",\"limit\":100,\"tiers\":[\"archived\",\"short\"],\"include_invalid\":true}",
+        "{\"ns\":\"a\",\"limit\":5,\"order\":\"importance\",\"filter\":{\"kind\":\"feedback\"}}",
+        "{\"ns\":\"a\",\"limit\":100,\"filter\":{\"kind\":\"hint_log\"}}",
+        "{\"ns\":\"a\",\"limit\":3,\"kinds\":[\"observation\"],\"cursor\":\"cd\"}"};
+    char *before[5];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) { /* load the cache, then write behind it */
+            json_decref(call_ok(db, "recall", "{\"ns\":\"a\",\"query\":\"kettle\",\"touch\":false}"));
+            json_decref(call_ok(db, "memory.add", "{\"ns\":\"a\",\"id\":\"late\",\"text\":\"late\"}"));
+            json_decref(call_ok(db, "memory.forget", "{\"ns\":\"a\",\"id\":\"late\",\"purge\":true}"));
+        }
+        for (int i = 0; i < 5; i++) {
+            int rc = 0;
+            json_t *r = call(db, "memory.list", lists[i], &rc);
+            char *t = r ? json_dumps(r, JSON_SORT_KEYS) : strdup(remem_errmsg(db));
+            json_decref(r);
+            if (!pass) {
+                before[i] = t;
+                continue;
+            }
+            CHECK_STR(t, before[i]);
+            free(t);
+            free(before[i]);
+        }
+    }
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) test__only = argv[1];
     RUN(test_parts_sum_to_score);
@@ -204,5 +243,6 @@ int main(int argc, char **argv) {
     RUN(test_thresholds_and_touch);
     RUN(test_links_both_ways);
     RUN(test_prune_reports);
+    RUN(test_list_from_cache);
     return TEST_EXIT();
 }

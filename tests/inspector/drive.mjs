@@ -144,10 +144,10 @@ try {
   const summary = (await api(adminKey, "timeline", { ns, view: "summary" })).summary;
   const cells = await texts("table.run-summary td");
   check(cells[0] === String(summary.runs) && cells[1] === String(summary.passed), `the runs' summary: ${summary.runs} runs, ${summary.passed} passed`);
-  await shot("lessons");
   await open(`#/lessons?ns=${encodeURIComponent(ns)}&run=run-2`);
   const runText = (await api(adminKey, "timeline", { ns, run: "run-2", view: "attempts" })).text;
   check((await page.$eval("#run pre", (p) => p.textContent)) === runText, "a run's timeline");
+  await shot("lessons");
 
   // ---- maintenance ----
   await open(`#/maintenance?ns=${encodeURIComponent(ns)}`);
