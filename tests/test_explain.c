@@ -236,6 +236,31 @@ static void test_list_from_cache(void) {
     remem_close(db);
 }
 
+/* stats of a namespace answer the same whether its cache is loaded (then
+ * counted from it) or not (the store's aggregates). */
+static void test_stats_from_cache(void) {
+    remem *db = filled();
+    json_decref(call_ok(db, "memory.forget", "{\"ns\":\"a\",\"id\":\"m02\"}"));
+    json_decref(call_ok(db, "memory.invalidate", "{\"ns\":\"a\",\"id\":\"m03\"}"));
+    json_decref(call_ok(db, "memory.add", "{\"ns\":\"a\",\"text\":\"a hint\",\"kind\":\"hint_log\"}"));
+    json_decref(call_ok(db, "memory.add", "{\"ns\":\"a\",\"text\":\"gone soon\",\"expires_at\":5}"));
+    json_decref(call_ok(db, "memory.add", "{\"ns\":\"a\",\"text\":\"note 1: the kettle is in the kitchen\"}"));
+    json_t *before = call_ok(db, "stats", "{\"ns\":\"a\"}");
+    json_decref(call_ok(db, "recall", "{\"ns\":\"a\",\"query\":\"kettle\",\"touch\":false}"));
+    json_t *after = call_ok(db, "stats", "{\"ns\":\"a\"}");
+    CHECK(json_object_get(after, "cache") != NULL); /* loaded now */
+    json_object_del(after, "cache");
+    char *a = json_dumps(before, JSON_SORT_KEYS), *b = json_dumps(after, JSON_SORT_KEYS);
+    CHECK_STR(b, a);
+    CHECK_INT((int)json_integer_value(json_object_get(after, "expired")), 1);
+    CHECK_INT((int)json_integer_value(json_object_get(after, "duplicates_folded")), 1);
+    free(a);
+    free(b);
+    json_decref(before);
+    json_decref(after);
+    remem_close(db);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) test__only = argv[1];
     RUN(test_parts_sum_to_score);
@@ -244,5 +269,6 @@ int main(int argc, char **argv) {
     RUN(test_links_both_ways);
     RUN(test_prune_reports);
     RUN(test_list_from_cache);
+    RUN(test_stats_from_cache);
     return TEST_EXIT();
 }
