@@ -155,13 +155,22 @@ function tierChart(canvas, stats) {
   });
 }
 
-async function viewTimeline(params) {
-  const { ns, names } = await pickNs(params);
+function listArgs(ns, params) {
   const args = { ns, order: "created", desc: true, limit: PAGE };
   for (const f of ["kinds", "tiers"]) if (params.get(f)) args[f] = params.get(f).split(",").map((s) => s.trim());
   if (params.get("filter")) args.filter = params.get("filter");
   if (params.get("cursor")) args.cursor = params.get("cursor");
-  const page = await call("memory.list", args);
+  return args;
+}
+
+async function viewTimeline(params) {
+  // With the namespace in the address, its page and the namespace list
+  // are asked at once.
+  const named = params.get("ns");
+  const early = named ? call("memory.list", listArgs(named, params)) : null;
+  if (early) early.catch(() => {}); // its error is shown when awaited below
+  const { ns, names } = await pickNs(params);
+  const page = await (early || call("memory.list", listArgs(ns, params)));
   const page_no = Number(params.get("page") || 1);
   const rows = page.memories.map((m) => el("tr", { class: "link", "data-id": m.id, onclick: () => go("memory", { ns, id: m.id }) },
     el("td", {}, m.created_at), el("td", { "data-col": "kind" }, m.kind), el("td", { "data-col": "tier" }, m.tier),
