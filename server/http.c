@@ -661,8 +661,8 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
                          "writes are dropped\n");
         if (!la->loopback && srv->keys_on)
             fprintf(out, "remem serve: reachable from other hosts; keys "
-                         "required on every route but /healthz and "
-                         "/openapi.json\n");
+                         "required on every route but /healthz, "
+                         "/openapi.json and the inspector's page /ui\n");
     }
     fprintf(out, "listening on http://%s\n", srv->addr);
     if (!srv->cfg.quiet) {
@@ -676,6 +676,9 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
                 "application/json'%s -d '{\"namespaces\":[\"demo\"],\"text\":"
                 "\"where is the kettle?\"}'\n",
                 srv->addr, auth);
+        if (!srv->cfg.no_ui)
+            fprintf(out, "look: http://%s/ui in a browser (the inspector%s)\n", srv->addr,
+                    srv->keys_on ? "; type a key into it" : "");
     }
     fflush(out);
 }
