@@ -109,6 +109,7 @@ async function viewNamespaces() {
     el("td", { "data-col": "by_kind" }, counts(s.by_kind)),
     el("td", { "data-col": "by_tier" }, counts(s.by_tier)),
     el("td", { "data-col": "model" }, Object.keys(s.by_model || {}).filter((m) => m).join(", ")),
+    el("td", { class: "num", "data-col": "bytes", title: "the namespace's cache, when loaded" }, s.cache ? num(s.cache.bytes) : "not loaded"),
     el("td", { class: "num", "data-col": "pending" }, num(s.pending_embeddings)),
     el("td", { class: "num", "data-col": "invalidated" }, num(s.invalidated)),
     el("td", { "data-col": "newest" }, s.newest || ""),
@@ -116,7 +117,7 @@ async function viewNamespaces() {
   const canvas = el("canvas", { id: "tiers-chart" });
   const chartLib = loadChart();
   show(el("h2", {}, "Namespaces"),
-    table("namespaces", ["namespace", "memories", "by kind", "by tier", "model", "pending embeddings",
+    table("namespaces", ["namespace", "memories", "by kind", "by tier", "model", "bytes in memory", "pending embeddings",
       "invalidated", "newest", "oldest"], rows),
     el("h3", {}, "Memories by tier"), el("div", { class: "chart" }, canvas));
   await chartLib;

@@ -67,6 +67,7 @@ try {
     const kinds = Object.entries(s.by_kind).map(([k, v]) => k + " " + v).join(", ");
     check(row.by_kind === kinds, `${ns}: by kind "${kinds}" (shows "${row.by_kind}")`);
     check(row.pending === String(s.pending_embeddings), `${ns}: pending embeddings ${s.pending_embeddings}`);
+    check(row.bytes === (s.cache ? String(s.cache.bytes) : "not loaded"), `${ns}: bytes in memory ${row.bytes}`);
   }
   check(await page.$eval("#tiers-chart", (c) => !!window.Chart && !!window.Chart.getChart(c)), "the tier chart is drawn by Chart.js");
   await shot("namespaces");
@@ -165,6 +166,12 @@ try {
   const llm = await page.$$eval("table.llm tbody tr", (trs) => trs.map((t) => t.cells[0].textContent));
   check(llm.some((m) => m.startsWith("remem_llm_input_tokens")), "LLM token counts: " + llm.join(" "));
   await shot("maintenance");
+
+  // ---- the namespaces view again: the recalls above loaded one ----
+  await open("#/namespaces");
+  const loaded = await api(adminKey, "stats", { ns });
+  const bytes = await page.$eval(`tr[data-ns="${ns}"] td[data-col=bytes]`, (td) => td.textContent);
+  check(loaded.cache && bytes === String(loaded.cache.bytes), `${ns}: ${bytes} bytes in memory once loaded`);
 
   // ---- a read key scoped to one namespace sees no other ----
   await page.evaluate(() => sessionStorage.clear());
