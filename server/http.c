@@ -823,6 +823,17 @@ static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la, int f
                             MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
 }
 
+/* serve.ui: false in the configuration turns the inspector off as
+ * --no-ui does (read on one of the pool's handles). */
+static void ui_setting(server *srv) {
+    char err[256];
+    remem *db = srv->cfg.no_ui ? NULL : pool_get(&srv->pool, NULL, err, sizeof err);
+    if (!db) return;
+    const char *ui = remem_setting(db, "serve.ui");
+    if (ui && !strcmp(ui, "false")) srv->cfg.no_ui = 1;
+    pool_put(&srv->pool, db, NULL);
+}
+
 int serve_run(const serve_config *cfg, FILE *out) {
     server *srv = calloc(1, sizeof *srv);
     if (!srv) {
@@ -910,6 +921,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
         goto fail;
     }
     if (server_mcp_groups(srv, err, sizeof err)) goto fail;
+    ui_setting(srv);
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);

@@ -6,7 +6,8 @@
  * server's disk and the page needs no network. The page itself is public
  * (a browser cannot send a key with a navigation); everything it shows it
  * asks of the JSON API with the key the person types, so it shows only
- * what that key may read. `remem serve --no-ui` turns it off.
+ * what that key may read. `remem serve --no-ui` turns it off, and so does
+ * `serve: {ui: false}` in the configuration (http.c reads it at startup).
  */
 #include <string.h>
 #include "serverInt.h"
@@ -48,7 +49,8 @@ static const ui_asset *find_asset(const char *name) {
 void h_ui(request *rq, reply *rp) {
     if (rq->srv->cfg.no_ui) {
         reply_error(rp, 404, "REMEM_ENOROUTE",
-                    "the inspector is off on this server (remem serve --no-ui)");
+                    "the inspector is off on this server (remem serve --no-ui, or serve.ui: "
+                    "false in its configuration)");
         return;
     }
     const ui_asset *a = find_asset(rq->route == R_UI ? "" : rq->id ? rq->id : "");

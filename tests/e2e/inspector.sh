@@ -2,7 +2,7 @@
 # inspector.sh: the inspector at /ui (docs/inspector.md) in a real browser.
 #   1. Without node: /ui and its files are served from the binary with their
 #      types, an unknown file is a JSON 404, the page needs no key but every
-#      API call it makes does, and `--no-ui` turns it off.
+#      API call it makes does.
 #   2. Debian's chromium, headless through puppeteer-core (pinned in
 #      tests/inspector/package.json, installed there by npm ci), drives the
 #      page against a real `remem serve --keys` filled here
@@ -10,6 +10,7 @@
 #      the DOM equal what the API answers, recall's bars sum to each hit's
 #      score, a read key scoped to one namespace sees no other. Screenshots
 #      of each view at 1280x800 go to build/inspector-*.png.
+#   3. `--no-ui`, and `serve: {ui: false}` in the configuration, turn it off.
 #   Without node, npm or chromium, or when npm cannot install, part 2 is a
 #   SKIP.
 set -u
@@ -124,5 +125,15 @@ st=$(get /ui/app.js)
 st=$(curl -s -o /dev/null -w '%{http_code}' "$url/v1/namespaces" -H "Authorization: Bearer $admin")
 [ "$st" = 200 ] || fail "--no-ui: the API answered $st"
 stop
-[ $fails -eq 0 ] && echo "ok - --no-ui turns the page off and leaves the API"
+# ---- serve.ui: false in the configuration ----
+printf 'serve:\n  ui: false\n' > "$tmp/remem.yaml"
+"$bin" --db "$db" --config "$tmp/remem.yaml" serve --listen 127.0.0.1:0 --keys "$keys" > "$tmp/serve.out" 2>"$tmp/serve.err" &
+srv_pid=$!
+for _ in $(seq 1 100); do url=$(sed -n 's/^listening on //p' "$tmp/serve.out"); [ -n "$url" ] && break; sleep 0.1; done
+st=$(get /ui)
+[ "${st%% *}" = 404 ] && grep -q 'serve.ui' "$tmp/body" || fail "serve.ui false: /ui answered $st $(cat "$tmp/body")"
+grep -q '/ui in a browser' "$tmp/serve.out" && fail "serve.ui false: the banner still points at /ui"
+stop
+rm -f "$tmp/remem.yaml"
+[ $fails -eq 0 ] && echo "ok - --no-ui and serve.ui: false turn the page off and leave the API"
 exit $((fails > 0))
