@@ -47,8 +47,11 @@ function el(tag, attrs, ...kids) {
 }
 
 function table(cls, heads, rows) {
-  return el("table", { class: cls }, el("thead", {}, el("tr", {}, heads.map((h) => el("th", {}, h)))),
-    el("tbody", {}, rows));
+  // a heading sits over its numbers when the column holds numbers
+  const first = rows.length ? [...rows[0].cells] : [];
+  return el("table", { class: cls }, el("thead", {}, el("tr", {}, heads.map((h, i) =>
+    el("th", first[i] && first[i].classList.contains("num") ? { class: "num" } : {}, h)))),
+  el("tbody", {}, rows));
 }
 
 function num(v, digits) {
