@@ -123,6 +123,10 @@ $(BUILD)/remem: $(FACE_OBJ) $(BUILD)/libremem.a
 
 # server/openapi.c embeds docs/openapi.json with .incbin, which -MMD cannot see.
 $(BUILD)/obj/server/openapi.o: docs/openapi.json
+# server/ui.c embeds the inspector's files and Debian's Chart.js (libjs-chart.js) the same way.
+CHARTJS ?= /usr/share/javascript/chart.js/chart.min.js
+$(BUILD)/obj/server/ui.o: server/ui/index.html server/ui/app.js server/ui/app.css $(CHARTJS)
+$(BUILD)/obj/server/ui.o: CFLAGS += -DREMEM_CHARTJS='"$(CHARTJS)"'
 
 $(BUILD)/remem.pc: remem.pc.in include/remem.h
 	@mkdir -p $(BUILD)

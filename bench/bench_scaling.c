@@ -268,7 +268,7 @@ int main(int argc, char **argv) {
     int quick = getenv("REMEM_BENCH_QUICK") != NULL;
     scaling_init();
     bench_op ops[] = {
-        {"timeline", 2000, run_timeline},   {"static.load", 4000, run_static_load},
+        {"timeline", 4000, run_timeline},   {"static.load", 4000, run_static_load},
         {"recall", 5000, run_recall},       {"prune", 4000, run_prune},
         {"summarize", 2000, run_summarize},
     };
@@ -282,7 +282,7 @@ int main(int argc, char **argv) {
         size_t base = quick ? ops[o].base / 2 : ops[o].base;
         recall_base = base;
         double t[4];
-        scaling_sizes(ops[o].run, base, t);
+        int passes = scaling_sizes(ops[o].run, base, t);
         printf("%-12s %8zu %10.4f %10.4f %10.4f %10.4f  ", ops[o].name, base, t[0], t[1], t[2],
                t[3]);
         for (int k = 1; k < 4; k++) {
@@ -293,7 +293,8 @@ int main(int argc, char **argv) {
         }
         /* the mean growth over the three doublings, (8x / 1x)^(1/3): less
          * noisy than any one step on a shared machine */
-        printf("   mean %.2f\n", cbrt(t[3] / (t[0] > 0 ? t[0] : 1e-9)));
+        printf("   mean %.2f  (%d pass%s)\n", cbrt(t[3] / (t[0] > 0 ? t[0] : 1e-9)), passes,
+               passes == 1 ? "" : "es");
         fflush(stdout);
     }
     if (recall_db) remem_close(recall_db);

@@ -161,14 +161,15 @@ int main(int argc, char **argv) {
     printf("%-14s %8s %10s %6s\n", "op", "size", "time", "ratio");
     for (int o = 0; o < 3; o++) {
         double t[4];
-        scaling_sizes(fns[o], base, t);
+        int passes = scaling_sizes(fns[o], base, t);
         for (int k = 0; k < 4; k++) {
             if (k) {
                 double g = t[k] / (t[k - 1] > 0 ? t[k - 1] : 1e-9);
                 printf("%-14s %8zu %9.4fs %6.2f\n", names[o], base << k, t[k], g);
                 if (g > worst) worst = g;
             } else {
-                printf("%-14s %8zu %9.4fs %6s\n", names[o], base, t[k], "-");
+                printf("%-14s %8zu %9.4fs %6s   (%d pass%s)\n", names[o], base, t[k], "-", passes,
+                       passes == 1 ? "" : "es");
             }
         }
         fflush(stdout);

@@ -13,7 +13,8 @@
 #   bench/bench_tenants.sh BUILD [BASE_BUILD]
 #     REMEM_TENANTS (10000), REMEM_TENANT_MB (the --cache-mb budget, 64),
 #     REMEM_BENCH_SECONDS (20 per run), REMEM_TENANT_THREADS ("1 4 8"),
-#     REMEM_TENANT_DB (a store file kept from an earlier run: no import)
+#     REMEM_TENANT_DB (a store file kept from an earlier run, or a PostgreSQL
+#     URI whose database an earlier run filled: no import)
 # A BASE_BUILD without --cache-mb (1a9de9e) runs without the flag.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +34,7 @@ first=${builds[0]}; case $first in /*) ;; *) first=$root/$first ;; esac
 db=${REMEM_TENANT_DB:-$tmp/t.db}
 python3 "$root/bench/locomo_compose.py" questions > "$tmp/q.txt"
 t0=$(date +%s.%N)
-if [ ! -e "$db" ]; then
+if [ ! -e "$db" ] && [[ $db != postgres*://* ]]; then
 python3 "$root/bench/locomo_compose.py" memories $((n_ns * 10)) --ns x |
     python3 -c '
 import json, sys

@@ -11,7 +11,8 @@
  *   - every size runs in a child process of its own (no size inherits the
  *     heap an earlier one fragmented), and the four sizes are interleaved
  *     over SCALING_ROUNDS passes, the best of each kept: a burst of load
- *     slows one pass of every size, not every pass of one;
+ *     slows one pass of every size, not every pass of one; a doubling
+ *     still above the limit gets up to two more such passes;
  *   - malloc never hands out fresh pages for a block a repeat already
  *     freed (glibc serves blocks above its mmap threshold, at most 32 MB,
  *     with new pages each time: a size above it paid its page faults on
@@ -68,14 +69,30 @@ static inline double scaling_isolated(double (*run)(size_t), size_t n) {
     return t;
 }
 
-/* t[k] = the best of SCALING_ROUNDS interleaved runs of size base << k. */
-static inline void scaling_sizes(double (*run)(size_t), size_t base, double t[4]) {
+static inline double scaling_worst(const double t[4]) {
+    double w = 0;
+    for (int k = 1; k < 4; k++) {
+        double g = t[k] / (t[k - 1] > 0 ? t[k - 1] : 1e-9);
+        if (g > w) w = g;
+    }
+    return w;
+}
+
+/* t[k] = the best of the interleaved runs of size base << k: SCALING_ROUNDS
+ * of them, and while a doubling still looks above SCALING_MAX_RATIO, up to
+ * two more passes of as many (a minimum only falls with more samples, so
+ * noise fades and true growth stays). Returns the passes made. */
+static inline int scaling_sizes(double (*run)(size_t), size_t base, double t[4]) {
     for (int k = 0; k < 4; k++) t[k] = 1e30;
-    for (int r = 0; r < SCALING_ROUNDS; r++)
-        for (int k = 0; k < 4; k++) {
-            double x = scaling_isolated(run, base << k);
-            if (x < t[k]) t[k] = x;
-        }
+    int pass = 0;
+    do {
+        for (int r = 0; r < SCALING_ROUNDS; r++)
+            for (int k = 0; k < 4; k++) {
+                double x = scaling_isolated(run, base << k);
+                if (x < t[k]) t[k] = x;
+            }
+    } while (++pass < 3 && scaling_worst(t) > SCALING_MAX_RATIO);
+    return pass;
 }
 
 #endif

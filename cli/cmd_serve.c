@@ -21,7 +21,7 @@ static void serve_usage(FILE *f) {
             "                   [--workers N] [--queue N] [--grace SECONDS]\n"
             "                   [--llm-deadline SECONDS]\n"
             "                   [--ingest-queue N] [--cache-mb MB]\n"
-            "                   [--tools GROUP,...]\n"
+            "                   [--tools GROUP,...] [--no-ui]\n"
             "       remem serve --hash-key SECRET|- [--name NAME] [--ns PATTERN]...\n"
             "                   [--rights read,write,embed,admin]\n"
             "       remem serve --new-key --keys FILE [--name NAME] [--ns PATTERN]...\n"
@@ -61,6 +61,7 @@ static void serve_usage(FILE *f) {
             "  --tools GROUP,...   MCP tool groups /mcp offers besides the core ones:\n"
             "                      memory, lifecycle, lessons, experience, episodes,\n"
             "                      admin, or all (default: mcp.tools of the config)\n"
+            "  --no-ui             no inspector page at /ui (docs/inspector.md)\n"
             "  --hash-key SECRET   print the keys-file entry for SECRET (- reads\n"
             "                      it from stdin) and exit\n"
             "  --new-key           make a random secret, append its entry to\n"
@@ -207,6 +208,8 @@ int cmd_serve(const cli_env *env, int argc, char **argv) {
             cfg.max_connections = (int)n;
         } else if ((v = cli_opt(argc, argv, &i, "--hash-key")))
             kr.secret = v;
+        else if (!strcmp(argv[i], "--no-ui"))
+            cfg.no_ui = 1;
         else if (!strcmp(argv[i], "--new-key"))
             kr.make = 1;
         else if ((v = cli_opt(argc, argv, &i, "--name")))

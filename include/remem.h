@@ -722,8 +722,8 @@ REMEM_API char *remem_write_result_json(const char *op, const char *ns, const ch
  * the faces check it to answer "dropped". Never fails. */
 REMEM_API int remem_memory_off(remem *db, const char *ns);
 /* A setting of the configuration file that a face acts on, by its dotted
- * key; the one known today is "mcp.tools" (the MCP tool groups to offer,
- * docs/config.md). Returns its text as written, or NULL when the file does
+ * key: "mcp.tools" (the MCP tool groups to offer) and "serve.ui" ("true" or
+ * "false": remem serve's inspector page; docs/config.md). Returns its text as written, or NULL when the file does
  * not set it, the key is unknown, or db is NULL. Valid until remem_close. */
 REMEM_API const char *remem_setting(remem *db, const char *key);
 /* Free memory returned by remem (JSON strings). */

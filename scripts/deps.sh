@@ -3,12 +3,15 @@
 # two sets, so that building and serving never pull in the test tools:
 #   deps.sh runtime   what `make`, `make run`, `make demo` need: a compiler,
 #                     pkg-config and the -dev packages of the libraries
-#                     libremem links (SQLite, libpq's client library, ...)
+#                     libremem links (SQLite, libpq's client library, ...),
+#                     and libjs-chart.js (Chart.js, built into remem serve's
+#                     inspector page)
 #   deps.sh python    runtime, plus pip, setuptools and wheel (make python)
 #   deps.sh test      runtime, plus what `make test`/`make asan`/`make fuzz`
 #                     need: PostgreSQL 15 (the store suite), clang and its
 #                     fuzzing runtime, node and npm (the MCP and OpenAPI
-#                     clients), python3-venv (the Python package test)
+#                     clients), python3-venv (the Python package test),
+#                     chromium (the inspector's browser test)
 # Quiet when everything is there. As root it installs what is missing with
 # apt-get; otherwise it says what is missing, prints the exact line to run,
 # and fails.
@@ -18,10 +21,10 @@ set_name=${1:-runtime}
 runtime=(build-essential pkg-config
          libsqlite3-dev sqlite3 libpq-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev
          libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev
-         libyaml-dev tzdata)
+         libyaml-dev tzdata libjs-chart.js)
 python=(python3 python3-pip python3-setuptools python3-wheel)
 test=(clang libclang-rt-14-dev postgresql-15 python3 python3-venv python3-setuptools python3-wheel
-      curl nodejs npm)
+      curl nodejs npm chromium)
 case $set_name in
     runtime) pkgs=("${runtime[@]}") ;;
     python) pkgs=("${runtime[@]}" "${python[@]}") ;;

@@ -403,7 +403,7 @@ static int take_body(request *rq, const char *data, size_t n) {
 /* Routes cheap enough to answer on the I/O thread: no store, no model. */
 static int runs_inline(int route) {
     return route == R_HEALTHZ || route == R_OPENAPI || route == R_PROFILES || route == R_PROFILE ||
-           route == R_OPS_LIST;
+           route == R_OPS_LIST || route == R_UI || route == R_UI_ASSET;
 }
 
 /* The worker's reply becomes the one the next call sends; the connection
@@ -661,8 +661,8 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
                          "writes are dropped\n");
         if (!la->loopback && srv->keys_on)
             fprintf(out, "remem serve: reachable from other hosts; keys "
-                         "required on every route but /healthz and "
-                         "/openapi.json\n");
+                         "required on every route but /healthz, "
+                         "/openapi.json and the inspector's page /ui\n");
     }
     fprintf(out, "listening on http://%s\n", srv->addr);
     if (!srv->cfg.quiet) {
@@ -676,6 +676,9 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
                 "application/json'%s -d '{\"namespaces\":[\"demo\"],\"text\":"
                 "\"where is the kettle?\"}'\n",
                 srv->addr, auth);
+        if (!srv->cfg.no_ui)
+            fprintf(out, "look: http://%s/ui in a browser (the inspector%s)\n", srv->addr,
+                    srv->keys_on ? "; type a key into it" : "");
     }
     fflush(out);
 }
@@ -820,6 +823,17 @@ static struct MHD_Daemon *start_daemon(server *srv, const listen_addr *la, int f
                             MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
 }
 
+/* serve.ui: false in the configuration turns the inspector off as
+ * --no-ui does (read on one of the pool's handles). */
+static void ui_setting(server *srv) {
+    char err[256];
+    remem *db = srv->cfg.no_ui ? NULL : pool_get(&srv->pool, NULL, err, sizeof err);
+    if (!db) return;
+    const char *ui = remem_setting(db, "serve.ui");
+    if (ui && !strcmp(ui, "false")) srv->cfg.no_ui = 1;
+    pool_put(&srv->pool, db, NULL);
+}
+
 int serve_run(const serve_config *cfg, FILE *out) {
     server *srv = calloc(1, sizeof *srv);
     if (!srv) {
@@ -916,6 +930,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
         goto fail;
     }
     if (server_mcp_groups(srv, err, sizeof err)) goto fail;
+    ui_setting(srv);
 
     /* A client gone mid-export must not kill us. */
     signal(SIGPIPE, SIG_IGN);

@@ -40,6 +40,8 @@ const route server_routes[R_COUNT] = {
     [R_RECALL] = {"POST", "/v1/recall", RF_BODY, "recall"},
     [R_FIND_ID] = {"GET", "/v1/memories/{id}", 0},
     [R_OPS_LIST] = {"GET", "/v1/operations", 0},
+    [R_UI] = {"GET", "/ui", RF_PUBLIC},
+    [R_UI_ASSET] = {"GET", "/ui/{file}", RF_PUBLIC},
     /* Every library operation (remem_ops()): "decision.add" is
      * POST /v1/decision/add. Matched by routes.c against the operation
      * table, never by this template, which names the metrics' series. */

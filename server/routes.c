@@ -179,6 +179,8 @@ static int handle_without_db(request *rq, reply *rp) {
     case R_PROFILE: h_profile(rq, rp); return 1;
     case R_OP: h_op(rq, rp); return 1;
     case R_OPS_LIST: h_ops_list(rp); return 1;
+    case R_UI:
+    case R_UI_ASSET: h_ui(rq, rp); return 1;
     case R_EXPORT_NS:
     case R_EXPORT_ALL: h_export(rq, rp); return 1;
     case R_MCP_POST:

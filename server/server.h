@@ -44,6 +44,7 @@ typedef struct serve_config {
     const char *mcp_tools;       /* the MCP tool groups /mcp offers besides
                                     the core ones ("memory,lessons", "all");
                                     NULL: mcp.tools of the configuration */
+    int no_ui;                   /* 1: no inspector page at /ui (--no-ui) */
 } serve_config;
 
 void serve_config_init(serve_config *cfg);

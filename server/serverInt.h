@@ -28,6 +28,7 @@
  *              queue (http.c hands them each request's work).
  *   metrics.c  Prometheus counters and latency histograms.
  *   openapi.c  docs/openapi.json, embedded into the binary at build time.
+ *   ui.c       the inspector's page (/ui), embedded the same way.
  *
  * Only server.h is seen from outside (cli/cmd_serve.c).
  */
@@ -171,6 +172,8 @@ enum route_id {
     R_RECALL,
     R_FIND_ID,
     R_OPS_LIST,
+    R_UI,       /* the inspector's page (ui.c) */
+    R_UI_ASSET, /* its script, style and chart library */
     R_OP, /* POST /v1/<operation>: matched against remem_ops(), not by template */
     R_COUNT,
     R_UNMATCHED = R_COUNT, /* 404 and 405, for the metrics */
@@ -307,6 +310,9 @@ void h_route_op(request *rq, reply *rp);
  * NULL with a 400 in rp. */
 json_t *query_args(request *rq, reply *rp, const remem_op_info *op);
 void h_ops_list(reply *rp);
+/* GET /ui and /ui/{file}: the inspector's files, built into the binary
+ * (ui.c); 404 when the server runs with --no-ui. */
+void h_ui(request *rq, reply *rp);
 /* remem_namespaces' array, filtered to what rq's key may read; NULL with
  * rp set on failure. */
 json_t *visible_namespaces(request *rq, reply *rp, remem *db);

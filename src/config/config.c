@@ -243,6 +243,7 @@ struct cfg {
     char *llm_api_key_env;
     int cache_max_mb; /* cache.max_mb; 0: not set */
     char *mcp_tools; /* mcp.tools: the MCP tool groups to offer */
+    int serve_ui;    /* serve.ui: 0 unset, 1 true, 2 false (the inspector page) */
     block top;
     block *blocks;
     size_t n_blocks;
@@ -636,6 +637,7 @@ static int parse_policies(walk *w, const ynode *m, cfg *c);
 static int parse_llm(walk *w, const ynode *m, cfg *c);
 static int parse_cache(walk *w, const ynode *m, cfg *c);
 static int parse_mcp(walk *w, const ynode *m, cfg *c);
+static int parse_serve(walk *w, const ynode *m, cfg *c);
 
 /* The keys of one block (top: the document, which also has llm and
  * policies). */
@@ -655,6 +657,8 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
             r = parse_cache(w, v, c);
         } else if (top && !strcmp(k->s, "mcp")) {
             r = parse_mcp(w, v, c);
+        } else if (top && !strcmp(k->s, "serve")) {
+            r = parse_serve(w, v, c);
         } else if (top && !strcmp(k->s, "policies")) {
             r = parse_policies(w, v, c);
         } else if (!strcmp(k->s, "profile")) {
@@ -710,7 +714,7 @@ static int parse_block(walk *w, const ynode *m, const char *prefix, block *b, cf
         } else if (!strcmp(k->s, "memoryAgent")) {
             r = parse_memory_agent(w, v, path, b);
         } else {
-            return unknown(w, k, path, top ? "llm, cache, mcp, policies, " POLICY_KEYS : POLICY_KEYS);
+            return unknown(w, k, path, top ? "llm, cache, mcp, serve, policies, " POLICY_KEYS : POLICY_KEYS);
         }
         if (r) return -1;
     }
@@ -796,6 +800,26 @@ static int parse_mcp(walk *w, const ynode *m, cfg *c) {
 }
 
 const char *cfg_mcp_tools(const cfg *c) { return c ? c->mcp_tools : NULL; }
+
+/* serve: remem serve's own settings (read by the server through remem.h's
+ * remem_setting): ui, whether it answers the inspector page at /ui. */
+static int parse_serve(walk *w, const ynode *m, cfg *c) {
+    if (need_map(w, m, "serve") || check_keys(w, m, "serve")) return -1;
+    for (size_t i = 0; i + 1 < m->n; i += 2) {
+        const ynode *k = m->kids[i], *v = m->kids[i + 1];
+        char path[256];
+        join(path, sizeof path, "serve", k->s);
+        if (strcmp(k->s, "ui")) return unknown(w, k, path, "ui");
+        int on = 1;
+        if (get_bool(w, v, path, &on)) return -1;
+        c->serve_ui = on ? 1 : 2;
+    }
+    return 0;
+}
+
+const char *cfg_serve_ui(const cfg *c) {
+    return !c || !c->serve_ui ? NULL : c->serve_ui == 1 ? "true" : "false";
+}
 
 /* ------------------------------------------------------------------ */
 /* loading and freeing                                                 */

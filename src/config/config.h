@@ -106,6 +106,8 @@ const cfg_llm *cfg_llm_get(const cfg *c);
 int cfg_cache_max_mb(const cfg *c);
 /* mcp.tools as written (a comma-separated list of tool groups), or NULL. */
 const char *cfg_mcp_tools(const cfg *c);
+/* serve.ui as "true" or "false", or NULL when the file does not set it. */
+const char *cfg_serve_ui(const cfg *c);
 /* The file it came from, or NULL. */
 const char *cfg_path(const cfg *c);
 /* The policy as a JSON object text (malloc'd), for `remem config show`. */

@@ -438,4 +438,11 @@ int eng_embed_query(remem *db, const char *text, float *out);
  * rows embedded, *left (may be NULL) those still pending. */
 int eng_embed_pending(remem *db, const char *ns, int64_t max, int64_t *done, int64_t *left);
 
+/* recall.explain (recall.c): recall q as remem_recall does, and answer its
+ * hits with what each score component put into the score ("parts", which
+ * sum to the score), the near best candidates left out ("near_misses", at
+ * most near, each saying why: rank, min_similarity, min_score), the
+ * effective profile ("settings") and its formula. *out: a new object. */
+int eng_recall_explain(remem *db, const remem_query *q, size_t near, json_t **out);
+
 #endif

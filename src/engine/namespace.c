@@ -113,6 +113,71 @@ static void cache_stats(remem *db, const char *ns, json_t *o) {
     json_object_set_new(o, "cache", m);
 }
 
+/* Count key in a group object. */
+static void count_key(json_t *g, const char *key) {
+    json_t *n = json_object_get(g, key ? key : "");
+    json_object_set_new(g, key ? key : "", json_integer(n ? json_integer_value(n) + 1 : 1));
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The group counts in key order, as the store's GROUP BY ... ORDER BY 1
+ * gives them, into fn. */
+static int sorted_counts(json_t *g, enum store_group which, store_count_fn fn, void *ctx) {
+    size_t n = json_object_size(g), i = 0;
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys) return REMEM_ENOMEM;
+    const char *k;
+    json_t *v;
+    json_object_foreach(g, k, v) keys[i++] = k;
+    qsort(keys, n, sizeof *keys, cmp_str);
+    int rc = 0;
+    for (i = 0; !rc && i < n; i++)
+        rc = fn(ctx, which, keys[i], json_integer_value(json_object_get(g, keys[i])));
+    free(keys);
+    return rc;
+}
+
+/* The summary of a loaded namespace from its cache (caught up with the
+ * store first), which holds every row: one pass in memory instead of four
+ * store scans that read every row and its vector (seconds for a namespace
+ * of 100,000 memories, which the inspector's namespaces view asks for).
+ * *done is 0 when the namespace is not loaded: stats never load one. */
+static int stats_cached(remem *db, const char *ns, int64_t now, store_summary *sum,
+                        store_count_fn fn, void *ctx, int *done) {
+    *done = 0;
+    ns_cache *c = cache_peek(db, ns);
+    if (!c) return REMEM_OK;
+    cache_put(db, c);
+    int rc = REMEM_OK;
+    if (!(c = cache_get(db, ns, &rc)) || rc) return rc; /* empty: the store answers */
+    json_t *g[3] = {json_object(), json_object(), json_object()};
+    memset(sum, 0, sizeof *sum);
+    sum->file_bytes = -1;
+    double importance = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        if (!sum->memories || m->created_at < sum->oldest) sum->oldest = m->created_at;
+        if (!sum->memories || m->created_at > sum->newest) sum->newest = m->created_at;
+        sum->memories++;
+        sum->invalidated += m->invalidated_at > 0;
+        sum->expired += m->expires_at > 0 && m->expires_at <= now;
+        sum->duplicates_folded += m->duplicate_count;
+        importance += m->importance;
+        count_key(g[STORE_BY_KIND], m->kind);
+        count_key(g[STORE_BY_TIER], m->tier);
+        count_key(g[STORE_BY_MODEL], m->model);
+    }
+    cache_put(db, c);
+    sum->mean_importance = sum->memories ? importance / (double)sum->memories : 0;
+    for (int k = 0; !rc && k < 3; k++) rc = sorted_counts(g[k], (enum store_group)k, fn, ctx);
+    for (int k = 0; k < 3; k++) json_decref(g[k]);
+    *done = 1;
+    return rc;
+}
+
 int remem_stats(remem *db, const char *ns, char **json) {
     *json = NULL;
     int rc = eng_need_open(db);
@@ -120,7 +185,9 @@ int remem_stats(remem *db, const char *ns, char **json) {
     store_summary sum;
     json_t *groups[3] = {json_object(), json_object(), json_object()};
     json_t *o = json_object(), *per = NULL;
-    rc = store_stats(db->st, ns, util_now_ms(), &sum, stats_count, groups);
+    int done = 0;
+    if (ns) rc = stats_cached(db, ns, util_now_ms(), &sum, stats_count, groups, &done);
+    if (!rc && !done) rc = store_stats(db->st, ns, util_now_ms(), &sum, stats_count, groups);
     if (!rc && !ns) {
         per = json_object();
         rc = store_namespaces(db->st, stats_namespace, per);

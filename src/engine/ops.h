@@ -40,7 +40,7 @@ typedef struct engine_op {
     X("memory.add_batch", OP_SELF_OFF) X("memory.update", OP_SELF_OFF)                       \
         X("memory.invalidate", OP_SELF_OFF) X("memory.forget", OP_SELF_OFF)                  \
             X("memory.delete", OP_SELF_OFF) X("clear", OP_SELF_OFF) X("import", OP_SELF_OFF) \
-                X("recall", OP_SELF_CHECK)
+                X("recall", OP_SELF_CHECK) X("recall.explain", OP_SELF_CHECK)
 /* The flags of an operation (0 for most). */
 unsigned engine_op_flags(const char *name);
 

@@ -255,6 +255,64 @@ static int op_history(remem *db, json_t *args, json_t **result) {
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
+/* ---- memory.links ---- */
+
+/* A memory as a link's end: id, kind, tier, text. */
+static json_t *link_end(const remem_memory *m) {
+    return json_pack("{s:s, s:s, s:s, s:s}", "id", m->id, "kind", m->kind ? m->kind : "",
+                     "tier", m->tier ? m->tier : "", "text", m->text ? m->text : "");
+}
+
+/* Does the links array text of a row name id? */
+static int links_name(const char *links, const char *id) {
+    if (!links || !strstr(links, id)) return 0;
+    json_t *a = json_loads(links, 0, NULL);
+    size_t i;
+    json_t *v;
+    int yes = 0;
+    json_array_foreach(a, i, v) yes |= json_is_string(v) && !strcmp(json_string_value(v), id);
+    json_decref(a);
+    return yes;
+}
+
+/* The ids one memory links to (links_to, each resolved in the namespace
+ * when it is there) and the memories that link to it (linked_from: a
+ * reflection's evidence and what cites it, a summary's sources, a plan's
+ * context), from the namespace's cache in one pass. */
+static int op_links(remem *db, json_t *args, json_t **result) {
+    const char *ns = op_str(args, "ns", NULL), *id = op_str(args, "id", NULL);
+    int rc;
+    ns_cache *c = cache_get(db, ns, &rc);
+    if (rc) return rc;
+    const remem_memory *self = NULL;
+    json_t *from = json_array(), *to = json_array();
+    for (size_t i = 0; c && i < c->n; i++) {
+        const remem_memory *m = &c->rows[i].m;
+        if (m->id && !strcmp(m->id, id)) self = m;
+        if (links_name(m->links, id)) json_array_append_new(from, link_end(m));
+    }
+    json_t *ids = self && self->links ? json_loads(self->links, 0, NULL) : NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i, v) {
+        const char *want = json_string_value(v);
+        json_t *end = NULL;
+        for (size_t j = 0; want && !end && j < c->n; j++)
+            if (c->rows[j].m.id && !strcmp(c->rows[j].m.id, want)) end = link_end(&c->rows[j].m);
+        json_array_append_new(to, end ? end : json_pack("{s:s?, s:b}", "id", want, "missing", 1));
+    }
+    json_decref(ids);
+    if (c) cache_put(db, c);
+    if (!self) {
+        json_decref(from);
+        json_decref(to);
+        return eng_fail(db, REMEM_ENOTFOUND, "memory.links: no memory %s in %s", id, ns);
+    }
+    *result = json_pack("{s:s, s:s, s:o, s:o}", "ns", ns, "id", id, "links_to", to,
+                        "linked_from", from);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
 /* ---- the rows ---- */
 
 const engine_op memory_ops[] = {
@@ -315,5 +373,12 @@ const engine_op memory_ops[] = {
       "{" S_NS_OPT "," S_ID "}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
      op_history},
+    {{"memory.links", "read",
+      "A memory's links both ways: the memories it links to (a reflection's evidence, a "
+      "summary's sources, a plan's context) and the memories that link to it.",
+      "{\"type\":\"object\",\"required\":[\"ns\",\"id\"],\"x-positional\":[\"id\"],"
+      "\"properties\":{" S_NS "," S_ID "}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
+     op_links},
 };
 const size_t memory_ops_n = sizeof memory_ops / sizeof memory_ops[0];

@@ -77,6 +77,37 @@ static int op_recall(remem *db, json_t *args, json_t **result) {
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
+/* recall.explain: recall's arguments plus "near"; it does not touch the
+ * memories it shows unless "touch": true (looking is not using). */
+static int op_recall_explain(remem *db, json_t *args, json_t **result) {
+    json_t *near_v = json_object_get(args, "near");
+    if (near_v && !json_is_null(near_v) &&
+        (!json_is_integer(near_v) || json_integer_value(near_v) < 0 ||
+         json_integer_value(near_v) > 100))
+        return eng_fail(db, REMEM_EINVAL, "recall.explain: near: an integer in [0, 100]");
+    size_t near = near_v && json_is_integer(near_v) ? (size_t)json_integer_value(near_v) : 5;
+    json_t *a = json_copy(args);
+    if (!a) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    json_object_del(a, "near");
+    if (!json_object_get(a, "touch")) json_object_set_new(a, "touch", json_false());
+    char *body = NULL, err[512];
+    int rc = recall_body(db, a, &body);
+    json_decref(a);
+    if (rc) return rc;
+    remem_query_json *pq = NULL;
+    rc = remem_query_parse(body, strlen(body), &pq, err, sizeof err);
+    free(body);
+    if (rc) return eng_fail(db, rc, "recall.explain: %s", err);
+    rc = eng_recall_explain(db, remem_query_json_get(pq), near, result);
+    remem_query_json_free(pq);
+    if (rc) {
+        char msg[sizeof db->err];
+        snprintf(msg, sizeof msg, "%s", db->err);
+        return eng_fail(db, rc, "recall.explain: %s", msg);
+    }
+    return REMEM_OK;
+}
+
 /* ---- stats, namespaces ---- */
 
 static int loads_into(remem *db, char *text, const char *key, json_t **result) {
@@ -313,6 +344,15 @@ const engine_op store_wide_ops[] = {
       "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS "}}",
       REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "core"},
      op_recall},
+    {{"recall.explain", "read",
+      "A recall explained: the hits with what each component put into the score (parts, "
+      "which sum to it), the best candidates left out and why (near_misses), the profile's "
+      "settings and formula. Does not touch the memories unless touch is true.",
+      "{\"type\":\"object\",\"x-positional\":[\"query\"],\"properties\":{" S_RECALL_PROPS
+      ",\"near\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100,\"description\":"
+      "\"how many near misses (default 5)\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "memory"},
+     op_recall_explain},
     {{"stats", "read",
       "Counts of memories by namespace, kind, tier and model; invalidated, expired, "
       "duplicates folded; with ns, a namespace's own figures.",

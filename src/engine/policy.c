@@ -98,6 +98,7 @@ cfg *eng_config(remem *db) { return db ? db->conf : NULL; }
 const char *remem_setting(remem *db, const char *key) {
     if (!db || !key) return NULL;
     if (!strcmp(key, "mcp.tools")) return cfg_mcp_tools(db->conf);
+    if (!strcmp(key, "serve.ui")) return cfg_serve_ui(db->conf);
     return NULL;
 }
 

@@ -384,7 +384,19 @@ out:
 typedef struct result_impl {
     remem_result pub;
     char *next; /* where the next string goes */
+    /* Only when explaining (eng_recall_explain): the near misses follow
+     * the n hits in pub.hits, and each of the n + n_near has its row in ex;
+     * profile is the effective profile's JSON (malloc'd). */
+    size_t n_near;
+    struct explain_row {
+        double part[5]; /* candidate.part */
+        int missed;     /* a near miss: enum missed */
+    } *ex;
+    char *profile, *formula;
 } result_impl;
+
+/* Why a candidate was not returned (recall.explain's near misses). */
+enum missed { MISSED_NOT = 0, MISSED_RANK, MISSED_MIN_SIMILARITY, MISSED_MIN_SCORE };
 
 static size_t str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
 
@@ -396,12 +408,19 @@ static const char *keep(result_impl *r, const char *s) {
     return d;
 }
 
-void remem_result_free(remem_result *pub) { free(pub); }
+void remem_result_free(remem_result *pub) {
+    if (!pub) return;
+    result_impl *r = (result_impl *)pub;
+    free(r->profile);
+    free(r->formula);
+    free(pub);
+}
 
 typedef struct ranked {
     candidate c;
     cand_ref *ref;
     int tier;
+    int missed; /* enum missed: a threshold left it out */
 } ranked;
 
 static int cmp_ranked(const void *a, const void *b) {
@@ -727,7 +746,24 @@ static void touch(query_ctx *x, ranked *top, size_t n) {
     free(ids);
 }
 
-static int recall_one(remem *db, const remem_query *in, remem_result **out) {
+/* Keep the parts and the effective profile of the k hits and of the near
+ * best candidates left out (rk: the kept ones ranked, then those the
+ * thresholds cut, ranked). 0, or -1 out of memory. */
+static int keep_explain(result_impl *res, const profile *p, const ranked *rk, size_t k,
+                        size_t near) {
+    res->n_near = near;
+    res->profile = profile_to_json(p);
+    res->formula = profile_formula(p);
+    if (!res->profile || !res->formula) return -1;
+    for (size_t i = 0; i < k + near; i++) {
+        memcpy(res->ex[i].part, rk[i].c.part, sizeof rk[i].c.part);
+        res->ex[i].missed = i < k ? MISSED_NOT : rk[i].missed ? rk[i].missed : MISSED_RANK;
+    }
+    return 0;
+}
+
+static int recall_one(remem *db, const remem_query *in, int explain, size_t near,
+                      remem_result **out) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     *out = NULL;
@@ -828,26 +864,40 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
             goto out;
         }
     }
+    /* The kept candidates first, ranked; then (for the near misses) those a
+     * threshold cut, ranked too. */
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         rk[i].c = cs[i];
-        if (!isinf(x.p.min_similarity) && !(cs[i].sim >= x.p.min_similarity)) continue;
-        if (!isinf(x.p.min_score) && !(cs[i].score >= x.p.min_score)) continue;
-        rk[kept++] = rk[i];
+        rk[i].missed = !isinf(x.p.min_similarity) && !(cs[i].sim >= x.p.min_similarity)
+                           ? MISSED_MIN_SIMILARITY
+                       : !isinf(x.p.min_score) && !(cs[i].score >= x.p.min_score)
+                           ? MISSED_MIN_SCORE
+                           : MISSED_NOT;
+        if (!rk[i].missed) {
+            ranked t = rk[kept];
+            rk[kept++] = rk[i];
+            rk[i] = t;
+        }
     }
     free(cs);
     if (kept > 1) qsort(rk, kept, sizeof *rk, cmp_ranked);
+    if (explain && n - kept > 1) qsort(rk + kept, n - kept, sizeof *rk, cmp_ranked);
     size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
-    size_t bytes = sizeof *res + k * sizeof(remem_hit) + str_bytes(x.p.name);
-    for (size_t i = 0; i < k; i++) bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);
+    if (!explain || near > n - k) near = explain ? n - k : 0;
+    size_t bytes = sizeof *res + (k + near) * (sizeof(remem_hit) + sizeof *res->ex) +
+                   str_bytes(x.p.name);
+    for (size_t i = 0; i < k + near; i++)
+        bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);
     res = calloc(1, bytes);
     if (!res) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto out;
     }
     res->pub.hits = (remem_hit *)(res + 1);
-    res->next = (char *)(res->pub.hits + k);
-    for (size_t i = 0; i < k; i++) {
+    res->ex = (struct explain_row *)(res->pub.hits + k + near);
+    res->next = (char *)(res->ex + k + near);
+    for (size_t i = 0; i < k + near; i++) {
         remem_hit *h = &res->pub.hits[i];
         copy_memory(res, &h->mem, &rk[i].ref->c->rows[rk[i].ref->row].m);
         h->score = rk[i].c.score;
@@ -861,6 +911,10 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         h->context = rk[i].c.context;
     }
     res->pub.n = k;
+    if (explain && keep_explain(res, &x.p, rk, k, near)) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
     res->pub.profile = keep(res, x.p.name);
     res->pub.now = x.now;
     res->pub.candidates = n;
@@ -895,7 +949,7 @@ out:
  * not spans are exported (the server's /metrics shows it). */
 int remem_recall(remem *db, const remem_query *in, remem_result **out) {
     tm_span *s = tm_span_start("remem.recall", TM_KIND_INTERNAL);
-    int rc = recall_one(db, in, out);
+    int rc = recall_one(db, in, 0, 0, out);
     if (!rc && *out)
         tm_observe("remem.recall.duration", "ms", "Time of remem_recall, query to ranked hits.",
                    (*out)->took_ms);
@@ -954,4 +1008,51 @@ int eng_similar(remem *db, const char *const *ns, const char *text, int k, doubl
     int rc = remem_recall(db, &q, out);
     if (rc == REMEM_ENOTFOUND) return eng_ok(db), REMEM_OK; /* no namespace yet */
     return rc;
+}
+
+/* ---- recall.explain ---- */
+
+static const char *const part_names[5] = {"relevance", "lexical", "recency", "importance",
+                                          "context"};
+static const char *const missed_names[] = {"", "rank", "min_similarity", "min_score"};
+
+/* One hit as JSON with its "parts" (what each component put into the
+ * score) and, for a near miss, why it was left out. NULL: out of memory. */
+static json_t *explained_hit(const result_impl *r, size_t i) {
+    char *text = remem_hit_to_json(&r->pub.hits[i]);
+    json_t *h = text ? json_loads(text, 0, NULL) : NULL;
+    remem_free(text);
+    if (!h || !r->ex) return h;
+    json_t *parts = json_object();
+    for (int j = 0; j < 5; j++) json_object_set_new(parts, part_names[j], json_real(r->ex[i].part[j]));
+    json_object_set_new(h, "parts", parts);
+    if (r->ex[i].missed) json_object_set_new(h, "missed", json_string(missed_names[r->ex[i].missed]));
+    return h;
+}
+
+/* The answer of recall.explain from an explained result. */
+static json_t *explain_json(const result_impl *r) {
+    char *text = remem_result_to_json(&r->pub);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    remem_free(text);
+    if (!o) return NULL;
+    json_t *hits = json_array(), *near = json_array();
+    for (size_t i = 0; i < r->pub.n + r->n_near; i++)
+        json_array_append_new(i < r->pub.n ? hits : near, explained_hit(r, i));
+    json_object_set_new(o, "hits", hits);
+    json_object_set_new(o, "near_misses", near);
+    json_t *prof = r->profile ? json_loads(r->profile, 0, NULL) : NULL;
+    json_object_set_new(o, "settings", prof ? prof : json_null());
+    json_object_set_new(o, "formula", r->formula ? json_string(r->formula) : json_null());
+    return o;
+}
+
+int eng_recall_explain(remem *db, const remem_query *q, size_t near, json_t **out) {
+    remem_result *res = NULL;
+    *out = NULL;
+    int rc = recall_one(db, q, 1, near, &res);
+    if (rc) return rc;
+    *out = explain_json((result_impl *)res);
+    remem_result_free(res);
+    return *out ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }

@@ -58,6 +58,11 @@ int exp_summarise(remem *db, const char *ns, exp_summary *s) {
 }
 
 int experience_stats(remem *db, const char *ns, json_t *o) {
+    /* remem_stats has counted the kinds already: without a decision there
+     * is nothing to sum, and no reason to read every row (a namespace of
+     * 100,000 memories took seconds). */
+    json_t *kinds = json_object_get(o, "by_kind");
+    if (json_is_object(kinds) && !json_object_get(kinds, "decision")) return REMEM_OK;
     exp_summary s;
     int rc = exp_summarise(db, ns, &s);
     if (rc) return rc;

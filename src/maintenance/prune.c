@@ -23,6 +23,7 @@
  * "ids_limit" ids (the counts are always exact); the report file under
  * ARCHIVE/reports/ lists them all.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -639,6 +640,81 @@ static int op_maintain_schedule(remem *db, json_t *args, json_t **result) {
     return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
+/* ---- prune.reports ---- */
+
+static int cmp_name_desc(const void *a, const void *b) {
+    return strcmp(*(char *const *)b, *(char *const *)a);
+}
+
+/* The report files' names in dir/reports ("prune-<ISO time>-...json", so
+ * that name order is time order), newest first; *n of them. NULL when the
+ * folder is missing or unreadable, or out of memory. */
+static char **report_names(const char *dir, size_t *n) {
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    char **v = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "prune-", 6) || len < 11 || strcmp(e->d_name + len - 5, ".json"))
+            continue;
+        if (*n == cap) {
+            char **g = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *g);
+            if (!g) break;
+            v = g;
+        }
+        if (!(v[*n] = strdup(e->d_name))) break;
+        (*n)++;
+    }
+    closedir(d);
+    if (*n > 1) qsort(v, *n, sizeof *v, cmp_name_desc);
+    return v;
+}
+
+/* One report as shown: the file's object without its id lists (counted in
+ * removedCount), plus the file's path. */
+static json_t *report_entry(const char *path) {
+    json_t *r = json_load_file(path, 0, NULL);
+    if (!json_is_object(r)) {
+        json_decref(r);
+        return NULL;
+    }
+    json_object_del(r, "episodesRemoved");
+    json_object_del(r, "episodesArchived");
+    json_object_set_new(r, "report", json_string(path));
+    return r;
+}
+
+/* "prune.reports": the last PruneReports written for a namespace (by prune
+ * and maintain, under the archive folder's reports/), newest first. */
+static int op_prune_reports(remem *db, json_t *args, json_t **result) {
+    int rc = eng_need_open(db);
+    if (rc) return rc;
+    const char *ns = op_str(args, "ns", NULL);
+    size_t limit = (size_t)op_int(args, "limit", 5), n = 0;
+    maint_policy pol;
+    run_policy(db, args, ns, &pol);
+    char dir[1200], path[1500];
+    snprintf(dir, sizeof dir, "%s/reports", pol.archive_location);
+    char **names = report_names(dir, &n);
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        json_t *r = json_array_size(list) < limit ? report_entry(path) : NULL;
+        const char *of = r ? json_string_value(json_object_get(r, "ns")) : NULL;
+        if (of && !strcmp(of, ns))
+            json_array_append(list, r);
+        json_decref(r);
+        free(names[i]);
+    }
+    free(names);
+    *result = json_pack("{s:s, s:s, s:o}", "ns", ns, "archiveLocation", pol.archive_location,
+                        "reports", list);
+    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+}
+
 #define S_NS "\"ns\":{\"type\":\"string\",\"minLength\":1,\"description\":\"namespace\"}"
 #define S_POLICY                                                                                   \
     "\"dry_run\":{\"type\":\"boolean\",\"description\":\"report what would go, change nothing\"}," \
@@ -672,5 +748,15 @@ const engine_op maintenance_ops[] = {
       "How often `remem serve` runs maintain: pruneIntervalHours of the configuration.",
       "{\"type\":\"object\",\"properties\":{}}", REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
      op_maintain_schedule},
+    {{"prune.reports", "read",
+      "The last PruneReports of a namespace (what prune and maintain removed, archived and "
+      "summarised, and why), newest first, without their id lists.",
+      "{\"type\":\"object\",\"required\":[\"ns\"],\"properties\":{" S_NS ","
+      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":"
+      "\"how many reports (default 5)\"},"
+      "\"archive_location\":{\"type\":\"string\",\"minLength\":1,\"x-local\":true,"
+      "\"description\":\"archiveLocation\"}}}",
+      REMEM_OP_READ_ONLY | REMEM_OP_IDEMPOTENT, "admin"},
+     op_prune_reports},
 };
 const size_t maintenance_ops_n = sizeof maintenance_ops / sizeof maintenance_ops[0];

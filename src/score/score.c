@@ -206,6 +206,40 @@ char *profile_to_json(const profile *p) {
     return s;
 }
 
+char *profile_formula(const profile *p) {
+    char buf[768];
+    int n = snprintf(buf, sizeof buf,
+                     "score = %g*relevance + %g*lexical + %g*recency + %g*importance + "
+                     "%g*context; relevance = %s; lexical = bm25/max(bm25); recency = ",
+                     p->w_relevance, p->w_lexical, p->w_recency, p->w_importance, p->w_context,
+                     p->relevance_map == REL_INV_L2     ? "1/(1+L2)"
+                     : p->relevance_map == REL_INV_SQL2 ? "1/(1+L2^2)"
+                                                        : "max(0,cosine)");
+    if (p->recency_mode == REC_POW)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%g^%shours_since_access", p->recency_base,
+                      p->whole_hours ? "whole_" : "");
+    else
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "0.5^(hours_since_access/%g)",
+                      p->half_life_hours);
+    n += snprintf(buf + n, sizeof buf - (size_t)n,
+                  "; context = the better neighbour's score without context");
+    if (p->unrated_relevance_only)
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      "; a memory with no importance of its own: relevance and lexical only");
+    if (p->normalize)
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      "; each component min-max normalised over the candidates");
+    if (p->boost_kind[0])
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "; kind %s: score*%g", p->boost_kind,
+                      p->boost);
+    if (!isinf(p->min_similarity))
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "; kept if cosine >= %g",
+                      p->min_similarity);
+    if (!isinf(p->min_score))
+        snprintf(buf + n, sizeof buf - (size_t)n, "; kept if score >= %g", p->min_score);
+    return strdup(buf);
+}
+
 double score_relevance(const profile *p, double cosine) {
     if (isnan(cosine)) return 0;
     if (p->relevance_map == REL_INV_L2 || p->relevance_map == REL_INV_SQL2) {
@@ -273,10 +307,13 @@ int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         double imp = tmp ? tmp[i * 4 + 3] : c[i].importance;
         /* seed 001: a memory with no importance "reduces to only relevancy" */
         int only_rel = p->unrated_relevance_only && c[i].unrated;
-        double s = p->w_relevance * rel + p->w_lexical * lex +
-                   (only_rel ? 0 : p->w_recency * rec + p->w_importance * imp);
-        if (c[i].boosted && p->boost > 0) s *= p->boost;
-        c[i].score = s;
+        double f = c[i].boosted && p->boost > 0 ? p->boost : 1;
+        c[i].part[0] = f * p->w_relevance * rel;
+        c[i].part[1] = f * p->w_lexical * lex;
+        c[i].part[2] = only_rel ? 0 : f * p->w_recency * rec;
+        c[i].part[3] = only_rel ? 0 : f * p->w_importance * imp;
+        c[i].part[4] = 0;
+        c[i].score = c[i].part[0] + c[i].part[1] + c[i].part[2] + c[i].part[3];
     }
     free(tmp);
     return 0;
@@ -297,7 +334,8 @@ int score_add_context(const profile *p, candidate *c, size_t n, const long *prev
         if (prev[i] >= 0 && base[prev[i]] > b) b = base[prev[i]];
         if (next[i] >= 0 && base[next[i]] > b) b = base[next[i]];
         c[i].context = b;
-        c[i].score += p->w_context * b;
+        c[i].part[4] = p->w_context * b;
+        c[i].score += c[i].part[4];
     }
     free(base);
     return 0;

@@ -47,6 +47,9 @@ void profile_apply_query(profile *p, const remem_query *q);
 const char *const *profile_names(void);
 /* The profile as a JSON object text (malloc'd). */
 char *profile_to_json(const profile *p);
+/* The profile's scoring as one line of text ("score = 0.4*relevance + ...;
+ * relevance = max(0,cosine); ..."), as recall.explain shows it (malloc'd). */
+char *profile_formula(const profile *p);
 
 /* One candidate's inputs and outputs. */
 typedef struct candidate {
@@ -60,6 +63,10 @@ typedef struct candidate {
     /* outputs */
     double relevance, lexical, recency, score;
     double context; /* set by score_add_context */
+    /* What each component put into score, after normalisation and the
+     * kind boost: relevance, lexical, recency, importance, context. They
+     * sum to score (recall.explain shows them as one stacked bar). */
+    double part[5];
 } candidate;
 
 /* relevance from a cosine, per the profile's mapping. */

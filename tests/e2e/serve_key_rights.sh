@@ -35,6 +35,8 @@ def routes(mid, other):
         ("GET", "/healthz", "/healthz", None),
         ("GET", "/metrics", "/metrics", None),
         ("GET", "/openapi.json", "/openapi.json", None),
+        ("GET", "/ui", "/ui", None),
+        ("GET", "/ui/{file}", "/ui/app.js", None),
         ("GET", "/mcp", "/mcp", None),
         ("DELETE", "/mcp", "/mcp", None),
         ("POST", "/mcp", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),

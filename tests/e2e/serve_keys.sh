@@ -4,7 +4,8 @@
 # (read, list, count, write, by id, recall, export, stats, metrics, MCP
 # tools): each attempt is refused (403) or filtered, and the other's store
 # is unchanged afterwards. No key or a wrong key gets 401 everywhere but
-# /healthz and /openapi.json; a read-only key cannot write; only admin
+# /healthz, /openapi.json and the inspector's files (/ui: no data in them);
+# a read-only key cannot write; only admin
 # purges and clears; keys files are checked at startup.
 set -euo pipefail
 root=${REMEM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -50,8 +51,12 @@ try:
     doc = srv.json("GET", "/openapi.json")[1]
     for path, ops in doc["paths"].items():
         for method in ops:
-            p = path.replace("{ns}", "a:one").replace("{id}", "a-1").replace("{name}", "stream").replace("{operation}", "memory/get")
+            p = path.replace("{ns}", "a:one").replace("{id}", "a-1").replace("{name}", "stream").replace("{operation}", "memory/get").replace("{file}", "app.js")
             body = {} if method in ("post", "patch") else None
+            if path in ("/ui", "/ui/{file}"):  # the inspector's files: no data, public
+                st, _, data_ = srv.request(method.upper(), p, body)
+                check(st == 200 and b"SECRET" not in data_, "%s %s is public and holds no data" % (method.upper(), path))
+                continue
             st, r = srv.json(method.upper(), p, body)
             if path in ("/healthz", "/openapi.json"):
                 check(st == 200, "%s %s is public" % (method.upper(), path))

@@ -96,7 +96,7 @@ try:
     check(body == open(root + "/docs/openapi.json", "rb").read(),
           "... byte for byte (embedded at build time)")
     srv.json("POST", "/v1/namespaces/t:1/memories", {"id": "m1", "text": "a memory for the walk"})
-    fill = {"ns": "t:1", "id": "m1", "name": "default", "operation": "memory/get"}
+    fill = {"ns": "t:1", "id": "m1", "name": "default", "operation": "memory/get", "file": "app.js"}
     for path in sorted(per_op):  # served by POST /v1/<operation>: GET is a 405 there
         if list(doc["paths"][path]) != ["post"]:
             continue

@@ -134,6 +134,19 @@ class OperationMethods:
         """
         return self.call('memory.history', **{'id': id, 'ns': ns})
 
+    def memory_links(self, *, ns: str, id: str) -> dict:
+        """A memory's links both ways: the memories it links to (a reflection's
+        evidence, a summary's sources, a plan's context) and the memories that
+        link to it.
+
+        The operation "memory.links" (remem_call); returns its JSON answer.
+
+        Args:
+            ns: namespace
+            id: memory id
+        """
+        return self.call('memory.links', **{'ns': ns, 'id': id})
+
     def memory_list(self, *, ns: str, filter: Optional[Union[dict, str]] = None, kinds: Optional[list] = None, tiers: Optional[list] = None, include_invalid: Optional[bool] = None, order: Optional[str] = None, desc: Optional[bool] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> dict:
         """The memories of a namespace, without a query: by filter, kinds and
         tiers, ordered by created, updated or importance, a page at a time (pass
@@ -209,6 +222,45 @@ class OperationMethods:
             half_life_hours: float (optional)
         """
         return self.call('recall', **{'ns': ns, 'namespaces': namespaces, 'query': query, 'text': text, 'vector': vector, 'k': k, 'profile': profile, 'filter': filter, 'now': now, 'tiers': tiers, 'candidates': candidates, 'normalize': normalize, 'touch': touch, 'include_invalid': include_invalid, 'w_relevance': w_relevance, 'w_lexical': w_lexical, 'w_recency': w_recency, 'w_importance': w_importance, 'w_context': w_context, 'min_similarity': min_similarity, 'min_score': min_score, 'recency_base': recency_base, 'half_life_hours': half_life_hours})
+
+    def recall_explain(self, *, ns: Optional[Union[str, list]] = None, namespaces: Optional[Union[str, list]] = None, query: Optional[str] = None, text: Optional[str] = None, vector: Optional[list] = None, k: Optional[int] = None, profile: Optional[str] = None, filter: Optional[Union[dict, str]] = None, now: Optional[Union[str, int]] = None, tiers: Optional[Union[list, str]] = None, candidates: Optional[int] = None, normalize: Optional[bool] = None, touch: Optional[bool] = None, include_invalid: Optional[bool] = None, w_relevance: Optional[float] = None, w_lexical: Optional[float] = None, w_recency: Optional[float] = None, w_importance: Optional[float] = None, w_context: Optional[float] = None, min_similarity: Optional[float] = None, min_score: Optional[float] = None, recency_base: Optional[float] = None, half_life_hours: Optional[float] = None, near: Optional[int] = None) -> dict:
+        """A recall explained: the hits with what each component put into the score
+        (parts, which sum to it), the best candidates left out and why
+        (near_misses), the profile's settings and formula. Does not touch the
+        memories unless touch is true.
+
+        The operation "recall.explain" (remem_call); returns its JSON answer.
+
+        Args:
+            ns: the namespace, or a list of them (optional)
+            namespaces: the same as ns (optional)
+            query: what to recall (optional)
+            text: the same as query (optional)
+            vector: recall by a vector instead of a text (optional)
+            k: how many memories (default: the profile's) (optional)
+            profile: scoring profile: default, stream, metaverse,
+                generative-agents, replay, episodes (optional)
+            filter: Chroma-style filter on metadata and fields, e.g.
+                {"kind":"decision"} (optional)
+            now: the time to recall at (ISO 8601 or ms): a replay (optional)
+            tiers: tiers in priority order (default static, short, long)
+                (optional)
+            candidates: int (optional)
+            normalize: bool (optional)
+            touch: update accessed_at (default true) (optional)
+            include_invalid: bool (optional)
+            w_relevance: weight (optional)
+            w_lexical: weight (optional)
+            w_recency: weight (optional)
+            w_importance: weight (optional)
+            w_context: weight (optional)
+            min_similarity: threshold (optional)
+            min_score: threshold (optional)
+            recency_base: k of k^hours, in (0,1] (optional)
+            half_life_hours: float (optional)
+            near: how many near misses (default 5) (optional)
+        """
+        return self.call('recall.explain', **{'ns': ns, 'namespaces': namespaces, 'query': query, 'text': text, 'vector': vector, 'k': k, 'profile': profile, 'filter': filter, 'now': now, 'tiers': tiers, 'candidates': candidates, 'normalize': normalize, 'touch': touch, 'include_invalid': include_invalid, 'w_relevance': w_relevance, 'w_lexical': w_lexical, 'w_recency': w_recency, 'w_importance': w_importance, 'w_context': w_context, 'min_similarity': min_similarity, 'min_score': min_score, 'recency_base': recency_base, 'half_life_hours': half_life_hours, 'near': near})
 
     def stats(self, *, ns: Optional[str] = None) -> dict:
         """Counts of memories by namespace, kind, tier and model; invalidated,
@@ -889,6 +941,19 @@ class OperationMethods:
         The operation "maintain.schedule" (remem_call); returns its JSON answer.
         """
         return self.call('maintain.schedule', **{})
+
+    def prune_reports(self, *, ns: str, limit: Optional[int] = None, archive_location: Optional[str] = None) -> dict:
+        """The last PruneReports of a namespace (what prune and maintain removed,
+        archived and summarised, and why), newest first, without their id lists.
+
+        The operation "prune.reports" (remem_call); returns its JSON answer.
+
+        Args:
+            ns: namespace
+            limit: how many reports (default 5) (optional)
+            archive_location: archiveLocation (optional)
+        """
+        return self.call('prune.reports', **{'ns': ns, 'limit': limit, 'archive_location': archive_location})
 
     def pending_embed(self, *, ns: Optional[str] = None, max: Optional[int] = None) -> dict:
         """Embed the memories stored without a vector while the embedder was down
