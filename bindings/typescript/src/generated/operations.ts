@@ -46,6 +46,7 @@ export const OPERATIONS = [
   "memory.get",
   "memory.history",
   "memory.invalidate",
+  "memory.links",
   "memory.list",
   "memory.update",
   "migrate",
@@ -53,8 +54,10 @@ export const OPERATIONS = [
   "pending.embed",
   "plan",
   "prune",
+  "prune.reports",
   "rate",
   "recall",
+  "recall.explain",
   "reflect",
   "repair",
   "restore",
@@ -641,6 +644,14 @@ export interface MemoryInvalidateArgs {
   reason?: string;
 }
 
+/** Arguments of "memory.links" (POST /v1/memory/links). */
+export interface MemoryLinksArgs {
+  /** namespace */
+  ns: string;
+  /** memory id */
+  id: string;
+}
+
 /** Arguments of "memory.list" (POST /v1/memory/list). */
 export interface MemoryListArgs {
   /** namespace */
@@ -746,6 +757,16 @@ export interface PruneArgs {
   ids_limit?: number;
 }
 
+/** Arguments of "prune.reports" (POST /v1/prune/reports). */
+export interface PruneReportsArgs {
+  /** namespace */
+  ns: string;
+  /** how many reports (default 5) */
+  limit?: number;
+  /** archiveLocation */
+  archive_location?: string;
+}
+
 /** Arguments of "rate" (POST /v1/rate). */
 export interface RateArgs {
   /** namespace of the memory (required with id) */
@@ -804,6 +825,54 @@ export interface RecallArgs {
   /** k of k^hours, in (0,1] */
   recency_base?: number;
   half_life_hours?: number;
+}
+
+/** Arguments of "recall.explain" (POST /v1/recall/explain). */
+export interface RecallExplainArgs {
+  /** the namespace, or a list of them */
+  ns?: string | string[];
+  /** the same as ns */
+  namespaces?: string | string[];
+  /** what to recall */
+  query?: string;
+  /** the same as query */
+  text?: string;
+  /** recall by a vector instead of a text */
+  vector?: number[];
+  /** how many memories (default: the profile's) */
+  k?: number;
+  /** scoring profile: default, stream, metaverse, generative-agents, replay, episodes */
+  profile?: string;
+  /** Chroma-style filter on metadata and fields, e.g. {"kind":"decision"} */
+  filter?: Record<string, unknown> | string;
+  /** the time to recall at (ISO 8601 or ms): a replay */
+  now?: string | number;
+  /** tiers in priority order (default static, short, long) */
+  tiers?: string[] | string;
+  candidates?: number;
+  normalize?: boolean;
+  /** update accessed_at (default true) */
+  touch?: boolean;
+  include_invalid?: boolean;
+  /** weight */
+  w_relevance?: number;
+  /** weight */
+  w_lexical?: number;
+  /** weight */
+  w_recency?: number;
+  /** weight */
+  w_importance?: number;
+  /** weight */
+  w_context?: number;
+  /** threshold */
+  min_similarity?: number;
+  /** threshold */
+  min_score?: number;
+  /** k of k^hours, in (0,1] */
+  recency_base?: number;
+  half_life_hours?: number;
+  /** how many near misses (default 5) */
+  near?: number;
 }
 
 /** Arguments of "reflect" (POST /v1/reflect). */
@@ -1130,6 +1199,11 @@ export abstract class OperationsClient {
     return this.call("memory.invalidate", args);
   }
 
+  /** A memory's links both ways: the memories it links to (a reflection's evidence, a summary's sources, a plan's context) and the memories that link to it. Needs the "read" right. */
+  memoryLinks(args: MemoryLinksArgs): Promise<Answer> {
+    return this.call("memory.links", args);
+  }
+
   /** The memories of a namespace, without a query: by filter, kinds and tiers, ordered by created, updated or importance, a page at a time (pass next_cursor back as cursor). Needs the "read" right. */
   memoryList(args: MemoryListArgs): Promise<Answer> {
     return this.call("memory.list", args);
@@ -1165,6 +1239,11 @@ export abstract class OperationsClient {
     return this.call("prune", args);
   }
 
+  /** The last PruneReports of a namespace (what prune and maintain removed, archived and summarised, and why), newest first, without their id lists. Needs the "read" right. */
+  pruneReports(args: PruneReportsArgs): Promise<Answer> {
+    return this.call("prune.reports", args);
+  }
+
   /** Rate a memory's importance with the LLM on a poignancy scale (1-10, stored as importance = rating/10, the explanation in metadata.rating); no LLM: the kind's default or the given importance. Needs the "write" right. */
   rate(args: RateArgs = {}): Promise<Answer> {
     return this.call("rate", args);
@@ -1173,6 +1252,11 @@ export abstract class OperationsClient {
   /** The memories that matter for a query over one or more namespaces, best first, each with every component of its score. The key must be allowed to read every namespace named (else 403). Fields left out take the profile's values. */
   recall(args: RecallArgs = {}): Promise<Answer> {
     return this.call("recall", args);
+  }
+
+  /** A recall explained: the hits with what each component put into the score (parts, which sum to it), the best candidates left out and why (near_misses), the profile's settings and formula. Does not touch the memories unless touch is true. Needs the "read" right. */
+  recallExplain(args: RecallExplainArgs = {}): Promise<Answer> {
+    return this.call("recall.explain", args);
   }
 
   /** Reflect on the recent memories: salient questions, insights citing evidence, stored as kind reflection with links. Needs the "read+write" right. */
