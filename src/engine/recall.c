@@ -35,6 +35,7 @@ typedef struct cand_ref {
     size_t row;
     unsigned lanes;
     double sim, bm25;
+    double ent; /* BM25 of its entity keys for the query's (entity lane) */
 } cand_ref;
 
 typedef struct pool {
@@ -146,6 +147,12 @@ typedef struct query_ctx {
     size_t n_caches;
     int locked;
     size_t lex_found;
+    /* The lanes' query terms (qterms.c), kept to score every candidate
+     * (complete_scores); each namespace's entity index (NULL: none). */
+    qterms lexq, entq;
+    int expanded; /* lexq holds WordNet's terms beyond the query's own */
+    double lex_floor;
+    lex_index **ents;
     unsigned char *allow_owned;
     int64_t built_from, built_until;
     /* Scratch on the stack for the common sizes, so that a recall of one
@@ -325,29 +332,32 @@ static int cmp_lex_ref(const void *a, const void *b) {
  * with three terms or more it scores term at a time into the handle's
  * accumulator, else it walks the lists with pruning), with the
  * vector lane's allow bitmaps; the best n_cand of all namespaces join the
- * pool. Each namespace scores with its own statistics (N, df, avgdl). */
+ * pool. Each namespace scores with its own statistics (N, df, avgdl).
+ * With a WordNet expansion (qterms.c) the added terms count w_expand of
+ * the query's own (lex_search_weighted). */
 static int lexical_lane(query_ctx *x) {
-    strbuf buf;
-    sb_init(&buf);
-    size_t *offs = NULL, n = 0, cap = 0;
-    const char **terms = NULL;
+    qterms *q = &x->lexq;
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
     pool_ix pix = {0};
     int rc = REMEM_OK;
-    if (cache_terms(x->db->stem, x->text, &buf, &offs, &n, &cap) < 0) goto oom;
-    if (n == 0) goto out;
+    if (qterms_lexical(x->db, x->text, x->p.w_expand, q) < 0) goto oom;
+    if (q->n == 0) goto out;
+    x->expanded = q->n > q->own;
     /* Without it (out of memory) lex_search_with walks the lists instead. */
     if (!x->db->lexs) x->db->lexs = lex_scratch_new();
-    if (!(terms = malloc(n * sizeof *terms))) goto oom;
-    for (size_t i = 0; i < n; i++) terms[i] = buf.data + offs[i];
     if (!(hits = malloc(x->n_cand * sizeof *hits))) goto oom;
     if (!(refs = malloc(x->n_caches * x->n_cand * sizeof *refs))) goto oom;
     size_t found = 0;
     for (size_t j = 0; j < x->n_caches; j++) {
-        size_t nh = lex_search_with(x->caches[j]->lex, terms, n, x->n_cand, x->allow[j], hits,
-                                    x->db->lexs, NULL);
-        for (size_t h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
+        long nh = -1;
+        if (x->expanded && x->db->lexs)
+            nh = lex_search_weighted(x->caches[j]->lex, q->v, q->w, q->n, x->n_cand, x->allow[j],
+                                     hits, x->db->lexs);
+        if (nh < 0) /* no expansion, or no room for its accumulator */
+            nh = (long)lex_search_with(x->caches[j]->lex, q->v, q->own, x->n_cand, x->allow[j],
+                                       hits, x->db->lexs, NULL);
+        for (long h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
     }
     if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
     if (found > x->n_cand) found = x->n_cand;
@@ -363,6 +373,11 @@ static int lexical_lane(query_ctx *x) {
         r->bm25 = refs[i].hit.score;
     }
     x->lex_found = found;
+    {
+        size_t b = getenv("XNB") ? (size_t)atoi(getenv("XNB")) : found;
+        if (b > found) b = found;
+        x->lex_floor = b ? refs[b - 1].hit.score : 0;
+    }
     goto out;
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
@@ -370,10 +385,133 @@ out:
     free(pix.v);
     free(refs);
     free(hits);
-    free(terms);
-    free(offs);
-    sb_free(&buf);
     return rc;
+}
+
+/* ---- the entity lane ---- */
+
+/* An entity held by more than this share of a namespace's memories
+ * (a speaker's name in a conversation) still scores every candidate, but
+ * brings no candidates of its own: its list would be most of the
+ * namespace, and the best of it by BM25 are merely the shortest. */
+#define ENTITY_LANE_MAX_SHARE 0.05
+
+/* The memories that share the query's rarer entities (names, places,
+ * dates, numbers: src/text/entities.h), by BM25 over each namespace's
+ * entity index (cache_ent.c), with the vector lane's allow bitmaps: the
+ * best n_cand of each namespace join the pool. */
+static int entity_lane(query_ctx *x) {
+    qterms *q = &x->entq;
+    lex_hit *hits = NULL;
+    const char **rare = NULL;
+    pool_ix pix = {0};
+    int rc = REMEM_OK;
+    if (qterms_entities(x->text, q) < 0) goto oom;
+    if (q->n == 0) goto out;
+    if (!x->db->lexs) x->db->lexs = lex_scratch_new();
+    if (!(hits = malloc(x->n_cand * sizeof *hits)) || !(rare = malloc(q->n * sizeof *rare)) ||
+        !(x->ents = calloc(x->n_caches, sizeof *x->ents)))
+        goto oom;
+    if (pool_index(&x->pool, &pix)) goto oom;
+    for (size_t j = 0; j < x->n_caches; j++) {
+        ns_cache *c = x->caches[j];
+        lex_index *ent = x->ents[j] = cache_entities(x->db, c);
+        if (!ent) continue; /* out of memory: no lane here */
+        size_t nr = 0;
+        for (size_t i = 0; i < q->n; i++)
+            if (lex_df(ent, q->v[i]) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
+                rare[nr++] = q->v[i];
+        size_t nh = nr ? lex_search_with(ent, rare, nr, x->n_cand, x->allow[j], hits,
+                                         x->db->lexs, NULL)
+                       : 0;
+        for (size_t h = 0; h < nh; h++) {
+            cand_ref *r = pool_find(&x->pool, &pix, c, hits[h].doc);
+            if (!r && !(r = pool_add(&x->pool))) goto oom;
+            r->c = c;
+            r->row = hits[h].doc;
+            r->lanes |= 4;
+        }
+    }
+    goto out;
+oom:
+    rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+out:
+    free(pix.v);
+    free(rare);
+    free(hits);
+    return rc;
+}
+
+/* ---- the stream neighbours of the lexical hits ---- */
+
+static int allowed_row(const uint64_t *allow, size_t row) { return (allow[row >> 6] >> (row & 63)) & 1; }
+
+/* The memories written just before and after each of the best lexical
+ * hits in its namespace join the pool (lanes bit 3), so that the context
+ * term (score_add_context) can lift the answer that follows a question
+ * even when the answer shares no word with the query. */
+static int pull_neighbours(query_ctx *x, size_t best) {
+    pool_ix pix = {0};
+    if (pool_index(&x->pool, &pix)) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    size_t n0 = x->pool.n;
+    int rc = REMEM_OK;
+    for (size_t i = 0; i < n0 && !rc; i++) {
+        cand_ref r0 = x->pool.v[i];
+        if (!(r0.lanes & 2) || !(r0.bm25 > 0)) continue;
+        if (best < x->lex_found && r0.bm25 < x->lex_floor) continue;
+        size_t j = 0;
+        while (x->caches[j] != r0.c) j++;
+        for (int d = -1; d <= 1; d += 2) {
+            long row = cache_find(r0.c, r0.c->rows[r0.row].rowid + d);
+            if (row < 0 || !allowed_row(x->allow[j], (size_t)row)) continue;
+            if (pool_find(&x->pool, &pix, r0.c, (size_t)row)) continue;
+            cand_ref *r = pool_add(&x->pool);
+            if (!r) {
+                rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+                break;
+            }
+            r->c = r0.c;
+            r->row = (size_t)row;
+            r->lanes = 8;
+        }
+    }
+    free(pix.v);
+    return rc;
+}
+
+/* ---- every candidate scored by every lane ---- */
+
+/* Each candidate of namespace j that the lexical lane did not rank gets
+ * its BM25 all the same (lex_score_docs: the score the lane would have
+ * given it), and every candidate its entity score, so that no signal is
+ * missing for want of a place in another lane's top n_cand. */
+static int complete_scores(query_ctx *x) {
+    size_t n = x->pool.n ? x->pool.n : 1;
+    uint32_t *docs = malloc(n * sizeof *docs);
+    double *sc = malloc(n * sizeof *sc);
+    size_t *at = malloc(n * sizeof *at);
+    int rc = docs && sc && at ? 0 : -1;
+    for (size_t j = 0; j < x->n_caches && !rc; j++) {
+        size_t m = 0;
+        for (size_t i = 0; i < x->pool.n; i++)
+            if (x->pool.v[i].c == x->caches[j] && !(x->pool.v[i].lanes & 2))
+                at[m] = i, docs[m++] = (uint32_t)x->pool.v[i].row;
+        if (m && x->lexq.n) {
+            lex_score_docs(x->caches[j]->lex, x->lexq.v, x->expanded ? x->lexq.w : NULL,
+                           x->expanded ? x->lexq.n : x->lexq.own, docs, m, sc);
+            for (size_t i = 0; i < m; i++) x->pool.v[at[i]].bm25 = sc[i];
+        }
+        if (!x->ents || !x->ents[j]) continue;
+        m = 0;
+        for (size_t i = 0; i < x->pool.n; i++)
+            if (x->pool.v[i].c == x->caches[j]) at[m] = i, docs[m++] = (uint32_t)x->pool.v[i].row;
+        lex_score_docs(x->ents[j], x->entq.v, NULL, x->entq.n, docs, m, sc);
+        for (size_t i = 0; i < m; i++) x->pool.v[at[i]].ent = sc[i];
+    }
+    free(docs);
+    free(sc);
+    free(at);
+    return rc ? eng_fail(x->db, REMEM_ENOMEM, "out of memory") : REMEM_OK;
 }
 
 /* ---- results ---- */
@@ -531,6 +669,31 @@ static int check_query(remem *db, const remem_query *q) {
     return rc ? eng_fail(db, rc, "%s", err) : REMEM_OK;
 }
 
+/* REMEM_RECALL_EXPAND and REMEM_RECALL_ENTITY, when set to a number in
+ * [0, 10], replace every profile's weight of the WordNet expansion and of
+ * the entity lane (0: off): for measuring what each adds (the ablation
+ * of docs/retrieval.md). Read once per process. */
+static double env_expand = NAN, env_entity = NAN;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static double env_weight(const char *name) {
+    const char *v = getenv(name);
+    char *end;
+    double w = v && *v ? strtod(v, &end) : NAN;
+    return v && *v && !*end && w >= 0 && w <= 10 ? w : NAN;
+}
+
+static void read_switches(void) {
+    env_expand = env_weight("REMEM_RECALL_EXPAND");
+    env_entity = env_weight("REMEM_RECALL_ENTITY");
+}
+
+static void recall_switches(profile *p) {
+    pthread_once(&env_once, read_switches);
+    if (!isnan(env_expand)) p->w_expand = env_expand;
+    if (!isnan(env_entity)) p->w_entity = env_entity;
+}
+
 static int prepare(query_ctx *x) {
     remem *db = x->db;
     const remem_query *q = x->q;
@@ -546,7 +709,9 @@ static int prepare(query_ctx *x) {
         return rc;
     }
     profile_apply_query(&x->p, q);
-    if (!q->text || !*q->text) x->p.lexical_lane = 0;
+    recall_switches(&x->p);
+    if (!q->text || !*q->text) x->p.lexical_lane = x->p.w_entity = 0;
+    if (!x->p.lexical_lane) x->p.w_expand = 0;
     x->text = q->text;
     if (q->text && strlen(q->text) > REMEM_QUERY_HEAD_MAX) {
         /* A long query: its head, cut where a character starts. */
@@ -769,6 +934,9 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
     if ((rc = prepare(&x))) goto out;
     if ((rc = vector_lane(&x))) goto out;
     if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
+    if (x.p.w_entity > 0 && x.n_caches > 0 && (rc = entity_lane(&x))) goto out;
+    if (getenv("XNB") && x.lex_found && (rc = pull_neighbours(&x, (size_t)atoi(getenv("XNB"))))) goto out;
+    if ((x.lexq.n || x.ents) && (rc = complete_scores(&x))) goto out;
     rk = calloc(x.pool.n ? x.pool.n : 1, sizeof *rk);
     if (!rk) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -782,6 +950,7 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         rk[n].ref = r;
         rk[n].c.sim = r->sim;
         rk[n].c.bm25 = r->bm25;
+        rk[n].c.ent = r->ent;
         rk[n].c.importance = m->importance;
         rk[n].c.last_access = m->accessed_at ? m->accessed_at : m->created_at;
         /* Static memories (identity, world rules) never decay (seed 001):
@@ -880,6 +1049,9 @@ out:
     free(x.pool.v);
     scratch_free(x.qv, x.qv_local);
     free(x.text_own);
+    qterms_free(&x.lexq);
+    qterms_free(&x.entq);
+    free(x.ents);
     filter_free(x.f);
     filter_free(x.pf);
     json_decref(pol_hold);

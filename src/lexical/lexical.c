@@ -1407,6 +1407,43 @@ size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, 
     return h;
 }
 
+long lex_search_weighted(const lex_index *ix, const char *const *terms, const double *weights,
+                         size_t n, size_t k, const uint64_t *allow, lex_hit *out,
+                         lex_scratch *s) {
+    qterm q[LEX_MAX_QUERY_TERMS];
+    size_t m = (k && ix->n_docs && terms && s) ? resolve_query(ix, terms, n, q) : 0;
+    if (m == 0) return 0;
+    if (scratch_fit(s, ix->n_docs)) return -1;
+    double avgdl = (double)ix->total_len / (double)ix->n_docs;
+    prepare_terms(ix, q, m, avgdl);
+    /* A term's weight is that of its first occurrence (q.order). */
+    for (size_t i = 0; i < m; i++) q[i].idf *= weights[q[i].order];
+    lex_trace tr = {0};
+    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
+}
+
+int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
+                   size_t n, const uint32_t *docs, size_t m, double *scores) {
+    qterm q[LEX_MAX_QUERY_TERMS];
+    size_t nq = (ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
+    for (size_t j = 0; j < m; j++) scores[j] = 0;
+    if (nq == 0) return 0;
+    double avgdl = (double)ix->total_len / (double)ix->n_docs;
+    prepare_terms(ix, q, nq, avgdl);
+    for (size_t i = 0; i < nq; i++) {
+        const plist *p = q[i].p;
+        double idf = q[i].idf * (weights ? weights[q[i].order] : 1.0);
+        for (size_t j = 0; j < m; j++) {
+            uint32_t d = docs[j];
+            if (d >= ix->n_docs) continue;
+            uint32_t at = lower_bound(p->docs, p->n, d);
+            if (at < p->n && p->docs[at] == d)
+                scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
+        }
+    }
+    return 0;
+}
+
 long lex_search_exhaustive(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                            const uint64_t *allow, lex_hit *out) {
     qterm q[LEX_MAX_QUERY_TERMS];

@@ -43,7 +43,9 @@ static const profile builtin[] = {
      .min_score = -INFINITY,
      .k = 10,
      .candidates = 0,
-     .lexical_lane = 1},
+     .lexical_lane = 1,
+     .w_expand = 0.3,
+     .w_entity = 0.2},
     {.name = "generative-agents",
      .w_relevance = 1,
      .w_lexical = 0,
@@ -164,6 +166,8 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(w, "recency", json_real(p->w_recency));
     json_object_set_new(w, "importance", json_real(p->w_importance));
     json_object_set_new(w, "context", json_real(p->w_context));
+    if (p->w_entity > 0) json_object_set_new(w, "entity", json_real(p->w_entity));
+    if (p->w_expand > 0) json_object_set_new(w, "expansion", json_real(p->w_expand));
     json_object_set_new(o, "weights", w);
     json_object_set_new(o, "relevance",
                         json_string(p->relevance_map == REL_INV_L2 ? "1/(1+L2)" : "max(0,cosine)"));
@@ -231,12 +235,15 @@ static void minmax(double *v, size_t n, size_t stride) {
 }
 
 int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
-    double max_bm25 = 0;
-    for (size_t i = 0; i < n; i++)
+    double max_bm25 = 0, max_ent = 0;
+    for (size_t i = 0; i < n; i++) {
         if (c[i].bm25 > max_bm25) max_bm25 = c[i].bm25;
+        if (c[i].ent > max_ent) max_ent = c[i].ent;
+    }
     for (size_t i = 0; i < n; i++) {
         c[i].relevance = score_relevance(p, c[i].sim);
         c[i].lexical = max_bm25 > 0 ? c[i].bm25 / max_bm25 : 0;
+        c[i].entity = max_ent > 0 ? c[i].ent / max_ent : 0;
         /* the components the header documents as in [0,1] */
         assert(c[i].relevance >= 0 && c[i].relevance <= 1);
         assert(c[i].lexical >= 0 && c[i].lexical <= 1);
@@ -262,6 +269,7 @@ int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         double imp = tmp ? tmp[i * 4 + 3] : c[i].importance;
         double s =
             p->w_relevance * rel + p->w_lexical * lex + p->w_recency * rec + p->w_importance * imp;
+        s += p->w_entity * c[i].entity;
         if (c[i].boosted && p->boost > 0) s *= p->boost;
         c[i].score = s;
     }

@@ -35,6 +35,11 @@ typedef struct profile {
     char boost_kind[32];  /* kind whose score is multiplied by boost */
     double boost;
     int lexical_lane; /* 1: BM25 candidates too (the lexical index) */
+    /* The lexical lane's WordNet expansion: related words of the query's
+     * words count this much of the query's own (0: no expansion). */
+    double w_expand;
+    /* The entity lane (cache_ent.c): weight of its component (0: no lane). */
+    double w_entity;
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */
@@ -51,11 +56,13 @@ typedef struct candidate {
     /* inputs */
     double sim;  /* cosine similarity; NaN when not computed */
     double bm25; /* > 0 when matched lexically, else 0 */
+    double ent;  /* BM25 over the entity index; 0 when no entity shared */
     double importance;
     int64_t last_access; /* accessed_at or created_at, ms */
     int boosted;         /* kind == profile boost_kind */
     /* outputs */
     double relevance, lexical, recency, score;
+    double entity; /* ent / max ent among the candidates, in [0,1] */
     double context; /* set by score_add_context */
 } candidate;
 
