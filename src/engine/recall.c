@@ -151,7 +151,7 @@ typedef struct query_ctx {
      * (complete_scores); each namespace's entity index (NULL: none). */
     qterms lexq, entq;
     int expanded; /* lexq holds WordNet's terms beyond the query's own */
-    double lex_floor;
+    double lex_floor, hop_floor;
     lex_index **ents;
     unsigned char *allow_owned;
     int64_t built_from, built_until;
@@ -313,6 +313,9 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 
 /* ---- the lexical lane ---- */
 
+/* The best lexical hits whose entities the entity lane follows. */
+enum { HOP_SEEDS = 5 };
+
 /* One namespace's lexical hit, for the merge across namespaces. */
 typedef struct lex_ref {
     size_t cache; /* index into x->caches */
@@ -373,11 +376,12 @@ static int lexical_lane(query_ctx *x) {
         r->bm25 = refs[i].hit.score;
     }
     x->lex_found = found;
-    {
-        size_t b = getenv("XNB") ? (size_t)atoi(getenv("XNB")) : found;
-        if (b > found) b = found;
-        x->lex_floor = b ? refs[b - 1].hit.score : 0;
-    }
+    /* The scores of the best few hits, which pull in their neighbours
+     * and whose entities the entity lane follows. */
+    size_t b = found < (size_t)x->p.neighbours ? found : (size_t)x->p.neighbours;
+    x->lex_floor = b ? refs[b - 1].hit.score : INFINITY;
+    b = found < HOP_SEEDS ? found : HOP_SEEDS;
+    x->hop_floor = b ? refs[b - 1].hit.score : INFINITY;
     goto out;
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
@@ -396,6 +400,41 @@ out:
  * namespace, and the best of it by BM25 are merely the shortest. */
 #define ENTITY_LANE_MAX_SHARE 0.05
 
+
+/* Append to q the entity keys of the best HOP_SEEDS lexical hits, for
+ * questions whose answer lies in a memory that shares no word with the
+ * question but an entity with one that does. 0, or -1 out of memory. */
+static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
+    size_t own = q->n;
+    for (size_t i = 0; i < x->pool.n; i++) {
+        const cand_ref *r = &x->pool.v[i];
+        if (!(r->lanes & 2) || r->bm25 < x->hop_floor) continue;
+        size_t before = q->n;
+        if (cache_entity_keys(r->c->rows[r->row].m.text, &q->buf, &q->offs, &q->n, &q->cap) < 0)
+            return -1;
+        size_t j = 0;
+        while (x->caches[j] != r->c) j++;
+        const lex_index *ent = x->ents[j];
+        size_t kept = before; /* only the keys rare in the seed's namespace */
+        for (size_t k = before; k < q->n; k++)
+            if (ent && lex_df(ent, q->buf.data + q->offs[k]) <=
+                           ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
+                q->offs[kept++] = q->offs[k];
+        q->n = kept;
+    }
+    if (q->n == own) return 0;
+    const char **v = realloc(q->v, q->n * sizeof *v);
+    if (v) q->v = v;
+    double *w = v ? realloc(q->w, q->n * sizeof *w) : NULL;
+    if (!w) return -1;
+    q->w = w;
+    for (size_t i = 0; i < q->n; i++) {
+        q->v[i] = q->buf.data + q->offs[i];
+        q->w[i] = i < q->own ? 1.0 : w_hop;
+    }
+    return 0;
+}
+
 /* The memories that share the query's rarer entities (names, places,
  * dates, numbers: src/text/entities.h), by BM25 over each namespace's
  * entity index (cache_ent.c), with the vector lane's allow bitmaps: the
@@ -404,27 +443,31 @@ static int entity_lane(query_ctx *x) {
     qterms *q = &x->entq;
     lex_hit *hits = NULL;
     const char **rare = NULL;
+    double *rw = NULL;
     pool_ix pix = {0};
     int rc = REMEM_OK;
     if (qterms_entities(x->text, q) < 0) goto oom;
     if (q->n == 0) goto out;
+    if (!(x->ents = calloc(x->n_caches, sizeof *x->ents))) goto oom;
+    for (size_t j = 0; j < x->n_caches; j++) x->ents[j] = cache_entities(x->db, x->caches[j]);
+    if (x->p.w_hop > 0 && hop_keys(x, q, x->p.w_hop) < 0) goto oom;
     if (!x->db->lexs) x->db->lexs = lex_scratch_new();
     if (!(hits = malloc(x->n_cand * sizeof *hits)) || !(rare = malloc(q->n * sizeof *rare)) ||
-        !(x->ents = calloc(x->n_caches, sizeof *x->ents)))
+        !(rw = malloc(q->n * sizeof *rw)))
         goto oom;
     if (pool_index(&x->pool, &pix)) goto oom;
     for (size_t j = 0; j < x->n_caches; j++) {
         ns_cache *c = x->caches[j];
-        lex_index *ent = x->ents[j] = cache_entities(x->db, c);
+        lex_index *ent = x->ents[j];
         if (!ent) continue; /* out of memory: no lane here */
         size_t nr = 0;
         for (size_t i = 0; i < q->n; i++)
             if (lex_df(ent, q->v[i]) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
-                rare[nr++] = q->v[i];
-        size_t nh = nr ? lex_search_with(ent, rare, nr, x->n_cand, x->allow[j], hits,
-                                         x->db->lexs, NULL)
-                       : 0;
-        for (size_t h = 0; h < nh; h++) {
+                rw[nr] = q->w[i], rare[nr++] = q->v[i];
+        long nh = nr ? lex_search_weighted(ent, rare, rw, nr, x->n_cand, x->allow[j], hits,
+                                           x->db->lexs)
+                     : 0;
+        for (long h = 0; h < nh; h++) {
             cand_ref *r = pool_find(&x->pool, &pix, c, hits[h].doc);
             if (!r && !(r = pool_add(&x->pool))) goto oom;
             r->c = c;
@@ -438,6 +481,7 @@ oom:
 out:
     free(pix.v);
     free(rare);
+    free(rw);
     free(hits);
     return rc;
 }
@@ -450,15 +494,14 @@ static int allowed_row(const uint64_t *allow, size_t row) { return (allow[row >>
  * hits in its namespace join the pool (lanes bit 3), so that the context
  * term (score_add_context) can lift the answer that follows a question
  * even when the answer shares no word with the query. */
-static int pull_neighbours(query_ctx *x, size_t best) {
+static int pull_neighbours(query_ctx *x) {
     pool_ix pix = {0};
     if (pool_index(&x->pool, &pix)) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
     size_t n0 = x->pool.n;
     int rc = REMEM_OK;
     for (size_t i = 0; i < n0 && !rc; i++) {
         cand_ref r0 = x->pool.v[i];
-        if (!(r0.lanes & 2) || !(r0.bm25 > 0)) continue;
-        if (best < x->lex_found && r0.bm25 < x->lex_floor) continue;
+        if (!(r0.lanes & 2) || !(r0.bm25 > 0) || r0.bm25 < x->lex_floor) continue;
         size_t j = 0;
         while (x->caches[j] != r0.c) j++;
         for (int d = -1; d <= 1; d += 2) {
@@ -505,7 +548,7 @@ static int complete_scores(query_ctx *x) {
         m = 0;
         for (size_t i = 0; i < x->pool.n; i++)
             if (x->pool.v[i].c == x->caches[j]) at[m] = i, docs[m++] = (uint32_t)x->pool.v[i].row;
-        lex_score_docs(x->ents[j], x->entq.v, NULL, x->entq.n, docs, m, sc);
+        lex_score_docs(x->ents[j], x->entq.v, x->entq.w, x->entq.n, docs, m, sc);
         for (size_t i = 0; i < m; i++) x->pool.v[at[i]].ent = sc[i];
     }
     free(docs);
@@ -669,29 +712,31 @@ static int check_query(remem *db, const remem_query *q) {
     return rc ? eng_fail(db, rc, "%s", err) : REMEM_OK;
 }
 
-/* REMEM_RECALL_EXPAND and REMEM_RECALL_ENTITY, when set to a number in
- * [0, 10], replace every profile's weight of the WordNet expansion and of
- * the entity lane (0: off): for measuring what each adds (the ablation
- * of docs/retrieval.md). Read once per process. */
-static double env_expand = NAN, env_entity = NAN;
+/* REMEM_RECALL_EXPAND, REMEM_RECALL_ENTITY, REMEM_RECALL_HOP (numbers in
+ * [0, 1000]) and REMEM_RECALL_NEIGHBOURS (a count), when set, replace
+ * every profile's w_expand, w_entity, w_hop and neighbours (0: off): for
+ * measuring what each adds (the ablation in docs/retrieval.md). Read once
+ * per process; a value that does not parse is ignored. */
+static double env_val[4] = {NAN, NAN, NAN, NAN};
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
-static double env_weight(const char *name) {
-    const char *v = getenv(name);
-    char *end;
-    double w = v && *v ? strtod(v, &end) : NAN;
-    return v && *v && !*end && w >= 0 && w <= 10 ? w : NAN;
-}
-
 static void read_switches(void) {
-    env_expand = env_weight("REMEM_RECALL_EXPAND");
-    env_entity = env_weight("REMEM_RECALL_ENTITY");
+    static const char *const names[4] = {"REMEM_RECALL_EXPAND", "REMEM_RECALL_ENTITY",
+                                         "REMEM_RECALL_HOP", "REMEM_RECALL_NEIGHBOURS"};
+    for (int i = 0; i < 4; i++) {
+        const char *v = getenv(names[i]);
+        char *end;
+        double w = v && *v ? strtod(v, &end) : NAN;
+        if (v && *v && !*end && w >= 0 && w <= 1000) env_val[i] = w;
+    }
 }
 
 static void recall_switches(profile *p) {
     pthread_once(&env_once, read_switches);
-    if (!isnan(env_expand)) p->w_expand = env_expand;
-    if (!isnan(env_entity)) p->w_entity = env_entity;
+    if (!isnan(env_val[0])) p->w_expand = env_val[0];
+    if (!isnan(env_val[1])) p->w_entity = env_val[1];
+    if (!isnan(env_val[2])) p->w_hop = env_val[2];
+    if (!isnan(env_val[3])) p->neighbours = (int)env_val[3];
 }
 
 static int prepare(query_ctx *x) {
@@ -935,7 +980,7 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
     if ((rc = vector_lane(&x))) goto out;
     if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
     if (x.p.w_entity > 0 && x.n_caches > 0 && (rc = entity_lane(&x))) goto out;
-    if (getenv("XNB") && x.lex_found && (rc = pull_neighbours(&x, (size_t)atoi(getenv("XNB"))))) goto out;
+    if (x.p.neighbours > 0 && x.lex_found && (rc = pull_neighbours(&x))) goto out;
     if ((x.lexq.n || x.ents) && (rc = complete_scores(&x))) goto out;
     rk = calloc(x.pool.n ? x.pool.n : 1, sizeof *rk);
     if (!rk) {

@@ -18,10 +18,13 @@
  *   sum over t in d of  idf(t) * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))
  *   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
  *
- * with k1 = 1.2, b = 0.75, tf the term's count in d (counted up to
+ * with k1 = 1.2, b = 0.4, tf the term's count in d (counted up to
  * LEX_MAX_TF; BM25 has long saturated by then), dl the number of terms of d
  * (repeats included), N the number of documents, avgdl their mean length
- * and df the number of documents holding t: the BM25 of SQLite FTS5, here
+ * and df the number of documents holding t: the BM25 of SQLite FTS5 (whose
+ * b is 0.75: memories are short, and a long one is not less about each of
+ * its words; b = 0.4, Anserini's default, measured better on LoCoMo, see
+ * docs/retrieval.md), here
  * positive and larger for better matches. The double is computed by exactly
  * that expression and summed over the query's terms in the order they first
  * appear in the query, so an independent scorer written the same way gets
@@ -43,7 +46,7 @@
 #include <stdint.h>
 
 #define LEX_K1              1.2
-#define LEX_B               0.5
+#define LEX_B               0.4
 /* Distinct query terms kept (the rarest). */
 #define LEX_MAX_QUERY_TERMS 64
 /* Term frequencies are counted up to this (they are kept as uint16). */

@@ -33,7 +33,7 @@ static const profile builtin[] = {
      .w_lexical = 0.6,
      .w_recency = 0.05,
      .w_importance = 0.05,
-     .w_context = 0.3,
+     .w_context = 0.4,
      .relevance_map = REL_COSINE01,
      .recency_mode = REC_HALFLIFE,
      .recency_base = 0.995,
@@ -44,8 +44,10 @@ static const profile builtin[] = {
      .k = 10,
      .candidates = 0,
      .lexical_lane = 1,
-     .w_expand = 0.3,
-     .w_entity = 0.2},
+     .w_expand = 0.1,
+     .w_entity = 0.3,
+     .w_hop = 0.1,
+     .neighbours = 20},
     {.name = "generative-agents",
      .w_relevance = 1,
      .w_lexical = 0,
@@ -168,6 +170,8 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(w, "context", json_real(p->w_context));
     if (p->w_entity > 0) json_object_set_new(w, "entity", json_real(p->w_entity));
     if (p->w_expand > 0) json_object_set_new(w, "expansion", json_real(p->w_expand));
+    if (p->w_hop > 0) json_object_set_new(w, "entity_hop", json_real(p->w_hop));
+    if (p->neighbours > 0) json_object_set_new(o, "neighbours", json_integer(p->neighbours));
     json_object_set_new(o, "weights", w);
     json_object_set_new(o, "relevance",
                         json_string(p->relevance_map == REL_INV_L2 ? "1/(1+L2)" : "max(0,cosine)"));

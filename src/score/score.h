@@ -38,8 +38,13 @@ typedef struct profile {
     /* The lexical lane's WordNet expansion: related words of the query's
      * words count this much of the query's own (0: no expansion). */
     double w_expand;
-    /* The entity lane (cache_ent.c): weight of its component (0: no lane). */
-    double w_entity;
+    /* The entity lane (cache_ent.c): weight of its component (0: no lane);
+     * w_hop: the weight, within it, of the entities of the best lexical
+     * hits beside the query's own (0: none followed). */
+    double w_entity, w_hop;
+    /* The stream neighbours of this many best lexical hits join the
+     * candidates (0: none). */
+    int neighbours;
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */

@@ -9,7 +9,6 @@
 #include "text/entities.h"
 
 #include <string.h>
-#include <stdlib.h>
 #include <strings.h>
 
 #include "text/analyse.h"
@@ -61,7 +60,9 @@ static void on_word(const char *word, size_t len, unsigned flags, void *ctx) {
     int capital = (flags & TEXT_WORD_CAPITAL) != 0;
     if (!capital || !next_to || s->run_len + 1 + len > TEXT_ENTITY_MAX) end_run(s);
     if (capital || (flags & TEXT_WORD_DIGIT)) emit(s, word, len);
-    if (capital && s->keys == 1 && *s->at == ':' && getenv("XSPK")) emit(s, word, len);
+    /* "Name: text", a speaker's or author's turn: the text is about its
+     * speaker too, who counts twice. */
+    if (capital && s->keys == 1 && *s->at == ':') emit(s, word, len);
     if (!capital) return;
     if (s->run_len) s->run[s->run_len++] = '_';
     memcpy(s->run + s->run_len, word, len);

@@ -15,6 +15,11 @@
  * a name often does, and a common word that does ("Yesterday") is common
  * in the namespace, so the BM25 over entities gives it little weight.
  *
+ * A text that opens with a capitalised word and a colon ("Caroline: I
+ * went ...", a turn of a conversation, a note signed at its head) gives
+ * that word twice: the turn is about its speaker as much as about what
+ * it names.
+ *
  * Pure and thread-safe; allocates nothing.
  */
 #ifndef REMEM_TEXT_ENTITIES_H
