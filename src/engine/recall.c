@@ -1049,7 +1049,7 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
     free(cs);
     if (kept > 1) qsort(rk, kept, sizeof *rk, cmp_ranked);
     size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
-    size_t bytes = sizeof *res + k * sizeof(remem_hit) + str_bytes(x.p.name);
+    size_t bytes = sizeof *res + k * sizeof(remem_hit) + k * sizeof(double) + str_bytes(x.p.name);
     for (size_t i = 0; i < k; i++) bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);
     res = calloc(1, bytes);
     if (!res) {
@@ -1057,7 +1057,9 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         goto out;
     }
     res->pub.hits = (remem_hit *)(res + 1);
-    res->next = (char *)(res->pub.hits + k);
+    double *entity = (double *)(res->pub.hits + k);
+    res->next = (char *)(entity + k);
+    if (x.p.w_entity > 0) res->pub.entity = entity;
     for (size_t i = 0; i < k; i++) {
         remem_hit *h = &res->pub.hits[i];
         copy_memory(res, &h->mem, &rk[i].ref->c->rows[rk[i].ref->row].m);
@@ -1070,6 +1072,7 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         h->importance = rk[i].c.importance;
         h->lanes = rk[i].ref->lanes;
         h->context = rk[i].c.context;
+        entity[i] = rk[i].c.entity;
     }
     res->pub.n = k;
     res->pub.profile = keep(res, x.p.name);
