@@ -405,7 +405,6 @@ out:
  * questions whose answer lies in a memory that shares no word with the
  * question but an entity with one that does. 0, or -1 out of memory. */
 static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
-    size_t own = q->n;
     for (size_t i = 0; i < x->pool.n; i++) {
         const cand_ref *r = &x->pool.v[i];
         if (!(r->lanes & 2) || r->bm25 < x->hop_floor) continue;
@@ -422,8 +421,8 @@ static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
                 q->offs[kept++] = q->offs[k];
         q->n = kept;
     }
-    if (q->n == own) return 0;
-    const char **v = realloc(q->v, q->n * sizeof *v);
+    /* The buffer may have moved: every pointer is made again. */
+    const char **v = realloc(q->v, (q->n ? q->n : 1) * sizeof *v);
     if (v) q->v = v;
     double *w = v ? realloc(q->w, q->n * sizeof *w) : NULL;
     if (!w) return -1;
