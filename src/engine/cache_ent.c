@@ -11,8 +11,9 @@
  * (cache.c calls cache_ent_append / _set / _remove under the write lock).
  * A namespace never recalled with the entity lane pays nothing; a change
  * that runs out of memory drops the index, and the next recall builds it
- * again. Its bytes are counted in the cache's (cache_bytes), and the
- * registry recounts the cache once the index is built (cache_account).
+ * again. Its bytes are counted in the cache's (cache_bytes, cache_rows.c),
+ * and the caller that saw it built has the registry recount the cache
+ * (cache_account).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,13 +96,12 @@ fail:
     return NULL;
 }
 
-lex_index *cache_entities(remem *db, ns_cache *c) {
+lex_index *cache_entities(ns_cache *c, int *built) {
     pthread_mutex_lock(&c->ent_lock);
-    int built = 0;
-    if (!c->ent && (c->ent = build(c))) built = 1;
+    *built = 0;
+    if (!c->ent && (c->ent = build(c))) *built = 1;
     lex_index *ix = c->ent;
     pthread_mutex_unlock(&c->ent_lock);
-    if (built) cache_account(db, c);
     return ix;
 }
 
@@ -138,10 +138,3 @@ void cache_ent_remove(ns_cache *c, size_t row) {
     if (c->ent && lex_swap_remove(c->ent, (uint32_t)row) != LEX_OK) drop(c);
 }
 
-size_t cache_ent_bytes(const ns_cache *c) {
-    pthread_mutex_t *m = (pthread_mutex_t *)&c->ent_lock;
-    pthread_mutex_lock(m);
-    size_t b = c->ent ? lex_memory_bytes(c->ent) : 0;
-    pthread_mutex_unlock(m);
-    return b;
-}

@@ -127,6 +127,14 @@ void cache_destroy(ns_cache *c) {
  * as pack_row and cache_release_row count them (str_bytes); a
  * snapshot's map by its length (the slab and the lists in it). Parsed
  * metadata (cache_meta) is left out: it is made lazily, by readers. */
+size_t cache_ent_bytes(const ns_cache *c) {
+    pthread_mutex_t *m = (pthread_mutex_t *)&c->ent_lock;
+    pthread_mutex_lock(m);
+    size_t b = c->ent ? lex_memory_bytes(c->ent) : 0;
+    pthread_mutex_unlock(m);
+    return b;
+}
+
 size_t cache_bytes(const ns_cache *c) {
     size_t b = util_heap_bytes(sizeof *c) + util_heap_bytes(strlen(c->ns) + 1);
     b += util_heap_bytes(c->cap * sizeof *c->rows) + util_heap_bytes(c->cap * sizeof *c->meta) +

@@ -208,13 +208,16 @@ size_t cache_bytes(const ns_cache *c);
  * added derived data to it (the entity index); c is pinned and locked. */
 void cache_account(remem *db, ns_cache *c);
 /* The entity index of c (cache_ent.c), built on first use from the rows
- * (the caller holds c's read lock); NULL when out of memory. */
-lex_index *cache_entities(remem *db, ns_cache *c);
+ * (the caller holds c's read lock; *built = 1 when this call built it:
+ * the caller then has it counted, cache_account); NULL when out of
+ * memory. */
+lex_index *cache_entities(ns_cache *c, int *built);
 /* Keep it in step with the rows (the caller holds c's write lock); each
  * is a no-op while there is none. _set: row's text becomes text. */
 void cache_ent_append(ns_cache *c, size_t row);
 void cache_ent_set(ns_cache *c, size_t row, const char *text);
 void cache_ent_remove(ns_cache *c, size_t row);
+/* Its bytes (0 while there is none), under c->ent_lock (cache_rows.c). */
 size_t cache_ent_bytes(const ns_cache *c);
 /* The entity keys of text (src/text/entities.h) as cache_terms gives
  * terms: copies in buf, their offsets appended to *offs; how many, or

@@ -448,7 +448,11 @@ static int entity_lane(query_ctx *x) {
     if (qterms_entities(x->text, q) < 0) goto oom;
     if (q->n == 0) goto out;
     if (!(x->ents = calloc(x->n_caches, sizeof *x->ents))) goto oom;
-    for (size_t j = 0; j < x->n_caches; j++) x->ents[j] = cache_entities(x->db, x->caches[j]);
+    for (size_t j = 0; j < x->n_caches; j++) {
+        int built = 0;
+        x->ents[j] = cache_entities(x->caches[j], &built);
+        if (built) cache_account(x->db, x->caches[j]); /* its bytes join the budget */
+    }
     if (x->p.w_hop > 0 && hop_keys(x, q, x->p.w_hop) < 0) goto oom;
     if (!x->db->lexs) x->db->lexs = lex_scratch_new();
     if (!(hits = malloc(x->n_cand * sizeof *hits)) || !(rare = malloc(q->n * sizeof *rare)) ||
