@@ -437,7 +437,10 @@ static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
 /* The memories that share the query's rarer entities (names, places,
  * dates, numbers: src/text/entities.h), by BM25 over each namespace's
  * entity index (cache_ent.c), with the vector lane's allow bitmaps: the
- * best n_cand of each namespace join the pool. */
+ * best n_cand of each namespace join the pool. The keys of the hop
+ * (hop_keys) bring no candidates of their own, they only score them
+ * (complete_scores): searching with them too measured no better on
+ * LoCoMo and cost a fifth of a recall. */
 static int entity_lane(query_ctx *x) {
     qterms *q = &x->entq;
     lex_hit *hits = NULL;
@@ -458,18 +461,20 @@ static int entity_lane(query_ctx *x) {
     if (!(hits = malloc(x->n_cand * sizeof *hits)) || !(rare = malloc(q->n * sizeof *rare)) ||
         !(rw = malloc(q->n * sizeof *rw)))
         goto oom;
-    if (pool_index(&x->pool, &pix)) goto oom;
     for (size_t j = 0; j < x->n_caches; j++) {
         ns_cache *c = x->caches[j];
         lex_index *ent = x->ents[j];
         if (!ent) continue; /* out of memory: no lane here */
         size_t nr = 0;
-        for (size_t i = 0; i < q->n; i++)
+        for (size_t i = 0; i < q->own; i++) /* the hop's keys only score */
             if (lex_df(ent, q->v[i]) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
                 rw[nr] = q->w[i], rare[nr++] = q->v[i];
         long nh = nr ? lex_search_weighted(ent, rare, rw, nr, x->n_cand, x->allow[j], hits,
                                            x->db->lexs)
                      : 0;
+        /* The pool's index, made once the lane has something to add (a
+         * query whose entities are all common adds nothing). */
+        if (nh > 0 && !pix.v && pool_index(&x->pool, &pix)) goto oom;
         for (long h = 0; h < nh; h++) {
             cand_ref *r = pool_find(&x->pool, &pix, c, hits[h].doc);
             if (!r && !(r = pool_add(&x->pool))) goto oom;
@@ -531,32 +536,53 @@ static int pull_neighbours(query_ctx *x) {
  * its BM25 all the same (lex_score_docs: the score the lane would have
  * given it), and every candidate its entity score, so that no signal is
  * missing for want of a place in another lane's top n_cand. */
+typedef struct doc_at {
+    uint32_t doc;
+    size_t at;
+} doc_at;
+
+static int cmp_doc_at(const void *a, const void *b) {
+    const doc_at *x = a, *y = b;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* The pool's candidates of cache c (all, or those the lexical lane did
+ * not rank), by row ascending: rows into docs[], pool positions into at[];
+ * how many. */
+static size_t rows_of(query_ctx *x, const ns_cache *c, int unranked, doc_at *tmp, uint32_t *docs,
+                      size_t *at) {
+    size_t m = 0;
+    for (size_t i = 0; i < x->pool.n; i++)
+        if (x->pool.v[i].c == c && !(unranked && (x->pool.v[i].lanes & 2)))
+            tmp[m++] = (doc_at){(uint32_t)x->pool.v[i].row, i};
+    if (m > 1) qsort(tmp, m, sizeof *tmp, cmp_doc_at);
+    for (size_t i = 0; i < m; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
+    return m;
+}
+
 static int complete_scores(query_ctx *x) {
     size_t n = x->pool.n ? x->pool.n : 1;
     uint32_t *docs = malloc(n * sizeof *docs);
     double *sc = malloc(n * sizeof *sc);
     size_t *at = malloc(n * sizeof *at);
-    int rc = docs && sc && at ? 0 : -1;
+    doc_at *tmp = malloc(n * sizeof *tmp);
+    int rc = docs && sc && at && tmp ? 0 : -1;
     for (size_t j = 0; j < x->n_caches && !rc; j++) {
-        size_t m = 0;
-        for (size_t i = 0; i < x->pool.n; i++)
-            if (x->pool.v[i].c == x->caches[j] && !(x->pool.v[i].lanes & 2))
-                at[m] = i, docs[m++] = (uint32_t)x->pool.v[i].row;
-        if (m && x->lexq.n) {
+        size_t m = x->lexq.n ? rows_of(x, x->caches[j], 1, tmp, docs, at) : 0;
+        if (m) {
             lex_score_docs(x->caches[j]->lex, x->lexq.v, x->expanded ? x->lexq.w : NULL,
                            x->expanded ? x->lexq.n : x->lexq.own, docs, m, sc);
             for (size_t i = 0; i < m; i++) x->pool.v[at[i]].bm25 = sc[i];
         }
         if (!x->ents || !x->ents[j]) continue;
-        m = 0;
-        for (size_t i = 0; i < x->pool.n; i++)
-            if (x->pool.v[i].c == x->caches[j]) at[m] = i, docs[m++] = (uint32_t)x->pool.v[i].row;
+        m = rows_of(x, x->caches[j], 0, tmp, docs, at);
         lex_score_docs(x->ents[j], x->entq.v, x->entq.w, x->entq.n, docs, m, sc);
         for (size_t i = 0; i < m; i++) x->pool.v[at[i]].ent = sc[i];
     }
     free(docs);
     free(sc);
     free(at);
+    free(tmp);
     return rc ? eng_fail(x->db, REMEM_ENOMEM, "out of memory") : REMEM_OK;
 }
 

@@ -1433,10 +1433,19 @@ int lex_score_docs(const lex_index *ix, const char *const *terms, const double *
     for (size_t i = 0; i < nq; i++) {
         const plist *p = q[i].p;
         double idf = q[i].idf * (weights ? weights[q[i].order] : 1.0);
+        uint32_t lo = 0, prev = 0;
         for (size_t j = 0; j < m; j++) {
             uint32_t d = docs[j];
             if (d >= ix->n_docs) continue;
-            uint32_t at = lower_bound(p->docs, p->n, d);
+            if (d < prev) lo = 0;
+            prev = d;
+            /* Galloping from the last position: ascending docs (what the
+             * engine passes) cost a few steps each, not a whole search. */
+            uint32_t step = 1, hi = lo;
+            while (hi < p->n && p->docs[hi] < d) lo = hi + 1, hi += step, step *= 2;
+            if (hi > p->n) hi = p->n;
+            uint32_t at = lo + lower_bound(p->docs + lo, hi - lo, d);
+            lo = at;
             if (at < p->n && p->docs[at] == d)
                 scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
         }
