@@ -23,6 +23,7 @@
 #include "text/wordnet.h"
 
 enum { EXPAND_PER_WORD = 6, EXPAND_WORDS = 16, EXPAND_SENSES = 1, EXPAND_HYPONYMS = 3 };
+enum { ENTITY_KEYS = 16 };
 
 typedef struct expand_ctx {
     remem *db;
@@ -68,6 +69,9 @@ int qterms_lexical(remem *db, const char *text, double w_expand, qterms *q) {
 
 int qterms_entities(const char *text, qterms *q) {
     if (cache_entity_keys(text, &q->buf, &q->offs, &q->n, &q->cap) < 0) return -1;
+    /* A long query (a pasted page) keeps its first ENTITY_KEYS keys: the
+     * lane's cost grows with them, its use does not. */
+    if (q->n > ENTITY_KEYS) q->n = ENTITY_KEYS;
     q->own = q->n;
     return finish(q, 1);
 }

@@ -313,8 +313,9 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 
 /* ---- the lexical lane ---- */
 
-/* The best lexical hits whose entities the entity lane follows. */
-enum { HOP_SEEDS = 5 };
+/* The best lexical hits whose entities the entity lane follows, and the
+ * most keys taken from each. */
+enum { HOP_SEEDS = 5, HOP_KEYS = 32 };
 
 /* One namespace's lexical hit, for the merge across namespaces. */
 typedef struct lex_ref {
@@ -408,18 +409,30 @@ static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
     for (size_t i = 0; i < x->pool.n; i++) {
         const cand_ref *r = &x->pool.v[i];
         if (!(r->lanes & 2) || r->bm25 < x->hop_floor) continue;
-        size_t before = q->n;
-        if (cache_entity_keys(r->c->rows[r->row].m.text, &q->buf, &q->offs, &q->n, &q->cap) < 0)
-            return -1;
         size_t j = 0;
         while (x->caches[j] != r->c) j++;
         const lex_index *ent = x->ents[j];
-        size_t kept = before; /* only the keys rare in the seed's namespace */
-        for (size_t k = before; k < q->n; k++)
-            if (ent && lex_df(ent, q->buf.data + q->offs[k]) <=
-                           ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
-                q->offs[kept++] = q->offs[k];
-        q->n = kept;
+        if (!ent) continue;
+        /* The seed's keys as its entity index holds them (no analysis
+         * again); only those rare in its namespace. */
+        const char *sp[HOP_KEYS];
+        uint32_t len[HOP_KEYS];
+        size_t nk = lex_doc_terms(ent, (uint32_t)r->row, sp, len, HOP_KEYS);
+        for (size_t k = 0; k < nk; k++) {
+            if (q->n == q->cap) {
+                size_t cap = q->cap ? q->cap * 2 : 16;
+                size_t *o = realloc(q->offs, cap * sizeof *o);
+                if (!o) return -1;
+                q->offs = o;
+                q->cap = cap;
+            }
+            size_t at = q->buf.len;
+            sb_append(&q->buf, sp[k], len[k]);
+            sb_append(&q->buf, "", 1);
+            if (q->buf.oom) return -1;
+            if (lex_df(ent, q->buf.data + at) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
+                q->offs[q->n++] = at;
+        }
     }
     /* The buffer may have moved: every pointer is made again. */
     const char **v = realloc(q->v, (q->n ? q->n : 1) * sizeof *v);

@@ -1422,6 +1422,19 @@ long lex_search_weighted(const lex_index *ix, const char *const *terms, const do
     return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
 }
 
+size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
+                     size_t max) {
+    if (doc >= ix->n_docs || !ix->fwd[doc]) return 0;
+    const uint32_t *f = ix->fwd[doc];
+    size_t n = f[0] < max ? f[0] : max;
+    for (size_t i = 0; i < n; i++) {
+        const plist *p = &ix->terms[f[1 + i]];
+        out[i] = ix->arena + p->str;
+        lens[i] = p->len;
+    }
+    return n;
+}
+
 int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
                    size_t n, const uint32_t *docs, size_t m, double *scores) {
     qterm q[LEX_MAX_QUERY_TERMS];

@@ -177,6 +177,14 @@ long lex_search_weighted(const lex_index *ix, const char *const *terms, const do
                          size_t n, size_t k, const uint64_t *allow, lex_hit *out,
                          lex_scratch *s);
 
+/* The distinct terms of document doc (< lex_count, else none), at most
+ * max of them, as spellings: out[i] points at lens[i] bytes (not
+ * NUL-terminated) that stay valid until the index changes. Returns how
+ * many. What a caller needs to follow a document's terms without
+ * analysing its text again. */
+size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
+                     size_t max);
+
 /* The scores of the m documents docs[] (ids >= lex_count score 0) for
  * the query's n terms, weighted as lex_search_weighted (weights NULL:
  * all 1), into scores[j]: the score lex_search would give docs[j] (0
