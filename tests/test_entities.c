@@ -121,6 +121,8 @@ static void check_query(remem *db, const char *const *ns, size_t n_ns, const cha
     double best = 0;
     for (size_t i = 0; i < r->n; i++) {
         const remem_hit *h = &r->hits[i];
+        for (size_t j = 0; j < i; j++) /* every lane's candidates merged: no memory twice */
+            CHECK(strcmp(h->mem.id, r->hits[j].mem.id) || strcmp(h->mem.ns, r->hits[j].mem.ns));
         int in_ns = 0;
         for (size_t j = 0; j < n_ns; j++) in_ns |= !strcmp(h->mem.ns, ns[j]);
         CHECK(in_ns);

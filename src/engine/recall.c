@@ -515,20 +515,43 @@ static int allowed_row(const uint64_t *allow, size_t row) { return (allow[row >>
  * hits in its namespace join the pool (lanes bit 3), so that the context
  * term (score_add_context) can lift the answer that follows a question
  * even when the answer shares no word with the query. */
+static size_t cache_index(const query_ctx *x, const ns_cache *c) {
+    size_t j = 0;
+    while (x->caches[j] != c) j++;
+    return j;
+}
+
+/* in[j]: a bitmap of the rows of cache j in the pool (a few words per 64
+ * rows, cheaper than sorting the pool to look them up); NULL when out of
+ * memory. The caller frees in[0..n_caches) and in. */
+static uint64_t **pool_rows(const query_ctx *x) {
+    uint64_t **in = calloc(x->n_caches, sizeof *in);
+    for (size_t j = 0; in && j < x->n_caches; j++)
+        if (!(in[j] = calloc((x->caches[j]->n + 63) / 64 + 1, sizeof **in))) {
+            while (j--) free(in[j]);
+            free(in);
+            return NULL;
+        }
+    for (size_t i = 0; in && i < x->pool.n; i++) {
+        size_t j = cache_index(x, x->pool.v[i].c), row = x->pool.v[i].row;
+        in[j][row >> 6] |= 1ULL << (row & 63);
+    }
+    return in;
+}
+
 static int pull_neighbours(query_ctx *x) {
-    pool_ix pix = {0};
-    if (pool_index(&x->pool, &pix)) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    uint64_t **in = pool_rows(x);
+    if (!in) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
     size_t n0 = x->pool.n;
     int rc = REMEM_OK;
     for (size_t i = 0; i < n0 && !rc; i++) {
         cand_ref r0 = x->pool.v[i];
         if (!(r0.lanes & 2) || !(r0.bm25 > 0) || r0.bm25 < x->lex_floor) continue;
-        size_t j = 0;
-        while (x->caches[j] != r0.c) j++;
+        size_t j = cache_index(x, r0.c);
         for (int d = -1; d <= 1; d += 2) {
             long row = cache_find(r0.c, r0.c->rows[r0.row].rowid + d);
             if (row < 0 || !allowed_row(x->allow[j], (size_t)row)) continue;
-            if (pool_find(&x->pool, &pix, r0.c, (size_t)row)) continue;
+            if (allowed_row(in[j], (size_t)row)) continue; /* a candidate already */
             cand_ref *r = pool_add(&x->pool);
             if (!r) {
                 rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
@@ -537,9 +560,11 @@ static int pull_neighbours(query_ctx *x) {
             r->c = r0.c;
             r->row = (size_t)row;
             r->lanes = 8;
+            in[j][(size_t)row >> 6] |= 1ULL << ((size_t)row & 63);
         }
     }
-    free(pix.v);
+    for (size_t j = 0; j < x->n_caches; j++) free(in[j]);
+    free(in);
     return rc;
 }
 
@@ -559,15 +584,12 @@ static int cmp_doc_at(const void *a, const void *b) {
     return x->doc < y->doc ? -1 : x->doc > y->doc;
 }
 
-/* The pool's candidates of cache c (all, or those the lexical lane did
- * not rank), by row ascending: rows into docs[], pool positions into at[];
- * how many. */
-static size_t rows_of(query_ctx *x, const ns_cache *c, int unranked, doc_at *tmp, uint32_t *docs,
-                      size_t *at) {
+/* The pool's candidates of cache c by row ascending, into tmp (and their
+ * rows into docs[], pool positions into at[]); how many. */
+static size_t rows_of(query_ctx *x, const ns_cache *c, doc_at *tmp, uint32_t *docs, size_t *at) {
     size_t m = 0;
     for (size_t i = 0; i < x->pool.n; i++)
-        if (x->pool.v[i].c == c && !(unranked && (x->pool.v[i].lanes & 2)))
-            tmp[m++] = (doc_at){(uint32_t)x->pool.v[i].row, i};
+        if (x->pool.v[i].c == c) tmp[m++] = (doc_at){(uint32_t)x->pool.v[i].row, i};
     if (m > 1) qsort(tmp, m, sizeof *tmp, cmp_doc_at);
     for (size_t i = 0; i < m; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
     return m;
@@ -581,14 +603,19 @@ static int complete_scores(query_ctx *x) {
     doc_at *tmp = malloc(n * sizeof *tmp);
     int rc = docs && sc && at && tmp ? 0 : -1;
     for (size_t j = 0; j < x->n_caches && !rc; j++) {
-        size_t m = x->lexq.n ? rows_of(x, x->caches[j], 1, tmp, docs, at) : 0;
+        /* All of cache j's candidates by row (one sort), then those the
+         * lexical lane did not rank, in the same order. */
+        size_t all = rows_of(x, x->caches[j], tmp, docs, at), m = 0;
+        for (size_t i = 0; x->lexq.n && i < all; i++)
+            if (!(x->pool.v[tmp[i].at].lanes & 2)) docs[m] = tmp[i].doc, at[m++] = tmp[i].at;
         if (m) {
             lex_score_docs(x->caches[j]->lex, x->lexq.v, x->expanded ? x->lexq.w : NULL,
                            x->expanded ? x->lexq.n : x->lexq.own, docs, m, sc);
             for (size_t i = 0; i < m; i++) x->pool.v[at[i]].bm25 = sc[i];
         }
         if (!x->ents || !x->ents[j]) continue;
-        m = rows_of(x, x->caches[j], 0, tmp, docs, at);
+        for (size_t i = 0; i < all; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
+        m = all;
         lex_score_docs(x->ents[j], x->entq.v, x->entq.w, x->entq.n, docs, m, sc);
         for (size_t i = 0; i < m; i++) x->pool.v[at[i]].ent = sc[i];
     }
