@@ -664,6 +664,28 @@ static int cmp_ranked(const void *a, const void *b) {
     return rx > ry ? -1 : rx < ry; /* newer first */
 }
 
+/* The best k of rk[0..n) first, best first (cmp_ranked); the rest after,
+ * in no order. For a small k, k passes of selection: what a full sort of
+ * the whole pool (hundreds of entries of a hundred bytes each, moved
+ * about by qsort) cost for ten hits was a tenth of a `default` recall. */
+static void order_top(ranked *rk, size_t n, size_t k) {
+    if (n < 2) return;
+    if (k > 32 || k * 4 >= n) {
+        qsort(rk, n, sizeof *rk, cmp_ranked);
+        return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        size_t best = i;
+        for (size_t j = i + 1; j < n; j++)
+            if (cmp_ranked(&rk[j], &rk[best]) < 0) best = j;
+        if (best != i) {
+            ranked t = rk[i];
+            rk[i] = rk[best];
+            rk[best] = t;
+        }
+    }
+}
+
 /* ---- the context step's neighbours ---- */
 
 typedef struct stream_pos {
@@ -1116,8 +1138,8 @@ static int recall_one(remem *db, const remem_query *in, remem_result **out) {
         rk[kept++] = rk[i];
     }
     free(cs);
-    if (kept > 1) qsort(rk, kept, sizeof *rk, cmp_ranked);
     size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
+    order_top(rk, kept, k);
     size_t bytes = sizeof *res + k * sizeof(remem_hit) + k * sizeof(double) + str_bytes(x.p.name);
     for (size_t i = 0; i < k; i++) bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);
     res = calloc(1, bytes);
