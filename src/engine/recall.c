@@ -7,6 +7,13 @@
  *      (BM25 top-N over each namespace's own lexical index, with the same
  *      allow bitmap, the best N of all namespaces kept). Lexical-only candidates get their cosine computed
  *      from the cache, so every candidate has every signal.
+ *      Profiles with an entity lane (`default`) add the memories that share
+ *      the query's rarer entities (cache_ent.c's index), the stream
+ *      neighbours of the best lexical hits, and then score every candidate
+ *      by every lane (complete_scores): BM25 for those the lexical lane did
+ *      not rank, and the entity component (the query's entities, and at
+ *      w_hop those of the 5 best lexical hits: the multi-hop step).
+ *      docs/retrieval.md measures each.
  *      A query with its own `now` is a replay: memories created after it
  *      are left out of both lanes.
  *   2. Components and score (score.c), thresholds, kind boost.
@@ -847,7 +854,11 @@ static int prepare(query_ctx *x) {
     profile_apply_query(&x->p, q);
     recall_switches(&x->p);
     if (!q->text || !*q->text) x->p.lexical_lane = x->p.w_entity = 0;
-    if (!x->p.lexical_lane) x->p.w_expand = 0;
+    /* The entity lane and the neighbours go with the lexical lane's weight:
+     * a query that weighs words at 0 (eng_similar's relevance-only one,
+     * an ablation of the vector alone) ranks by what it asked. */
+    if (!x->p.lexical_lane || x->p.w_lexical == 0) x->p.w_expand = x->p.w_entity = 0;
+    if (x->p.w_lexical == 0) x->p.neighbours = 0;
     x->text = q->text;
     if (q->text && strlen(q->text) > REMEM_QUERY_HEAD_MAX) {
         /* A long query: its head, cut where a character starts. */
