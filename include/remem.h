@@ -467,7 +467,9 @@ typedef struct remem_hit {
     double bm25;       /* raw BM25 (higher is better; 0 if no match) */
     double recency;    /* decay in [0,1] */
     double importance; /* importance as used */
-    unsigned lanes;    /* bit 0: vector candidate; bit 1: lexical */
+    unsigned lanes;    /* bit 0: vector candidate; bit 1: lexical; bit 2:
+                          entity; bit 3: a stream neighbour of one of the
+                          best lexical hits (lanes that brought it) */
     double context;    /* best base score of the memory's neighbours in its
                           namespace's stream (previous/next written), among
                           the candidates; 0 if none */
@@ -484,6 +486,12 @@ typedef struct remem_result {
      * choice); 2: off for some of them, which were left out. 0: on.
      * (Appended: a caller built before it never reads it.) */
     int memory_off;
+    /* entity[i]: hit i's entity component in [0,1] (the BM25 of the
+     * entities it shares with the query, over the best among the
+     * candidates; docs/retrieval.md), which its score counts with the
+     * profile's entity weight; NULL when the profile has no entity lane.
+     * remem_hit cannot grow within this soname, so it lives here. */
+    const double *entity;
 } remem_result;
 
 /* Run a query. *out: free with remem_result_free (NULL on failure); every

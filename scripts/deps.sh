@@ -21,7 +21,7 @@ set_name=${1:-runtime}
 runtime=(build-essential pkg-config
          libsqlite3-dev sqlite3 libpq-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev
          libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev
-         libyaml-dev tzdata libjs-chart.js)
+         libyaml-dev tzdata libjs-chart.js wordnet-base)
 python=(python3 python3-pip python3-setuptools python3-wheel)
 test=(clang libclang-rt-14-dev postgresql-15 python3 python3-venv python3-setuptools python3-wheel
       curl nodejs npm chromium)

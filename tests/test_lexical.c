@@ -150,7 +150,7 @@ static size_t model_search(const model *m, const char **q, size_t nq, size_t k,
             if (!c) continue;
             double tf = (double)(c > 65535 ? 65535 : c), df = (double)kt[j].df;
             double idf = log(1.0 + (N - df + 0.5) / (df + 0.5));
-            score += idf * (tf * (1.2 + 1)) / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+            score += idf * (tf * (1.2 + 1)) / (tf + 1.2 * (1 - LEX_B + LEX_B * dl / avgdl));
             hit = 1;
         }
         if (hit) all[na++] = (lex_hit){(uint32_t)d, score};

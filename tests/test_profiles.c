@@ -121,7 +121,7 @@ static void test_profile_default_vector(void) {
     remem_close(db);
 }
 
-/* The lexical index's BM25 (src/lexical/lexical.h: k1 = 1.2, b = 0.75,
+/* The lexical index's BM25 (src/lexical/lexical.h: k1 = 1.2, b = 0.4,
  * idf = ln(1 + (N - df + 0.5) / (df + 0.5)), always positive), for a query
  * of distinct single-token terms. */
 static double bm25_by_hand(const char *const *terms, size_t nt, const char *const *docs, size_t nd,
@@ -160,7 +160,7 @@ static double bm25_by_hand(const char *const *terms, size_t nt, const char *cons
             }
         }
         double idf = log(1 + ((double)nd - (double)with + 0.5) / ((double)with + 0.5));
-        score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl));
+        score += idf * tf * 2.2 / (tf + 1.2 * (0.6 + 0.4 * dl / avgdl));
     }
     return score;
 }

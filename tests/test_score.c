@@ -192,7 +192,7 @@ static void test_recency_clamps_future(void) {
     CHECK_NEAR(score_recency(&g, NOW + 5 * H, NOW), 1.0, 0);
 }
 
-/* Context: w_context (0.3 in default) times the better neighbour's base
+/* Context: w_context (0.4 in default) times the better neighbour's base
  * score, read before any is added (no compounding along a chain). */
 static void test_context(void) {
     profile p = get("default");
@@ -204,10 +204,10 @@ static void test_context(void) {
     const long prev[3] = {-1, 0, 1}, next[3] = {1, 2, -1};
     score_add_context(&p, c, 3, prev, next);
     CHECK_NEAR(c[0].context, 0.5, 1e-12);
-    CHECK_NEAR(c[0].score, 1.15, 1e-12);
+    CHECK_NEAR(c[0].score, 1.0 + 0.4 * 0.5, 1e-12);
     CHECK_NEAR(c[1].context, 1.0, 1e-12);
-    CHECK_NEAR(c[1].score, 0.8, 1e-12);
-    CHECK_NEAR(c[2].score, 0.35, 1e-12);
+    CHECK_NEAR(c[1].score, 0.5 + 0.4 * 1.0, 1e-12);
+    CHECK_NEAR(c[2].score, 0.2 + 0.4 * 0.5, 1e-12);
     profile s = get("stream"); /* w_context 0: nothing changes */
     c[0].score = 1.0;
     c[0].context = 0;

@@ -214,6 +214,7 @@ static int append_row(ns_cache *c, const store_row *r, const float *vec) {
     c->meta[c->n] = NULL;
     c->tier[c->n] = (uint8_t)cache_tier_code(c->rows[c->n].m.tier);
     c->n++;
+    cache_ent_append(c, c->n - 1);
     assert(flat_count(c->ix) == c->n); /* rows[i] describes flat row i */
     assert(lex_count(c->lex) == c->n); /* and lexical document i */
     return 0;
@@ -227,6 +228,7 @@ static void remove_at(ns_cache *c, size_t i) {
     size_t last = c->n - 1;
     flat_swap_remove(c->ix, i);
     lex_swap_remove(c->lex, (uint32_t)i); /* the same move: never fails */
+    cache_ent_remove(c, i);
     if (i != last) {
         c->rows[i] = c->rows[last];
         c->meta[i] = c->meta[last];
@@ -452,6 +454,7 @@ static int upsert_row(ns_cache *c, store_row *r) {
             int bad = nt < 0 || lex_set(c->lex, (uint32_t)at, d.terms, (size_t)nt) != LEX_OK;
             doc_scratch_free(&d);
             if (bad) return -1;
+            cache_ent_set(c, (size_t)at, r->m.text);
         }
         if (pack_row(c, r, &packed)) return -1;
         if (r->vec) flat_set(c->ix, (size_t)at, r->vec);

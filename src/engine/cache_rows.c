@@ -114,6 +114,8 @@ void cache_destroy(ns_cache *c) {
     free(c->map_vals);
     flat_free(c->ix);
     lex_free(c->lex); /* before the map its lists may lie in */
+    lex_free(c->ent);
+    pthread_mutex_destroy(&c->ent_lock);
     if (c->map_base) munmap(c->map_base, c->map_len);
     pthread_rwlock_destroy(&c->lock);
     pthread_mutex_destroy(&c->allow_lock);
@@ -125,6 +127,14 @@ void cache_destroy(ns_cache *c) {
  * as pack_row and cache_release_row count them (str_bytes); a
  * snapshot's map by its length (the slab and the lists in it). Parsed
  * metadata (cache_meta) is left out: it is made lazily, by readers. */
+size_t cache_ent_bytes(const ns_cache *c) {
+    pthread_mutex_t *m = (pthread_mutex_t *)&c->ent_lock;
+    pthread_mutex_lock(m);
+    size_t b = c->ent ? lex_memory_bytes(c->ent) : 0;
+    pthread_mutex_unlock(m);
+    return b;
+}
+
 size_t cache_bytes(const ns_cache *c) {
     size_t b = util_heap_bytes(sizeof *c) + util_heap_bytes(strlen(c->ns) + 1);
     b += util_heap_bytes(c->cap * sizeof *c->rows) + util_heap_bytes(c->cap * sizeof *c->meta) +
@@ -132,6 +142,7 @@ size_t cache_bytes(const ns_cache *c) {
     b += util_heap_bytes(c->map_cap * sizeof *c->map_keys) +
          util_heap_bytes(c->map_cap * sizeof *c->map_vals);
     b += flat_memory_bytes(c->ix) + lex_memory_bytes(c->lex) + c->str_bytes + c->map_len;
+    b += cache_ent_bytes(c);
     /* The kept bitmap changes under readers (recall.c get_allow). */
     pthread_mutex_t *allow_lock = (pthread_mutex_t *)&c->allow_lock;
     pthread_mutex_lock(allow_lock);
@@ -172,6 +183,7 @@ ns_cache *cache_new(remem *db, const char *ns, int dim) {
     pthread_rwlock_init(&c->lock, &attr);
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&c->allow_lock, NULL);
+    pthread_mutex_init(&c->ent_lock, NULL);
     if (!(c->ns = strdup(ns)) || !(c->ix = flat_new(dim)) || !(c->lex = lex_new())) {
         cache_destroy(c);
         return NULL;

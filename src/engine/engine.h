@@ -36,6 +36,10 @@ typedef struct ns_cache {
     int dim;
     flat_index *ix;
     lex_index *lex;     /* document i: the terms of rows[i].m.text (cache_terms) */
+    /* Document i: the entity keys of rows[i].m.text (cache_ent.c); NULL
+     * until a recall asks for it (cache_entities), set under ent_lock. */
+    lex_index *ent;
+    pthread_mutex_t ent_lock;
     text_stemmer *stem; /* the handle's (remem.stem), for those terms */
     store_row *rows;    /* rows[i] describes flat row i; vec unused */
     json_t **meta;      /* parsed metadata, lazily (NULL until needed) */
@@ -200,6 +204,40 @@ json_t *cache_stats_json(void);
 /* What c allocates (rows, strings, vectors and codes, lexical index,
  * maps, kept bitmap; a snapshot's map by its length), by its own counts. */
 size_t cache_bytes(const ns_cache *c);
+/* Recount c's bytes in the shared budget (cache_share.c), after a reader
+ * added derived data to it (the entity index); c is pinned and locked. */
+void cache_account(remem *db, ns_cache *c);
+/* The entity index of c (cache_ent.c), built on first use from the rows
+ * (the caller holds c's read lock; *built = 1 when this call built it:
+ * the caller then has it counted, cache_account); NULL when out of
+ * memory. */
+lex_index *cache_entities(ns_cache *c, int *built);
+/* Keep it in step with the rows (the caller holds c's write lock); each
+ * is a no-op while there is none. _set: row's text becomes text. */
+void cache_ent_append(ns_cache *c, size_t row);
+void cache_ent_set(ns_cache *c, size_t row, const char *text);
+void cache_ent_remove(ns_cache *c, size_t row);
+/* Its bytes (0 while there is none), under c->ent_lock (cache_rows.c). */
+size_t cache_ent_bytes(const ns_cache *c);
+/* The entity keys of text (src/text/entities.h) as cache_terms gives
+ * terms: copies in buf, their offsets appended to *offs; how many, or
+ * -1 when out of memory. */
+/* A query's terms for a lane (qterms.c): copies in buf, v[i] pointing at
+ * term i and w[i] its weight; the first `own` are the query's own. Zero
+ * it (and sb_init buf) first; qterms_free frees what it holds. */
+typedef struct qterms {
+    strbuf buf;
+    size_t *offs, n, cap, own;
+    const char **v;
+    double *w;
+} qterms;
+/* The lexical lane's: the analysed query, then its WordNet expansion
+ * weighted w_expand (none when 0 or when WordNet's files are missing). */
+int qterms_lexical(remem *db, const char *text, double w_expand, qterms *q);
+/* The entity lane's: the query's entity keys, weight 1. */
+int qterms_entities(const char *text, qterms *q);
+void qterms_free(qterms *q);
+long cache_entity_keys(const char *text, strbuf *buf, size_t **offs, size_t *n, size_t *cap);
 /* The loading steps the registry drives (cache.c): a namespace from its
  * snapshot or a scan (not shared yet; NULL with *rc as cache_get), and our
  * own rows applied to c (0, or -1: drop it). */

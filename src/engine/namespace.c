@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "text/wordnet.h"
 #include "engine/ops.h"
 #include "score/score.h"
 #include "util/util.h"
@@ -108,6 +109,8 @@ static void cache_stats(remem *db, const char *ns, json_t *o) {
     if (c->from_snapshot)
         json_object_set_new(m, "snapshot_version", json_integer((json_int_t)c->snap_version));
     json_object_set_new(m, "load_ms", json_real(c->load_ms));
+    /* The entity index (cache_ent.c): 0 until a recall has used it. */
+    json_object_set_new(m, "entity_bytes", json_integer((json_int_t)cache_ent_bytes(c)));
     json_object_set_new(m, "bytes", json_integer((json_int_t)cache_bytes(c)));
     cache_put(db, c);
     json_object_set_new(o, "cache", m);
@@ -224,6 +227,12 @@ int remem_stats(remem *db, const char *ns, char **json) {
         /* The process's namespace caches (cache_share.c): shared by every
          * handle, under one budget. */
         json_object_set_new(o, "cache", cache_stats_json());
+        /* The lexical lane's WordNet expansion (src/text/wordnet.h): off
+         * when the files are missing, and said so here. */
+        json_t *wn = json_object();
+        json_object_set_new(wn, "available", json_boolean(wn_available()));
+        json_object_set_new(wn, "dir", json_string(wn_dir()));
+        json_object_set_new(o, "wordnet", wn);
         if (sum.file_bytes >= 0) json_object_set_new(o, "file_bytes", json_integer(sum.file_bytes));
     } else {
         json_object_set_new(o, "ns", json_string(ns));

@@ -7,6 +7,13 @@
  *      (BM25 top-N over each namespace's own lexical index, with the same
  *      allow bitmap, the best N of all namespaces kept). Lexical-only candidates get their cosine computed
  *      from the cache, so every candidate has every signal.
+ *      Profiles with an entity lane (`default`) add the memories that share
+ *      the query's rarer entities (cache_ent.c's index), the stream
+ *      neighbours of the best lexical hits, and then score every candidate
+ *      by every lane (complete_scores): BM25 for those the lexical lane did
+ *      not rank, and the entity component (the query's entities, and at
+ *      w_hop those of the 5 best lexical hits: the multi-hop step).
+ *      docs/retrieval.md measures each.
  *      A query with its own `now` is a replay: memories created after it
  *      are left out of both lanes.
  *   2. Components and score (score.c), thresholds, kind boost.
@@ -35,6 +42,7 @@ typedef struct cand_ref {
     size_t row;
     unsigned lanes;
     double sim, bm25;
+    double ent; /* BM25 of its entity keys for the query's (entity lane) */
 } cand_ref;
 
 typedef struct pool {
@@ -146,6 +154,12 @@ typedef struct query_ctx {
     size_t n_caches;
     int locked;
     size_t lex_found;
+    /* The lanes' query terms (qterms.c), kept to score every candidate
+     * (complete_scores); each namespace's entity index (NULL: none). */
+    qterms lexq, entq;
+    int expanded; /* lexq holds WordNet's terms beyond the query's own */
+    double lex_floor, hop_floor;
+    lex_index **ents;
     unsigned char *allow_owned;
     int64_t built_from, built_until;
     /* Scratch on the stack for the common sizes, so that a recall of one
@@ -306,6 +320,10 @@ static uint64_t *get_allow(query_ctx *x, ns_cache *c, size_t *allowed, int *owne
 
 /* ---- the lexical lane ---- */
 
+/* The best lexical hits whose entities the entity lane follows, and the
+ * most keys taken from each. */
+enum { HOP_SEEDS = 5, HOP_KEYS = 32 };
+
 /* One namespace's lexical hit, for the merge across namespaces. */
 typedef struct lex_ref {
     size_t cache; /* index into x->caches */
@@ -325,29 +343,32 @@ static int cmp_lex_ref(const void *a, const void *b) {
  * with three terms or more it scores term at a time into the handle's
  * accumulator, else it walks the lists with pruning), with the
  * vector lane's allow bitmaps; the best n_cand of all namespaces join the
- * pool. Each namespace scores with its own statistics (N, df, avgdl). */
+ * pool. Each namespace scores with its own statistics (N, df, avgdl).
+ * With a WordNet expansion (qterms.c) the added terms count w_expand of
+ * the query's own (lex_search_weighted). */
 static int lexical_lane(query_ctx *x) {
-    strbuf buf;
-    sb_init(&buf);
-    size_t *offs = NULL, n = 0, cap = 0;
-    const char **terms = NULL;
+    qterms *q = &x->lexq;
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
     pool_ix pix = {0};
     int rc = REMEM_OK;
-    if (cache_terms(x->db->stem, x->text, &buf, &offs, &n, &cap) < 0) goto oom;
-    if (n == 0) goto out;
+    if (qterms_lexical(x->db, x->text, x->p.w_expand, q) < 0) goto oom;
+    if (q->n == 0) goto out;
+    x->expanded = q->n > q->own;
     /* Without it (out of memory) lex_search_with walks the lists instead. */
     if (!x->db->lexs) x->db->lexs = lex_scratch_new();
-    if (!(terms = malloc(n * sizeof *terms))) goto oom;
-    for (size_t i = 0; i < n; i++) terms[i] = buf.data + offs[i];
     if (!(hits = malloc(x->n_cand * sizeof *hits))) goto oom;
     if (!(refs = malloc(x->n_caches * x->n_cand * sizeof *refs))) goto oom;
     size_t found = 0;
     for (size_t j = 0; j < x->n_caches; j++) {
-        size_t nh = lex_search_with(x->caches[j]->lex, terms, n, x->n_cand, x->allow[j], hits,
-                                    x->db->lexs, NULL);
-        for (size_t h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
+        long nh = -1;
+        if (x->expanded && x->db->lexs)
+            nh = lex_search_weighted(x->caches[j]->lex, q->v, q->w, q->n, x->n_cand, x->allow[j],
+                                     hits, x->db->lexs);
+        if (nh < 0) /* no expansion, or no room for its accumulator */
+            nh = (long)lex_search_with(x->caches[j]->lex, q->v, q->own, x->n_cand, x->allow[j],
+                                       hits, x->db->lexs, NULL);
+        for (long h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
     }
     if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
     if (found > x->n_cand) found = x->n_cand;
@@ -363,6 +384,12 @@ static int lexical_lane(query_ctx *x) {
         r->bm25 = refs[i].hit.score;
     }
     x->lex_found = found;
+    /* The scores of the best few hits, which pull in their neighbours
+     * and whose entities the entity lane follows. */
+    size_t b = found < (size_t)x->p.neighbours ? found : (size_t)x->p.neighbours;
+    x->lex_floor = b ? refs[b - 1].hit.score : INFINITY;
+    b = found < HOP_SEEDS ? found : HOP_SEEDS;
+    x->hop_floor = b ? refs[b - 1].hit.score : INFINITY;
     goto out;
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
@@ -370,10 +397,240 @@ out:
     free(pix.v);
     free(refs);
     free(hits);
-    free(terms);
-    free(offs);
-    sb_free(&buf);
     return rc;
+}
+
+/* ---- the entity lane ---- */
+
+/* An entity held by more than this share of a namespace's memories
+ * (a speaker's name in a conversation) still scores every candidate, but
+ * brings no candidates of its own: its list would be most of the
+ * namespace, and the best of it by BM25 are merely the shortest. */
+#define ENTITY_LANE_MAX_SHARE 0.05
+
+
+/* Append to q the entity keys of the best HOP_SEEDS lexical hits, for
+ * questions whose answer lies in a memory that shares no word with the
+ * question but an entity with one that does. 0, or -1 out of memory. */
+static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
+    for (size_t i = 0; i < x->pool.n; i++) {
+        const cand_ref *r = &x->pool.v[i];
+        if (!(r->lanes & 2) || r->bm25 < x->hop_floor) continue;
+        size_t j = 0;
+        while (x->caches[j] != r->c) j++;
+        const lex_index *ent = x->ents[j];
+        if (!ent) continue;
+        /* The seed's keys as its entity index holds them (no analysis
+         * again); only those rare in its namespace. */
+        const char *sp[HOP_KEYS];
+        uint32_t len[HOP_KEYS];
+        size_t nk = lex_doc_terms(ent, (uint32_t)r->row, sp, len, HOP_KEYS);
+        for (size_t k = 0; k < nk; k++) {
+            if (q->n == q->cap) {
+                size_t cap = q->cap ? q->cap * 2 : 16;
+                size_t *o = realloc(q->offs, cap * sizeof *o);
+                if (!o) return -1;
+                q->offs = o;
+                q->cap = cap;
+            }
+            size_t at = q->buf.len;
+            sb_append(&q->buf, sp[k], len[k]);
+            sb_append(&q->buf, "", 1);
+            if (q->buf.oom) return -1;
+            if (lex_df(ent, q->buf.data + at) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
+                q->offs[q->n++] = at;
+        }
+    }
+    /* The buffer may have moved: every pointer is made again. */
+    const char **v = realloc(q->v, (q->n ? q->n : 1) * sizeof *v);
+    if (v) q->v = v;
+    double *w = v ? realloc(q->w, q->n * sizeof *w) : NULL;
+    if (!w) return -1;
+    q->w = w;
+    for (size_t i = 0; i < q->n; i++) {
+        q->v[i] = q->buf.data + q->offs[i];
+        q->w[i] = i < q->own ? 1.0 : w_hop;
+    }
+    return 0;
+}
+
+/* The memories that share the query's rarer entities (names, places,
+ * dates, numbers: src/text/entities.h), by BM25 over each namespace's
+ * entity index (cache_ent.c), with the vector lane's allow bitmaps: the
+ * best n_cand of each namespace join the pool. The keys of the hop
+ * (hop_keys) bring no candidates of their own, they only score them
+ * (complete_scores): searching with them too measured no better on
+ * LoCoMo and cost a fifth of a recall. */
+static int entity_lane(query_ctx *x) {
+    qterms *q = &x->entq;
+    lex_hit *hits = NULL;
+    const char **rare = NULL;
+    double *rw = NULL;
+    pool_ix pix = {0};
+    int rc = REMEM_OK;
+    if (qterms_entities(x->text, q) < 0) goto oom;
+    if (q->n == 0) goto out;
+    if (!(x->ents = calloc(x->n_caches, sizeof *x->ents))) goto oom;
+    for (size_t j = 0; j < x->n_caches; j++) {
+        int built = 0;
+        x->ents[j] = cache_entities(x->caches[j], &built);
+        if (built) cache_account(x->db, x->caches[j]); /* its bytes join the budget */
+    }
+    if (x->p.w_hop > 0 && hop_keys(x, q, x->p.w_hop) < 0) goto oom;
+    if (!x->db->lexs) x->db->lexs = lex_scratch_new();
+    if (!(hits = malloc(x->n_cand * sizeof *hits)) || !(rare = malloc(q->n * sizeof *rare)) ||
+        !(rw = malloc(q->n * sizeof *rw)))
+        goto oom;
+    for (size_t j = 0; j < x->n_caches; j++) {
+        ns_cache *c = x->caches[j];
+        lex_index *ent = x->ents[j];
+        if (!ent) continue; /* out of memory: no lane here */
+        size_t nr = 0;
+        for (size_t i = 0; i < q->own; i++) /* the hop's keys only score */
+            if (lex_df(ent, q->v[i]) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
+                rw[nr] = q->w[i], rare[nr++] = q->v[i];
+        long nh = nr ? lex_search_weighted(ent, rare, rw, nr, x->n_cand, x->allow[j], hits,
+                                           x->db->lexs)
+                     : 0;
+        /* The pool's index, made once the lane has something to add (a
+         * query whose entities are all common adds nothing). */
+        if (nh > 0 && !pix.v && pool_index(&x->pool, &pix)) goto oom;
+        for (long h = 0; h < nh; h++) {
+            cand_ref *r = pool_find(&x->pool, &pix, c, hits[h].doc);
+            if (!r && !(r = pool_add(&x->pool))) goto oom;
+            r->c = c;
+            r->row = hits[h].doc;
+            r->lanes |= 4;
+        }
+    }
+    goto out;
+oom:
+    rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+out:
+    free(pix.v);
+    free(rare);
+    free(rw);
+    free(hits);
+    return rc;
+}
+
+/* ---- the stream neighbours of the lexical hits ---- */
+
+static int allowed_row(const uint64_t *allow, size_t row) { return (allow[row >> 6] >> (row & 63)) & 1; }
+
+/* The memories written just before and after each of the best lexical
+ * hits in its namespace join the pool (lanes bit 3), so that the context
+ * term (score_add_context) can lift the answer that follows a question
+ * even when the answer shares no word with the query. */
+static size_t cache_index(const query_ctx *x, const ns_cache *c) {
+    size_t j = 0;
+    while (x->caches[j] != c) j++;
+    return j;
+}
+
+/* in[j]: a bitmap of the rows of cache j in the pool (a few words per 64
+ * rows, cheaper than sorting the pool to look them up); NULL when out of
+ * memory. The caller frees in[0..n_caches) and in. */
+static uint64_t **pool_rows(const query_ctx *x) {
+    uint64_t **in = calloc(x->n_caches, sizeof *in);
+    for (size_t j = 0; in && j < x->n_caches; j++)
+        if (!(in[j] = calloc((x->caches[j]->n + 63) / 64 + 1, sizeof **in))) {
+            while (j--) free(in[j]);
+            free(in);
+            return NULL;
+        }
+    for (size_t i = 0; in && i < x->pool.n; i++) {
+        size_t j = cache_index(x, x->pool.v[i].c), row = x->pool.v[i].row;
+        in[j][row >> 6] |= 1ULL << (row & 63);
+    }
+    return in;
+}
+
+static int pull_neighbours(query_ctx *x) {
+    uint64_t **in = pool_rows(x);
+    if (!in) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+    size_t n0 = x->pool.n;
+    int rc = REMEM_OK;
+    for (size_t i = 0; i < n0 && !rc; i++) {
+        cand_ref r0 = x->pool.v[i];
+        if (!(r0.lanes & 2) || !(r0.bm25 > 0) || r0.bm25 < x->lex_floor) continue;
+        size_t j = cache_index(x, r0.c);
+        for (int d = -1; d <= 1; d += 2) {
+            long row = cache_find(r0.c, r0.c->rows[r0.row].rowid + d);
+            if (row < 0 || !allowed_row(x->allow[j], (size_t)row)) continue;
+            if (allowed_row(in[j], (size_t)row)) continue; /* a candidate already */
+            cand_ref *r = pool_add(&x->pool);
+            if (!r) {
+                rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
+                break;
+            }
+            r->c = r0.c;
+            r->row = (size_t)row;
+            r->lanes = 8;
+            in[j][(size_t)row >> 6] |= 1ULL << ((size_t)row & 63);
+        }
+    }
+    for (size_t j = 0; j < x->n_caches; j++) free(in[j]);
+    free(in);
+    return rc;
+}
+
+/* ---- every candidate scored by every lane ---- */
+
+/* Each candidate of namespace j that the lexical lane did not rank gets
+ * its BM25 all the same (lex_score_docs: the score the lane would have
+ * given it), and every candidate its entity score, so that no signal is
+ * missing for want of a place in another lane's top n_cand. */
+typedef struct doc_at {
+    uint32_t doc;
+    size_t at;
+} doc_at;
+
+static int cmp_doc_at(const void *a, const void *b) {
+    const doc_at *x = a, *y = b;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* The pool's candidates of cache c by row ascending, into tmp (and their
+ * rows into docs[], pool positions into at[]); how many. */
+static size_t rows_of(query_ctx *x, const ns_cache *c, doc_at *tmp, uint32_t *docs, size_t *at) {
+    size_t m = 0;
+    for (size_t i = 0; i < x->pool.n; i++)
+        if (x->pool.v[i].c == c) tmp[m++] = (doc_at){(uint32_t)x->pool.v[i].row, i};
+    if (m > 1) qsort(tmp, m, sizeof *tmp, cmp_doc_at);
+    for (size_t i = 0; i < m; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
+    return m;
+}
+
+static int complete_scores(query_ctx *x) {
+    size_t n = x->pool.n ? x->pool.n : 1;
+    uint32_t *docs = malloc(n * sizeof *docs);
+    double *sc = malloc(n * sizeof *sc);
+    size_t *at = malloc(n * sizeof *at);
+    doc_at *tmp = malloc(n * sizeof *tmp);
+    int rc = docs && sc && at && tmp ? 0 : -1;
+    for (size_t j = 0; j < x->n_caches && !rc; j++) {
+        /* All of cache j's candidates by row (one sort), then those the
+         * lexical lane did not rank, in the same order. */
+        size_t all = rows_of(x, x->caches[j], tmp, docs, at), m = 0;
+        for (size_t i = 0; x->lexq.n && i < all; i++)
+            if (!(x->pool.v[tmp[i].at].lanes & 2)) docs[m] = tmp[i].doc, at[m++] = tmp[i].at;
+        if (m) {
+            lex_score_docs(x->caches[j]->lex, x->lexq.v, x->expanded ? x->lexq.w : NULL,
+                           x->expanded ? x->lexq.n : x->lexq.own, docs, m, sc);
+            for (size_t i = 0; i < m; i++) x->pool.v[at[i]].bm25 = sc[i];
+        }
+        if (!x->ents || !x->ents[j]) continue;
+        for (size_t i = 0; i < all; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
+        m = all;
+        lex_score_docs(x->ents[j], x->entq.v, x->entq.w, x->entq.n, docs, m, sc);
+        for (size_t i = 0; i < m; i++) x->pool.v[at[i]].ent = sc[i];
+    }
+    free(docs);
+    free(sc);
+    free(at);
+    free(tmp);
+    return rc ? eng_fail(x->db, REMEM_ENOMEM, "out of memory") : REMEM_OK;
 }
 
 /* ---- results ---- */
@@ -389,7 +646,7 @@ typedef struct result_impl {
      * profile is the effective profile's JSON (malloc'd). */
     size_t n_near;
     struct explain_row {
-        double part[5]; /* candidate.part */
+        double part[6]; /* candidate.part */
         int missed;     /* a near miss: enum missed */
     } *ex;
     char *profile, *formula;
@@ -431,6 +688,28 @@ static int cmp_ranked(const void *a, const void *b) {
     if (sx != sy) return sx > sy ? -1 : 1;
     int64_t rx = x->ref->c->rows[x->ref->row].rowid, ry = y->ref->c->rows[y->ref->row].rowid;
     return rx > ry ? -1 : rx < ry; /* newer first */
+}
+
+/* The best k of rk[0..n) first, best first (cmp_ranked); the rest after,
+ * in no order. For a small k, k passes of selection: what a full sort of
+ * the whole pool (hundreds of entries of a hundred bytes each, moved
+ * about by qsort) cost for ten hits was a tenth of a `default` recall. */
+static void order_top(ranked *rk, size_t n, size_t k) {
+    if (n < 2) return;
+    if (k > 32 || k * 4 >= n) {
+        qsort(rk, n, sizeof *rk, cmp_ranked);
+        return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        size_t best = i;
+        for (size_t j = i + 1; j < n; j++)
+            if (cmp_ranked(&rk[j], &rk[best]) < 0) best = j;
+        if (best != i) {
+            ranked t = rk[i];
+            rk[i] = rk[best];
+            rk[best] = t;
+        }
+    }
 }
 
 /* ---- the context step's neighbours ---- */
@@ -550,6 +829,33 @@ static int check_query(remem *db, const remem_query *q) {
     return rc ? eng_fail(db, rc, "%s", err) : REMEM_OK;
 }
 
+/* REMEM_RECALL_EXPAND, REMEM_RECALL_ENTITY, REMEM_RECALL_HOP (numbers in
+ * [0, 1000]) and REMEM_RECALL_NEIGHBOURS (a count), when set, replace
+ * every profile's w_expand, w_entity, w_hop and neighbours (0: off): for
+ * measuring what each adds (the ablation in docs/retrieval.md). Read once
+ * per process; a value that does not parse is ignored. */
+static double env_val[4] = {NAN, NAN, NAN, NAN};
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_switches(void) {
+    static const char *const names[4] = {"REMEM_RECALL_EXPAND", "REMEM_RECALL_ENTITY",
+                                         "REMEM_RECALL_HOP", "REMEM_RECALL_NEIGHBOURS"};
+    for (int i = 0; i < 4; i++) {
+        const char *v = getenv(names[i]);
+        char *end;
+        double w = v && *v ? strtod(v, &end) : NAN;
+        if (v && *v && !*end && w >= 0 && w <= 1000) env_val[i] = w;
+    }
+}
+
+static void recall_switches(profile *p) {
+    pthread_once(&env_once, read_switches);
+    if (!isnan(env_val[0])) p->w_expand = env_val[0];
+    if (!isnan(env_val[1])) p->w_entity = env_val[1];
+    if (!isnan(env_val[2])) p->w_hop = env_val[2];
+    if (!isnan(env_val[3])) p->neighbours = (int)env_val[3];
+}
+
 static int prepare(query_ctx *x) {
     remem *db = x->db;
     const remem_query *q = x->q;
@@ -565,7 +871,13 @@ static int prepare(query_ctx *x) {
         return rc;
     }
     profile_apply_query(&x->p, q);
-    if (!q->text || !*q->text) x->p.lexical_lane = 0;
+    recall_switches(&x->p);
+    if (!q->text || !*q->text) x->p.lexical_lane = x->p.w_entity = 0;
+    /* The entity lane and the neighbours go with the lexical lane's weight:
+     * a query that weighs words at 0 (eng_similar's relevance-only one,
+     * an ablation of the vector alone) ranks by what it asked. */
+    if (!x->p.lexical_lane || x->p.w_lexical == 0) x->p.w_expand = x->p.w_entity = 0;
+    if (x->p.w_lexical == 0) x->p.neighbours = 0;
     x->text = q->text;
     if (q->text && strlen(q->text) > REMEM_QUERY_HEAD_MAX) {
         /* A long query: its head, cut where a character starts. */
@@ -805,6 +1117,9 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
     if ((rc = prepare(&x))) goto out;
     if ((rc = vector_lane(&x))) goto out;
     if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
+    if (x.p.w_entity > 0 && x.n_caches > 0 && (rc = entity_lane(&x))) goto out;
+    if (x.p.neighbours > 0 && x.lex_found && (rc = pull_neighbours(&x))) goto out;
+    if ((x.lexq.n || x.ents) && (rc = complete_scores(&x))) goto out;
     rk = calloc(x.pool.n ? x.pool.n : 1, sizeof *rk);
     if (!rk) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
@@ -818,6 +1133,7 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
         rk[n].ref = r;
         rk[n].c.sim = r->sim;
         rk[n].c.bm25 = r->bm25;
+        rk[n].c.ent = r->ent;
         rk[n].c.importance = m->importance;
         rk[n].c.last_access = m->accessed_at ? m->accessed_at : m->created_at;
         /* Static memories (identity, world rules) never decay (seed 001):
@@ -881,11 +1197,16 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
         }
     }
     free(cs);
-    if (kept > 1) qsort(rk, kept, sizeof *rk, cmp_ranked);
-    if (explain && n - kept > 1) qsort(rk + kept, n - kept, sizeof *rk, cmp_ranked);
     size_t k = kept < (size_t)x.p.k ? kept : (size_t)x.p.k;
+    if (explain) { /* every kept candidate in order: the near misses follow the hits */
+        if (kept > 1) qsort(rk, kept, sizeof *rk, cmp_ranked);
+        if (n - kept > 1) qsort(rk + kept, n - kept, sizeof *rk, cmp_ranked);
+    } else {
+        order_top(rk, kept, k);
+    }
     if (!explain || near > n - k) near = explain ? n - k : 0;
-    size_t bytes = sizeof *res + (k + near) * (sizeof(remem_hit) + sizeof *res->ex) +
+    size_t bytes = sizeof *res +
+                   (k + near) * (sizeof(remem_hit) + sizeof *res->ex + sizeof(double)) +
                    str_bytes(x.p.name);
     for (size_t i = 0; i < k + near; i++)
         bytes += memory_bytes(&rk[i].ref->c->rows[rk[i].ref->row].m);
@@ -896,7 +1217,9 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
     }
     res->pub.hits = (remem_hit *)(res + 1);
     res->ex = (struct explain_row *)(res->pub.hits + k + near);
-    res->next = (char *)(res->ex + k + near);
+    double *entity = (double *)(res->ex + k + near);
+    res->next = (char *)(entity + k + near);
+    if (x.p.w_entity > 0) res->pub.entity = entity;
     for (size_t i = 0; i < k + near; i++) {
         remem_hit *h = &res->pub.hits[i];
         copy_memory(res, &h->mem, &rk[i].ref->c->rows[rk[i].ref->row].m);
@@ -909,6 +1232,7 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
         h->importance = rk[i].c.importance;
         h->lanes = rk[i].ref->lanes;
         h->context = rk[i].c.context;
+        entity[i] = rk[i].c.entity;
     }
     res->pub.n = k;
     if (explain && keep_explain(res, &x.p, rk, k, near)) {
@@ -937,6 +1261,9 @@ out:
     free(x.pool.v);
     scratch_free(x.qv, x.qv_local);
     free(x.text_own);
+    qterms_free(&x.lexq);
+    qterms_free(&x.entq);
+    free(x.ents);
     filter_free(x.f);
     filter_free(x.pf);
     json_decref(pol_hold);
@@ -1012,8 +1339,8 @@ int eng_similar(remem *db, const char *const *ns, const char *text, int k, doubl
 
 /* ---- recall.explain ---- */
 
-static const char *const part_names[5] = {"relevance", "lexical", "recency", "importance",
-                                          "context"};
+static const char *const part_names[6] = {"relevance", "lexical", "recency", "importance",
+                                          "context",   "entity"};
 static const char *const missed_names[] = {"", "rank", "min_similarity", "min_score"};
 
 /* One hit as JSON with its "parts" (what each component put into the
@@ -1024,7 +1351,7 @@ static json_t *explained_hit(const result_impl *r, size_t i) {
     remem_free(text);
     if (!h || !r->ex) return h;
     json_t *parts = json_object();
-    for (int j = 0; j < 5; j++) json_object_set_new(parts, part_names[j], json_real(r->ex[i].part[j]));
+    for (int j = 0; j < 6; j++) json_object_set_new(parts, part_names[j], json_real(r->ex[i].part[j]));
     json_object_set_new(h, "parts", parts);
     if (r->ex[i].missed) json_object_set_new(h, "missed", json_string(missed_names[r->ex[i].missed]));
     return h;

@@ -373,7 +373,8 @@ static void put_memory_members(strbuf *o, int *first, const remem_memory *m) {
     put_str_field(o, first, "model", m->model);
 }
 
-static void put_hit(strbuf *o, const remem_hit *h) {
+/* entity: the hit's entity component (remem_result.entity), or NaN. */
+static void put_hit(strbuf *o, const remem_hit *h, double entity) {
     int first = 1;
     sb_append(o, "{", 1);
     put_memory_members(o, &first, &h->mem);
@@ -393,16 +394,17 @@ static void put_hit(strbuf *o, const remem_hit *h) {
     put_real_field(o, &cf, "recency", h->recency);
     put_real_field(o, &cf, "importance", h->importance);
     put_real_field(o, &cf, "context", h->context);
+    if (!isnan(entity)) put_real_field(o, &cf, "entity", entity);
     put_key(o, &cf, "lanes");
-    if ((h->lanes & 3) == 3)
-        PUT_LIT(o, "[\"vector\",\"lexical\"]");
-    else if (h->lanes & 1)
-        PUT_LIT(o, "[\"vector\"]");
-    else if (h->lanes & 2)
-        PUT_LIT(o, "[\"lexical\"]");
-    else
-        PUT_LIT(o, "[]");
-    sb_append(o, "}}", 2);
+    static const char *const lane_names[] = {"\"vector\"", "\"lexical\"", "\"entity\"",
+                                             "\"neighbour\""};
+    sb_append(o, "[", 1);
+    for (unsigned b = 0, n = 0; b < 4; b++)
+        if (h->lanes & (1u << b)) {
+            if (n++) sb_append(o, ",", 1);
+            sb_append(o, lane_names[b], strlen(lane_names[b]));
+        }
+    sb_append(o, "]}}", 3);
 }
 
 /* A fresh buffer with room for a memory or two: starting at strbuf's 64
@@ -442,7 +444,7 @@ char *remem_hit_to_json(const remem_hit *in) {
     if (take_hit(in, &h)) return NULL;
     strbuf o;
     out_init(&o, 1024);
-    put_hit(&o, &h);
+    put_hit(&o, &h, NAN);
     return sb_take(&o);
 }
 
@@ -462,7 +464,7 @@ char *remem_result_to_json(const remem_result *r) {
         remem_hit h;
         if (take_hit(&r->hits[i], &h)) o.oom = 1;
         if (i) sb_append(&o, ",", 1);
-        if (!o.oom) put_hit(&o, &h);
+        if (!o.oom) put_hit(&o, &h, r->entity ? r->entity[i] : NAN);
     }
     sb_append(&o, "]", 1);
     if (r->memory_off)

@@ -1407,6 +1407,65 @@ size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, 
     return h;
 }
 
+long lex_search_weighted(const lex_index *ix, const char *const *terms, const double *weights,
+                         size_t n, size_t k, const uint64_t *allow, lex_hit *out,
+                         lex_scratch *s) {
+    qterm q[LEX_MAX_QUERY_TERMS];
+    size_t m = (k && ix->n_docs && terms && s) ? resolve_query(ix, terms, n, q) : 0;
+    if (m == 0) return 0;
+    if (scratch_fit(s, ix->n_docs)) return -1;
+    double avgdl = (double)ix->total_len / (double)ix->n_docs;
+    prepare_terms(ix, q, m, avgdl);
+    /* A term's weight is that of its first occurrence (q.order). */
+    for (size_t i = 0; i < m; i++) q[i].idf *= weights[q[i].order];
+    lex_trace tr = {0};
+    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
+}
+
+size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
+                     size_t max) {
+    if (doc >= ix->n_docs || !ix->fwd[doc]) return 0;
+    const uint32_t *f = ix->fwd[doc];
+    size_t n = f[0] < max ? f[0] : max;
+    for (size_t i = 0; i < n; i++) {
+        const plist *p = &ix->terms[f[1 + i]];
+        out[i] = ix->arena + p->str;
+        lens[i] = p->len;
+    }
+    return n;
+}
+
+int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
+                   size_t n, const uint32_t *docs, size_t m, double *scores) {
+    qterm q[LEX_MAX_QUERY_TERMS];
+    size_t nq = (ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
+    for (size_t j = 0; j < m; j++) scores[j] = 0;
+    if (nq == 0) return 0;
+    double avgdl = (double)ix->total_len / (double)ix->n_docs;
+    prepare_terms(ix, q, nq, avgdl);
+    for (size_t i = 0; i < nq; i++) {
+        const plist *p = q[i].p;
+        double idf = q[i].idf * (weights ? weights[q[i].order] : 1.0);
+        uint32_t lo = 0, prev = 0;
+        for (size_t j = 0; j < m; j++) {
+            uint32_t d = docs[j];
+            if (d >= ix->n_docs) continue;
+            if (d < prev) lo = 0;
+            prev = d;
+            /* Galloping from the last position: ascending docs (what the
+             * engine passes) cost a few steps each, not a whole search. */
+            uint32_t step = 1, hi = lo;
+            while (hi < p->n && p->docs[hi] < d) lo = hi + 1, hi += step, step *= 2;
+            if (hi > p->n) hi = p->n;
+            uint32_t at = lo + lower_bound(p->docs + lo, hi - lo, d);
+            lo = at;
+            if (at < p->n && p->docs[at] == d)
+                scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
+        }
+    }
+    return 0;
+}
+
 long lex_search_exhaustive(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                            const uint64_t *allow, lex_hit *out) {
     qterm q[LEX_MAX_QUERY_TERMS];

@@ -18,10 +18,13 @@
  *   sum over t in d of  idf(t) * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))
  *   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
  *
- * with k1 = 1.2, b = 0.75, tf the term's count in d (counted up to
+ * with k1 = 1.2, b = 0.4, tf the term's count in d (counted up to
  * LEX_MAX_TF; BM25 has long saturated by then), dl the number of terms of d
  * (repeats included), N the number of documents, avgdl their mean length
- * and df the number of documents holding t: the BM25 of SQLite FTS5, here
+ * and df the number of documents holding t: the BM25 of SQLite FTS5 (whose
+ * b is 0.75: memories are short, and a long one is not less about each of
+ * its words; b = 0.4, Anserini's default, measured better on LoCoMo, see
+ * docs/retrieval.md), here
  * positive and larger for better matches. The double is computed by exactly
  * that expression and summed over the query's terms in the order they first
  * appear in the query, so an independent scorer written the same way gets
@@ -43,7 +46,7 @@
 #include <stdint.h>
 
 #define LEX_K1              1.2
-#define LEX_B               0.75
+#define LEX_B               0.4
 /* Distinct query terms kept (the rarest). */
 #define LEX_MAX_QUERY_TERMS 64
 /* Term frequencies are counted up to this (they are kept as uint16). */
@@ -161,6 +164,35 @@ size_t lex_scratch_bytes(const lex_scratch *s);
  * hits, order and score bits as lex_search_exhaustive. trace may be NULL. */
 size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                        const uint64_t *allow, lex_hit *out, lex_scratch *s, lex_trace *trace);
+
+/* A query whose terms count unequally: term i's share of a score is
+ * multiplied by weights[i] (> 0; a repeated term has the weight of its
+ * first occurrence), e.g. 1 for the query's own words and less for
+ * words added to it (the WordNet expansion). Otherwise as
+ * lex_search_with (the same terms kept, the same score expression),
+ * always scored term at a time into s (non-NULL). With every weight 1
+ * the hits and scores are those of lex_search. Returns the number of
+ * hits, or -1 when s cannot grow to the index's size. */
+long lex_search_weighted(const lex_index *ix, const char *const *terms, const double *weights,
+                         size_t n, size_t k, const uint64_t *allow, lex_hit *out,
+                         lex_scratch *s);
+
+/* The distinct terms of document doc (< lex_count, else none), at most
+ * max of them, as spellings: out[i] points at lens[i] bytes (not
+ * NUL-terminated) that stay valid until the index changes. Returns how
+ * many. What a caller needs to follow a document's terms without
+ * analysing its text again. */
+size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
+                     size_t max);
+
+/* The scores of the m documents docs[] (ids >= lex_count score 0) for
+ * the query's n terms, weighted as lex_search_weighted (weights NULL:
+ * all 1), into scores[j]: the score lex_search would give docs[j] (0
+ * when it holds none of the terms), summed in the same order, so the
+ * same bits. For scoring candidates another lane found; fastest with
+ * docs ascending. Never allocates; returns 0. */
+int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
+                   size_t n, const uint32_t *docs, size_t m, double *scores);
 
 /* The plain scorer: every posting of every query term is scored (term at a
  * time, into an accumulator per document), then the top k are selected;

@@ -36,7 +36,7 @@ static const profile builtin[] = {
      .w_lexical = 0.6,
      .w_recency = 0.05,
      .w_importance = 0.05,
-     .w_context = 0.3,
+     .w_context = 0.4,
      .relevance_map = REL_COSINE01,
      .recency_mode = REC_HALFLIFE,
      .recency_base = 0.995,
@@ -46,7 +46,11 @@ static const profile builtin[] = {
      .min_score = -INFINITY,
      .k = 10,
      .candidates = 0,
-     .lexical_lane = 1},
+     .lexical_lane = 1,
+     .w_expand = 0,
+     .w_entity = 0.3,
+     .w_hop = 0.1,
+     .neighbours = 20},
     {.name = "generative-agents",
      .w_relevance = 1,
      .w_lexical = 0,
@@ -169,6 +173,10 @@ char *profile_to_json(const profile *p) {
     json_object_set_new(w, "recency", json_real(p->w_recency));
     json_object_set_new(w, "importance", json_real(p->w_importance));
     json_object_set_new(w, "context", json_real(p->w_context));
+    if (p->w_entity > 0) json_object_set_new(w, "entity", json_real(p->w_entity));
+    if (p->w_expand > 0) json_object_set_new(w, "expansion", json_real(p->w_expand));
+    if (p->w_hop > 0) json_object_set_new(w, "entity_hop", json_real(p->w_hop));
+    if (p->neighbours > 0) json_object_set_new(o, "neighbours", json_integer(p->neighbours));
     json_object_set_new(o, "weights", w);
     json_object_set_new(o, "relevance",
                         json_string(p->relevance_map == REL_INV_SQL2 ? "1/(1+squared L2)"
@@ -207,11 +215,13 @@ char *profile_to_json(const profile *p) {
 }
 
 char *profile_formula(const profile *p) {
-    char buf[768];
+    char buf[1024];
+    char ent[48] = "";
+    if (p->w_entity > 0) snprintf(ent, sizeof ent, " + %g*entity", p->w_entity);
     int n = snprintf(buf, sizeof buf,
                      "score = %g*relevance + %g*lexical + %g*recency + %g*importance + "
-                     "%g*context; relevance = %s; lexical = bm25/max(bm25); recency = ",
-                     p->w_relevance, p->w_lexical, p->w_recency, p->w_importance, p->w_context,
+                     "%g*context%s; relevance = %s; lexical = bm25/max(bm25); recency = ",
+                     p->w_relevance, p->w_lexical, p->w_recency, p->w_importance, p->w_context, ent,
                      p->relevance_map == REL_INV_L2     ? "1/(1+L2)"
                      : p->relevance_map == REL_INV_SQL2 ? "1/(1+L2^2)"
                                                         : "max(0,cosine)");
@@ -221,6 +231,11 @@ char *profile_formula(const profile *p) {
     else
         n += snprintf(buf + n, sizeof buf - (size_t)n, "0.5^(hours_since_access/%g)",
                       p->half_life_hours);
+    if (p->w_entity > 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      "; entity = the BM25 of the query's names, places and numbers (and, "
+                      "weighted %g, the best lexical hits') / its max",
+                      p->w_hop);
     n += snprintf(buf + n, sizeof buf - (size_t)n,
                   "; context = the better neighbour's score without context");
     if (p->unrated_relevance_only)
@@ -276,12 +291,15 @@ static void minmax(double *v, size_t n, size_t stride) {
 }
 
 int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
-    double max_bm25 = 0;
-    for (size_t i = 0; i < n; i++)
+    double max_bm25 = 0, max_ent = 0;
+    for (size_t i = 0; i < n; i++) {
         if (c[i].bm25 > max_bm25) max_bm25 = c[i].bm25;
+        if (c[i].ent > max_ent) max_ent = c[i].ent;
+    }
     for (size_t i = 0; i < n; i++) {
         c[i].relevance = score_relevance(p, c[i].sim);
         c[i].lexical = max_bm25 > 0 ? c[i].bm25 / max_bm25 : 0;
+        c[i].entity = max_ent > 0 ? c[i].ent / max_ent : 0;
         /* the components the header documents as in [0,1] */
         assert(c[i].relevance >= 0 && c[i].relevance <= 1);
         assert(c[i].lexical >= 0 && c[i].lexical <= 1);
@@ -313,7 +331,8 @@ int score_candidates(const profile *p, int64_t now, candidate *c, size_t n) {
         c[i].part[2] = only_rel ? 0 : f * p->w_recency * rec;
         c[i].part[3] = only_rel ? 0 : f * p->w_importance * imp;
         c[i].part[4] = 0;
-        c[i].score = c[i].part[0] + c[i].part[1] + c[i].part[2] + c[i].part[3];
+        c[i].part[5] = f * p->w_entity * c[i].entity;
+        c[i].score = c[i].part[0] + c[i].part[1] + c[i].part[2] + c[i].part[3] + c[i].part[5];
     }
     free(tmp);
     return 0;

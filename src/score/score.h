@@ -37,6 +37,16 @@ typedef struct profile {
     double boost;
     int lexical_lane; /* 1: BM25 candidates too (the lexical index) */
     int unrated_relevance_only; /* an unrated memory scores relevance alone (seed 001) */
+    /* The lexical lane's WordNet expansion: related words of the query's
+     * words count this much of the query's own (0: no expansion). */
+    double w_expand;
+    /* The entity lane (cache_ent.c): weight of its component (0: no lane);
+     * w_hop: the weight, within it, of the entities of the best lexical
+     * hits beside the query's own (0: none followed). */
+    double w_entity, w_hop;
+    /* The stream neighbours of this many best lexical hits join the
+     * candidates (0: none). */
+    int neighbours;
 } profile;
 
 /* Fill *p with the named built-in profile; REMEM_EPROFILE if unknown. */
@@ -56,17 +66,19 @@ typedef struct candidate {
     /* inputs */
     double sim;  /* cosine similarity; NaN when not computed */
     double bm25; /* > 0 when matched lexically, else 0 */
+    double ent;  /* BM25 over the entity index; 0 when no entity shared */
     double importance;
     int64_t last_access; /* accessed_at or created_at, ms */
     int boosted;         /* kind == profile boost_kind */
     int unrated;         /* written without an importance (its kind's default) */
     /* outputs */
     double relevance, lexical, recency, score;
+    double entity; /* ent / max ent among the candidates, in [0,1] */
     double context; /* set by score_add_context */
     /* What each component put into score, after normalisation and the
-     * kind boost: relevance, lexical, recency, importance, context. They
-     * sum to score (recall.explain shows them as one stacked bar). */
-    double part[5];
+     * kind boost: relevance, lexical, recency, importance, context, entity.
+     * They sum to score (recall.explain shows them as one stacked bar). */
+    double part[6];
 } candidate;
 
 /* relevance from a cosine, per the profile's mapping. */

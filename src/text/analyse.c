@@ -137,6 +137,7 @@ typedef struct word_buf {
     char bytes[WORD_MAX + 8];
     size_t len;
     int has_digit;
+    int capital; /* its first letter was upper case in the text */
 } word_buf;
 
 /* Snowball costs about half a microsecond a word, as much as the rest of
@@ -162,6 +163,7 @@ typedef struct scanner {
     word_buf word;
     int sentence_start;
     text_term_fn fn;
+    text_word_fn word_fn; /* set: words unstemmed, to it (text_words) */
     void *ctx;
     size_t terms;
 } scanner;
@@ -200,7 +202,14 @@ static void flush_word(scanner *s) {
     word_buf *w = &s->word;
     if (w->len == 0) return;
     w->bytes[w->len] = '\0';
-    if (!is_stopword(w->bytes, w->len)) {
+    if (!is_stopword(w->bytes, w->len) && s->word_fn) {
+        unsigned flags = (w->has_digit ? TEXT_WORD_DIGIT : 0) |
+                         (s->sentence_start ? TEXT_WORD_SENTENCE_START : 0) |
+                         (w->capital ? TEXT_WORD_CAPITAL : 0);
+        s->terms++;
+        s->word_fn(w->bytes, w->len, flags, s->ctx);
+        s->sentence_start = 0;
+    } else if (!is_stopword(w->bytes, w->len)) {
         size_t len = w->has_digit  ? w->len
                      : s->snowball ? snowball_stem(s->snowball, w)
                                    : stem(w->bytes, w->len);
@@ -210,6 +219,7 @@ static void flush_word(scanner *s) {
     }
     w->len = 0;
     w->has_digit = 0;
+    w->capital = 0;
 }
 
 static void append_bytes(scanner *s, const void *bytes, size_t n) {
@@ -278,6 +288,7 @@ static void scan_text(scanner *s, const char *text) {
         if (c < 0x80) {
             if (ascii_alnum(c)) {
                 char low = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+                if (s->word.len == 0) s->word.capital = c >= 'A' && c <= 'Z';
                 append_bytes(s, &low, 1); /* may start a new piece: flag after */
                 if (c <= '9') s->word.has_digit = 1;
                 p++;
@@ -301,6 +312,7 @@ static void scan_text(scanner *s, const char *text) {
         } else if (is_word_codepoint(cp)) {
             utf8proc_uint8_t enc[4];
             utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+            if (s->word.len == 0) s->word.capital = utf8proc_tolower(cp) != cp;
             append_bytes(s, enc, (size_t)m);
             if (utf8proc_category(cp) == UTF8PROC_CATEGORY_ND) s->word.has_digit = 1;
             p += n;
@@ -334,5 +346,11 @@ void text_stemmer_free(text_stemmer *st) {
 size_t text_analyse_with(const char *text, text_stemmer *st, text_term_fn fn, void *ctx) {
     scanner s = {.snowball = st, .fn = fn, .ctx = ctx};
     if (text) scan_text(&s, text);
+    return s.terms;
+}
+
+size_t text_words(const char *text, text_word_fn fn, void *ctx) {
+    scanner s = {.word_fn = fn, .ctx = ctx};
+    if (text && fn) scan_text(&s, text);
     return s.terms;
 }

@@ -57,4 +57,18 @@ void text_stemmer_free(text_stemmer *st);
  * text_analyse itself). */
 size_t text_analyse_with(const char *text, text_stemmer *st, text_term_fn fn, void *ctx);
 
+/* The same analysis without stemming, for what needs a text's words as
+ * written (the WordNet expansion of a query, the entities of a text):
+ * the same words, lowercased, the same stopwords dropped, in the same
+ * order as the terms of text_analyse, each with its flags. A word cut
+ * into pieces (longer than TEXT_TERM_MAX) gives its pieces. */
+enum {
+    TEXT_WORD_DIGIT = 1,          /* the word holds a digit */
+    TEXT_WORD_SENTENCE_START = 2, /* first word of the text or of a sentence */
+    TEXT_WORD_CAPITAL = 4         /* its first letter was upper case */
+};
+typedef void (*text_word_fn)(const char *word, size_t len, unsigned flags, void *ctx);
+/* Returns the number of words (0 when fn is NULL). Pure, thread-safe. */
+size_t text_words(const char *text, text_word_fn fn, void *ctx);
+
 #endif

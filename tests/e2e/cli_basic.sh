@@ -105,7 +105,7 @@ for h in hits:
     assert abs(c["relevance"] - max(0, c["similarity"])) < 1e-6, c
     want = (w["relevance"] * c["relevance"] + w["lexical"] * c["lexical"]
             + w["recency"] * c["recency"] + w["importance"] * c["importance"]
-            + w.get("context", 0) * c.get("context", 0))
+            + w.get("context", 0) * c.get("context", 0) + w.get("entity", 0) * c.get("entity", 0))
     assert abs(h["score"] - want) < 1e-5, (h["score"], want, c)
 top = hits[0]
 assert top["kind"] == "lesson" and top["importance"] == 0.8 and top["metadata"]["reward"] == 0.5

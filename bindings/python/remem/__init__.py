@@ -533,7 +533,8 @@ class Memory:
 class Hit:
     """One ranked recall result: the memory and every component of its
     score. similarity is None when no vector similarity was computed;
-    lanes names how it was found ("vector", "lexical"); context is the best
+    lanes names how it was found ("vector", "lexical", "entity",
+    "neighbour"); context is the best
     base score of the memories written just before and after it (0 if none
     was a candidate)."""
     memory: Memory
@@ -561,7 +562,8 @@ class Hit:
 
     @classmethod
     def _from_c(cls, h: _Hit) -> "Hit":
-        lanes = tuple(name for bit, name in ((1, "vector"), (2, "lexical")) if h.lanes & bit)
+        lanes = tuple(name for bit, name in ((1, "vector"), (2, "lexical"), (4, "entity"),
+                                             (8, "neighbour")) if h.lanes & bit)
         return cls(memory=Memory._from_c(h.mem), score=h.score,
                    relevance=h.relevance,
                    similarity=None if math.isnan(h.similarity) else h.similarity,
