@@ -208,6 +208,7 @@ class _Result(Structure):
         ("candidates", c_size_t),
         ("took_ms", c_double),
         ("memory_off", c_int),
+        ("entity", POINTER(c_double)),
     ]
 
 
@@ -536,7 +537,8 @@ class Hit:
     lanes names how it was found ("vector", "lexical", "entity",
     "neighbour"); context is the best
     base score of the memories written just before and after it (0 if none
-    was a candidate)."""
+    was a candidate); entity is the entity lane's component in [0, 1] (0
+    when the profile has no entity lane)."""
     memory: Memory
     score: float
     relevance: float
@@ -547,6 +549,7 @@ class Hit:
     importance: float
     lanes: tuple = ()
     context: float = 0.0
+    entity: float = 0.0
 
     @property
     def id(self) -> str:
@@ -561,14 +564,15 @@ class Hit:
         return self.memory.text
 
     @classmethod
-    def _from_c(cls, h: _Hit) -> "Hit":
+    def _from_c(cls, h: _Hit, entity: float = 0.0) -> "Hit":
         lanes = tuple(name for bit, name in ((1, "vector"), (2, "lexical"), (4, "entity"),
                                              (8, "neighbour")) if h.lanes & bit)
         return cls(memory=Memory._from_c(h.mem), score=h.score,
                    relevance=h.relevance,
                    similarity=None if math.isnan(h.similarity) else h.similarity,
                    lexical=h.lexical, bm25=h.bm25, recency=h.recency,
-                   importance=h.importance, lanes=lanes, context=h.context)
+                   importance=h.importance, lanes=lanes, context=h.context,
+                   entity=entity)
 
 
 @dataclass(frozen=True)
@@ -957,7 +961,9 @@ class Remem(OperationMethods):
             _query_json_free(pq)
         try:
             r = res.contents
-            return RecallResult(hits=[Hit._from_c(r.hits[i]) for i in range(r.n)],
+            ent = r.entity
+            return RecallResult(hits=[Hit._from_c(r.hits[i], ent[i] if ent else 0.0)
+                                      for i in range(r.n)],
                                 profile=_str(r.profile), now=r.now,
                                 candidates=r.candidates, took_ms=r.took_ms,
                                 memory={1: "off", 2: "partly off"}.get(r.memory_off, "on"))
