@@ -30,7 +30,7 @@ if [ -z "$chromium" ] || ! command -v node >/dev/null; then
 fi
 [ -d "$pup/node_modules/puppeteer-core" ] || (cd "$pup" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
     { echo "bench_inspector: SKIP (npm could not install puppeteer-core)"; exit 0; }
-[ -x "$build/bench/bench_recall_api" ] || make -C "$root" "BUILD=${build#$root/}" "$build/bench/bench_recall_api" >/dev/null
+[ -x "$build/bench/bench_recall_api" ] || make -C "$root" "BUILD=${build#$root/}" "${build#$root/}/bench/bench_recall_api" >/dev/null
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
