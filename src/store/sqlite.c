@@ -341,15 +341,18 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
      * linger in free pages of the file. */
     if ((rc = exec(s, "PRAGMA secure_delete=ON"))) return rc;
     /* Reads through a memory map (no copy from the kernel per page) of at
-     * most REMEM_SQLITE_MMAP_MB of the file per connection, 64 by default:
+     * most REMEM_SQLITE_MMAP_MB of the file per connection, 16 by default:
      * mapped pages count in the process's resident size once per
      * connection, and a server has one connection per worker, so a large
      * map would let the store file, not the cache budget, set a server's
-     * memory. Beyond it pages are read into SQLite's own page cache. */
+     * memory (100,000 namespaces recalled at random by 8 threads: RSS
+     * 717 MB with 64 MB maps, 637 MB with 16, at the same rate; the cache
+     * holds what recall reads, so the map mostly serves loads). Beyond it
+     * pages are read into SQLite's own page cache. */
     char mm[64];
     const char *mv = getenv("REMEM_SQLITE_MMAP_MB");
-    long mmb = mv && *mv ? strtol(mv, NULL, 10) : 64;
-    if (mmb < 0 || mmb > 1 << 20) mmb = 64;
+    long mmb = mv && *mv ? strtol(mv, NULL, 10) : 16;
+    if (mmb < 0 || mmb > 1 << 20) mmb = 16;
     snprintf(mm, sizeof mm, "PRAGMA mmap_size=%lld", (long long)mmb << 20);
     exec(s, mm);
     /* A file that is not a database shows up here, on the first read. */
