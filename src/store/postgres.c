@@ -931,8 +931,10 @@ static int pg_get_rowid(store *base, int64_t rowid, int with_vec, store_row *out
     return rc;
 }
 
-static int pg_find_dup(store *base, const char *ns, uint64_t h, const char *norm, int64_t *rowid) {
-    pg_store *s = pg(base);
+/* A row of ns with this normalised text, under the namespace's lock: any
+ * (after < 0), or the first after rowid `after`. 0 in *rowid when none. */
+static int dup_lookup(pg_store *s, const char *ns, uint64_t h, const char *norm, int64_t after,
+                      int64_t *rowid) {
     *rowid = 0;
     int rc = ns_lock(s, ns);
     if (rc) return rc;
@@ -940,7 +942,12 @@ static int pg_find_dup(store *base, const char *ns, uint64_t h, const char *norm
     p_text(&p, ns);
     p_i64(&p, (int64_t)h);
     p_text(&p, norm);
-    PGresult *res = run_p(s, "SELECT rowid FROM memories WHERE ns=$1 AND norm_hash=$2 AND norm=$3",
+    if (after >= 0) p_i64(&p, after);
+    PGresult *res = run_p(s,
+                          after < 0 ? "SELECT rowid FROM memories WHERE ns=$1 AND norm_hash=$2 "
+                                      "AND norm=$3"
+                                    : "SELECT rowid FROM memories WHERE ns=$1 AND norm_hash=$2 "
+                                      "AND norm=$3 AND rowid>$4 ORDER BY rowid LIMIT 1",
                           &p, "duplicate lookup", &rc);
     if (!res) return rc;
     if (PQntuples(res)) *rowid = get_i64(res, 0, 0);
@@ -948,25 +955,13 @@ static int pg_find_dup(store *base, const char *ns, uint64_t h, const char *norm
     return REMEM_OK;
 }
 
+static int pg_find_dup(store *base, const char *ns, uint64_t h, const char *norm, int64_t *rowid) {
+    return dup_lookup(pg(base), ns, h, norm, -1, rowid);
+}
+
 static int pg_find_dup_after(store *base, const char *ns, uint64_t h, const char *norm,
                              int64_t after, int64_t *rowid) {
-    pg_store *s = pg(base);
-    *rowid = 0;
-    int rc = ns_lock(s, ns);
-    if (rc) return rc;
-    params p = {.n = 0};
-    p_text(&p, ns);
-    p_i64(&p, (int64_t)h);
-    p_text(&p, norm);
-    p_i64(&p, after);
-    PGresult *res = run_p(s,
-                          "SELECT rowid FROM memories WHERE ns=$1 AND norm_hash=$2 AND norm=$3 "
-                          "AND rowid>$4 ORDER BY rowid LIMIT 1",
-                          &p, "duplicate lookup", &rc);
-    if (!res) return rc;
-    if (PQntuples(res)) *rowid = get_i64(res, 0, 0);
-    PQclear(res);
-    return REMEM_OK;
+    return dup_lookup(pg(base), ns, h, norm, after < 0 ? 0 : after, rowid);
 }
 
 static void p_memory(params *p, const remem_memory *m, const char *norm, uint64_t h) {

@@ -504,13 +504,15 @@ static int sqlite_get_rowid(store *base, int64_t rowid, int with_vec, store_row 
     return rc;
 }
 
-static int sqlite_find_dup(store *base, const char *ns, uint64_t h, const char *norm,
-                           int64_t *rowid) {
-    sqlite_store *s = sq(base);
-    sqlite3_stmt *st = s->st[ST_DUP];
+/* A row of ns with this normalised text: any (ST_DUP), or the first after
+ * rowid `after` (ST_DUP_AFTER, after >= 0). 0 in *rowid when none. */
+static int dup_lookup(sqlite_store *s, int which, const char *ns, uint64_t h, const char *norm,
+                      int64_t after, int64_t *rowid) {
+    sqlite3_stmt *st = s->st[which];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (int64_t)h);
     sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
+    if (which == ST_DUP_AFTER) sqlite3_bind_int64(st, 4, after);
     int rc = sqlite3_step(st);
     *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "duplicate lookup");
@@ -518,19 +520,14 @@ static int sqlite_find_dup(store *base, const char *ns, uint64_t h, const char *
     return out;
 }
 
+static int sqlite_find_dup(store *base, const char *ns, uint64_t h, const char *norm,
+                           int64_t *rowid) {
+    return dup_lookup(sq(base), ST_DUP, ns, h, norm, 0, rowid);
+}
+
 static int sqlite_find_dup_after(store *base, const char *ns, uint64_t h, const char *norm,
                                  int64_t after, int64_t *rowid) {
-    sqlite_store *s = sq(base);
-    sqlite3_stmt *st = s->st[ST_DUP_AFTER];
-    sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, (int64_t)h);
-    sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, after);
-    int rc = sqlite3_step(st);
-    *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "duplicate lookup");
-    sqlite3_reset(st);
-    return out;
+    return dup_lookup(sq(base), ST_DUP_AFTER, ns, h, norm, after, rowid);
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
