@@ -227,6 +227,12 @@ static void blind_answer(json_t *args, json_t *res) {
 
 static void reply_answer(request *rq, reply *rp, const route *r, json_t *args, const char *ns,
                          char *out) {
+    if (!(r->flags & (RF_ADDS | RF_VISIBLE)) && !r->unwrap) {
+        /* nothing to change in it (recall's hits, say): the engine's text
+         * is the body as it is, without a parse and a second writing */
+        reply_text(rp, 200, out, remem_free, "application/json");
+        return;
+    }
     json_t *res = json_loads(out, 0, NULL);
     remem_free(out);
     if (!res) {

@@ -10,6 +10,7 @@
  * never call each other in a circle.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,9 +247,48 @@ static int fold_aliases(json_t *s, json_t *args, char *err, size_t cap) {
     return 0;
 }
 
+/* The operations' schemas, parsed once per process: every call checks its
+ * arguments against one, and parsing a schema of a few KB on each call
+ * cost more than the check. The parsed trees are only ever read (jansson's
+ * reference counts are atomic), kept for the process's life; a schema text
+ * is found by its address and confirmed by its content, so a text freed
+ * and another put at the same address is parsed anew. Past SCHEMAS_MAX
+ * distinct texts each is parsed per call, as before. */
+#define SCHEMAS_MAX 256
+static struct {
+    const char *key;
+    char *text;
+    json_t *tree;
+} schemas[SCHEMAS_MAX];
+static size_t n_schemas;
+static pthread_mutex_t schemas_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A new reference to schema's parsed tree, or NULL with *je set. */
+static json_t *schema_tree(const char *schema, json_error_t *je) {
+    json_t *t = NULL;
+    pthread_mutex_lock(&schemas_mu);
+    for (size_t i = 0; i < n_schemas && !t; i++)
+        if (schemas[i].key == schema && !strcmp(schemas[i].text, schema))
+            t = json_incref(schemas[i].tree);
+    pthread_mutex_unlock(&schemas_mu);
+    if (t) return t;
+    if (!(t = json_loads(schema, 0, je))) return NULL;
+    char *copy = strdup(schema);
+    pthread_mutex_lock(&schemas_mu);
+    if (copy && n_schemas < SCHEMAS_MAX) {
+        schemas[n_schemas].key = schema;
+        schemas[n_schemas].text = copy;
+        schemas[n_schemas++].tree = json_incref(t);
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&schemas_mu);
+    free(copy);
+    return t;
+}
+
 int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap) {
     json_error_t je;
-    json_t *s = json_loads(schema, 0, &je);
+    json_t *s = schema_tree(schema, &je);
     if (!s) {
         snprintf(err, errcap, "the operation's schema does not parse: %s", je.text);
         return -1;
@@ -260,7 +300,8 @@ int engine_args_check(const char *schema, json_t *args, char *err, size_t errcap
 }
 
 int engine_args_local(const char *schema, json_t *args, char *err, size_t errcap) {
-    json_t *s = json_loads(schema, 0, NULL);
+    json_error_t je;
+    json_t *s = schema_tree(schema, &je);
     json_t *props = json_object_get(s, "properties");
     const char *k;
     json_t *p;

@@ -132,6 +132,10 @@ struct remem {
     /* The bound on this handle's LLM and embedder requests
      * (remem_set_deadline, remem_interrupt; llm_glue.c). */
     net_cancel cancel;
+    /* An answer an operation rendered as JSON text itself (recall's hits,
+     * written once by remem_result_to_json) instead of a json_t:
+     * remem_call_ex hands it out as it is (eng_answer_text, ops.c). */
+    char *answer_text;
     char err[1024];
 };
 

@@ -326,6 +326,7 @@ void remem_close(remem *db) {
     cfg_free(db->conf);
     json_decref(db->hydrated);
     free(db->uri);
+    free(db->answer_text);
     free(db);
 }
 

@@ -118,7 +118,16 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
                         "memory is off: nothing was written");
         rc = res ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
     } else {
+        free(db->answer_text);
+        db->answer_text = NULL;
         rc = op->fn(db, a, &res);
+    }
+    char *text = db->answer_text; /* the answer as text (eng_answer_text) */
+    db->answer_text = NULL;
+    if (text && (rc || res || off)) { /* memory off: the answer gains a key */
+        if (!rc && !res && !(res = json_loads(text, 0, NULL))) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        free(text);
+        text = NULL;
     }
     if (rc && !db->err[0]) eng_fail(db, rc, "%s: %s", name, remem_strerror(rc));
     /* Every failure names the operation once, whatever part failed. */
@@ -134,6 +143,10 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
         if (!db->err[0]) eng_fail(db, rc, "%s: %s", name, remem_strerror(rc));
         return rc;
     }
+    if (text) {
+        *out = text;
+        return REMEM_OK;
+    }
     if (!res) res = json_object();
     /* "memory": "off", unless the answer already uses "memory" for its
      * own content (memory.get's record): then "memory_off": true. */
@@ -148,6 +161,13 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
     *out = json_dumps(res, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(res);
     if (!*out) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    return REMEM_OK;
+}
+
+int eng_answer_text(remem *db, char *text) {
+    if (!text) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    free(db->answer_text);
+    db->answer_text = text;
     return REMEM_OK;
 }
 

@@ -21,6 +21,12 @@
 
 typedef int (*engine_op_fn)(remem *db, json_t *args, json_t **result);
 
+/* An operation whose answer is already JSON text (an object) may give it
+ * this way and leave *result NULL: remem_call_ex returns the text as it is
+ * rather than parsing and writing it again. Takes text (from malloc or
+ * remem's own allocation); returns REMEM_OK, or REMEM_ENOMEM for NULL. */
+int eng_answer_text(remem *db, char *text);
+
 typedef struct engine_op {
     remem_op_info info;
     engine_op_fn fn;

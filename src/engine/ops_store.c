@@ -55,6 +55,7 @@ static int recall_body(remem *db, json_t *args, char **text) {
 }
 
 static int op_recall(remem *db, json_t *args, json_t **result) {
+    (void)result; /* the answer goes out as text: eng_answer_text */
     char *body = NULL, err[512];
     int rc = recall_body(db, args, &body);
     if (rc) return rc;
@@ -72,9 +73,7 @@ static int op_recall(remem *db, json_t *args, json_t **result) {
     }
     char *text = remem_result_to_json(r);
     remem_result_free(r);
-    *result = text ? json_loads(text, 0, NULL) : NULL;
-    remem_free(text);
-    return *result ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    return eng_answer_text(db, text); /* written once, handed out as it is */
 }
 
 /* recall.explain: recall's arguments plus "near"; it does not touch the

@@ -588,6 +588,12 @@ void lex_trim(lex_index *ix) {
     for (size_t t = 0; t < ix->n_terms; t++) {
         plist *p = &ix->terms[t];
         if (p->cap == p->n || p->n == 0 || borrowed(ix, p->docs)) continue;
+        /* A shrink the allocator would give the same blocks for (most
+         * lists of a small namespace: a few postings in the smallest
+         * chunk) only costs two calls. */
+        if (util_heap_bytes(p->cap * sizeof *p->docs) == util_heap_bytes(p->n * sizeof *p->docs) &&
+            util_heap_bytes(p->cap * sizeof *p->tfs) == util_heap_bytes(p->n * sizeof *p->tfs))
+            continue;
         /* A failed shrink keeps the larger block, which is still valid. */
         uint32_t *docs = realloc(p->docs, p->n * sizeof *docs);
         if (!docs) continue;

@@ -63,6 +63,9 @@ typedef struct sqlite_store {
     /* Schema 4's touch counting, prepared on first use (a read-only
      * handle on an older file never needs them). */
     sqlite3_stmt *touch_ns, *touch_row, *touch_count, *touched;
+    /* One namespace's scan (every cache load), prepared on first use: its
+     * parse cost as much as reading a small namespace's rows. */
+    sqlite3_stmt *scan_ns;
     int in_txn; /* between begin and commit/rollback */
 } sqlite_store;
 
@@ -315,6 +318,7 @@ static void sqlite_close(store *base) {
     sqlite3_finalize(s->touch_row);
     sqlite3_finalize(s->touch_count);
     sqlite3_finalize(s->touched);
+    sqlite3_finalize(s->scan_ns);
     sqlite3_close(s->db);
     free(s);
 }
@@ -916,8 +920,15 @@ static int sqlite_scan(store *base, const char *ns, int with_vec, store_row_fn f
     const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE rowid IN"
                            " (SELECT rowid FROM memories WHERE ns=?) ORDER BY rowid"
                          : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
-    int rc = prepare(s, sql, &st, "scanning memories");
-    if (rc) return rc;
+    /* The kept statement, unless a scan in progress (a nested one from
+     * fn) holds it: then one for this call. */
+    int kept = ns && (s->scan_ns || !lazy(s, &s->scan_ns, sql, "scanning memories")) &&
+               !sqlite3_stmt_busy(s->scan_ns);
+    int rc = REMEM_OK;
+    if (kept)
+        st = s->scan_ns;
+    else if ((rc = prepare(s, sql, &st, "scanning memories")))
+        return rc;
     if (ns) sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -930,7 +941,12 @@ static int sqlite_scan(store *base, const char *ns, int with_vec, store_row_fn f
         if (rc) break;
     }
     if (!rc && step != SQLITE_DONE && step != SQLITE_ROW) rc = sqlfail(s, "scanning memories");
-    sqlite3_finalize(st);
+    if (kept) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    } else {
+        sqlite3_finalize(st);
+    }
     return rc;
 }
 

@@ -12,6 +12,7 @@
  */
 #include "text/analyse.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@
 
 enum { WORD_MAX = TEXT_TERM_MAX }; /* bytes; a longer run of letters is cut into pieces */
 
-/* Sorted (strcmp order): looked up with bsearch. Contractions appear
+/* Sorted (strcmp order), for reading; looked up by hash (is_stopword).
+ * Contractions appear
  * without their apostrophe, as the tokeniser leaves them. */
 static const char *const STOPWORDS[] = {
     "a",     "about",  "above",    "after",      "again",     "against", "all",        "also",
@@ -50,25 +52,41 @@ enum { STOPWORD_MAX = 10 }; /* the longest: "yourselves" */
 /* Clitics dropped after an apostrophe ("I'm", "Caroline's", "we'll"). */
 static const char *const CLITICS[] = {"s", "m", "d", "ll", "ve", "re"};
 
-typedef struct word_key {
-    const char *w;
-    size_t len;
-} word_key;
+/* The stopwords by hash: an open-addressed table of indexes into
+ * STOPWORDS (plus one; 0 is empty), filled once per process. Every word of
+ * every text is looked up, a namespace's load analyses all its texts, and
+ * a binary search with its string comparisons cost several hundred
+ * instructions a word; this costs a hash of at most STOPWORD_MAX bytes and
+ * one comparison. */
+enum { STOP_SLOTS = 512 }; /* a power of two, over three times the words */
+static uint8_t stop_slot[STOP_SLOTS];
+static uint8_t stop_len[sizeof STOPWORDS / sizeof *STOPWORDS];
+static pthread_once_t stop_once = PTHREAD_ONCE_INIT;
 
-static int compare_stopword(const void *key, const void *elem) {
-    const word_key *k = key;
-    const char *s = *(const char *const *)elem;
-    size_t slen = strlen(s);
-    int c = memcmp(k->w, s, k->len < slen ? k->len : slen);
-    if (c) return c;
-    return k->len < slen ? -1 : k->len > slen;
+static uint32_t stop_hash(const char *w, size_t len) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)w[i]) * 16777619u;
+    return h;
+}
+
+static void stop_fill(void) {
+    for (size_t i = 0; i < sizeof STOPWORDS / sizeof *STOPWORDS; i++) {
+        stop_len[i] = (uint8_t)strlen(STOPWORDS[i]);
+        uint32_t at = stop_hash(STOPWORDS[i], stop_len[i]) & (STOP_SLOTS - 1);
+        while (stop_slot[at]) at = (at + 1) & (STOP_SLOTS - 1);
+        stop_slot[at] = (uint8_t)(i + 1);
+    }
 }
 
 static int is_stopword(const char *w, size_t len) {
     if (len > STOPWORD_MAX) return 0;
-    word_key k = {w, len};
-    return bsearch(&k, STOPWORDS, sizeof STOPWORDS / sizeof *STOPWORDS, sizeof *STOPWORDS,
-                   compare_stopword) != NULL;
+    pthread_once(&stop_once, stop_fill);
+    for (uint32_t at = stop_hash(w, len) & (STOP_SLOTS - 1); stop_slot[at];
+         at = (at + 1) & (STOP_SLOTS - 1)) {
+        size_t i = stop_slot[at] - 1u;
+        if (stop_len[i] == len && !memcmp(STOPWORDS[i], w, len)) return 1;
+    }
+    return 0;
 }
 
 static int is_vowel(char c) {
@@ -202,14 +220,15 @@ static void flush_word(scanner *s) {
     word_buf *w = &s->word;
     if (w->len == 0) return;
     w->bytes[w->len] = '\0';
-    if (!is_stopword(w->bytes, w->len) && s->word_fn) {
+    int stop = is_stopword(w->bytes, w->len);
+    if (!stop && s->word_fn) {
         unsigned flags = (w->has_digit ? TEXT_WORD_DIGIT : 0) |
                          (s->sentence_start ? TEXT_WORD_SENTENCE_START : 0) |
                          (w->capital ? TEXT_WORD_CAPITAL : 0);
         s->terms++;
         s->word_fn(w->bytes, w->len, flags, s->ctx);
         s->sentence_start = 0;
-    } else if (!is_stopword(w->bytes, w->len)) {
+    } else if (!stop) {
         size_t len = w->has_digit  ? w->len
                      : s->snowball ? snowball_stem(s->snowball, w)
                                    : stem(w->bytes, w->len);
@@ -287,11 +306,17 @@ static void scan_text(scanner *s, const char *text) {
         unsigned c = *p;
         if (c < 0x80) {
             if (ascii_alnum(c)) {
-                char low = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
-                if (s->word.len == 0) s->word.capital = c >= 'A' && c <= 'Z';
-                append_bytes(s, &low, 1); /* may start a new piece: flag after */
-                if (c <= '9') s->word.has_digit = 1;
-                p++;
+                /* A run of ASCII letters and digits at once: what
+                 * append_bytes does a byte at a time, inline. */
+                word_buf *w = &s->word;
+                do {
+                    int upper = c >= 'A' && c <= 'Z';
+                    if (w->len == 0) w->capital = upper;
+                    if (w->len + 1 > WORD_MAX) flush_word(s); /* a new piece: flags after */
+                    w->bytes[w->len++] = (char)(upper ? c | 0x20 : c);
+                    if (c <= '9') w->has_digit = 1;
+                    c = *++p;
+                } while (ascii_alnum(c));
             } else if (c == '\'') {
                 p += scan_apostrophe(s, p, 1);
             } else {

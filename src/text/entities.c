@@ -40,11 +40,16 @@ static void end_run(ent_scan *s) {
  * s->at past it when found. */
 static int adjacent(ent_scan *s, const char *word, size_t len) {
     const char *p = s->at;
+    /* word is folded to lower case: an ASCII first letter rules out most
+     * places before the comparison is called. */
+    unsigned char first = (unsigned char)word[0];
     /* Only stopwords and separators lie between two words: a word not
      * found within a short window (its case folded otherwise than ASCII's)
      * is taken as not adjacent, and the scan moves on by its length, so a
      * text costs its length, never its length times its words. */
     for (size_t gap = 0; *p && gap < ADJ_WINDOW; p++, gap++) {
+        unsigned char c = (unsigned char)*p;
+        if (first < 0x80 && c != first && (c | 0x20) != first) continue;
         if (strncasecmp(p, word, len) == 0) {
             s->at = p + len;
             return gap <= 1;
