@@ -477,8 +477,10 @@ int cli_call_op(const cli_env *env, const remem_op_info *op, json_t *args) {
     const char *human = json_string_value(json_object_get(res, "text"));
     if (!env->json && res && cli_present(op->name, res)) {
         /* printed for a person */
-    } else if (env->json || !human) {
-        char *pretty = res ? json_dumps(res, env->json ? JSON_COMPACT : JSON_INDENT(2)) : NULL;
+    } else if (env->json) {
+        puts(out); /* the library's text as it is: the bytes HTTP and MCP give */
+    } else if (!human) {
+        char *pretty = res ? json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : NULL;
         puts(pretty ? pretty : out);
         free(pretty);
     } else {

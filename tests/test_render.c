@@ -93,6 +93,33 @@ static void test_memory_fields(void) {
     check_memory(&m);
 }
 
+/* Texts of every length up to 80 with the bytes that need escaping (and
+ * non-ASCII, valid and not) at every offset: the renderer skips runs of
+ * plain bytes eight at a time, and checks UTF-8 the same way, so each
+ * place in and across those words must still be caught. */
+static void test_escapes_everywhere(void) {
+    static const char *const pieces[] = {"a", "Z", " ", "\"", "\\", "\n", "\x01", "\x1f", "\x7f",
+                                         "/", "\xc3\xa9", "\xe2\x9c\x93", "\xc3", "\xff", "~"};
+    remem_memory m = sample_memory();
+    char text[512];
+    for (int round = 0; round < 3000; round++) {
+        size_t len = 0, want = next_random() % 81;
+        while (len < want) {
+            /* mostly plain letters, so that long clean runs occur */
+            const char *p = next_random() % 4 ? "abcdefgh" + next_random() % 8
+                                              : pieces[next_random() % (sizeof pieces / sizeof *pieces)];
+            size_t n = strlen(p);
+            if (p[0] >= 'a' && p[0] <= 'h') n = 1 + next_random() % n;
+            if (len + n >= sizeof text) break;
+            memcpy(text + len, p, n);
+            len += n;
+        }
+        text[len] = '\0';
+        m.text = text;
+        check_memory(&m);
+    }
+}
+
 static void test_times(void) {
     remem_memory m = sample_memory();
     const int64_t fixed[] = {0,
@@ -256,6 +283,7 @@ static void test_hits_and_result(void) {
 int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_memory_fields);
+    RUN(test_escapes_everywhere);
     RUN(test_times);
     RUN(test_reals);
     RUN(test_hits_and_result);

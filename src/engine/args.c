@@ -5,9 +5,10 @@
  * unless a schema says otherwise: a typo in an argument ("--reward" spelt
  * "rewad") must be an error, not a silently ignored default. It also
  * knows the arguments a schema marks "x-local" (paths on this machine),
- * which remote callers may not give. A file of its own so that the
- * operations (which call these) and ops.c (which lists the operations)
- * never call each other in a circle.
+ * which remote callers may not give; and eng_answer_text, how an
+ * operation hands over an answer it wrote as text. A file of its own so
+ * that the operations (which call these) and ops.c (which lists the
+ * operations) never call each other in a circle.
  */
 #include <math.h>
 #include <pthread.h>
@@ -16,6 +17,13 @@
 #include <string.h>
 
 #include "engine/ops.h"
+
+int eng_answer_text(remem *db, char *text) {
+    if (!text) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    free(db->answer_text);
+    db->answer_text = text;
+    return REMEM_OK;
+}
 
 /* ---- argument readers ---- */
 

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "text/entities.h"
 
 typedef struct term_sink {
     strbuf *buf;
@@ -70,6 +71,8 @@ static void take_term(const char *term, size_t len, int has_digit, int sentence_
     sb_append(t->buf, term, len);
     sb_append(t->buf, "", 1);
 }
+
+static void take_key(const char *key, size_t len, void *ctx) { take_term(key, len, 0, 0, ctx); }
 
 long cache_terms(text_stemmer *st, const char *text, strbuf *buf, size_t **offs, size_t *n,
                  size_t *cap) {
@@ -249,7 +252,37 @@ typedef struct load_ctx {
     size_t pending;            /* rows whose vector is in batch, not yet in the index */
     doc_scratch terms;         /* the waiting rows' terms, one after another */
     uint32_t lens[LOAD_BATCH]; /* how many terms each waiting row has */
+    /* With db->load_entities: the entity index too, from the same pass
+     * over each text (text_analyse_words); dropped, to be built on first
+     * use as usual, if it runs out of memory. */
+    int ents_on;
+    doc_scratch ents;
+    uint32_t ent_lens[LOAD_BATCH];
 } load_ctx;
+
+static void load_drop_entities(load_ctx *lc) {
+    lex_free(lc->c->ent);
+    lc->c->ent = NULL;
+    lc->ents_on = 0;
+}
+
+/* Row's terms into lc->terms (and its entity keys into lc->ents); how
+ * many terms, or -1 when out of memory. */
+static long load_terms(load_ctx *lc, const char *text) {
+    doc_scratch *d = &lc->terms;
+    if (!lc->ents_on) return cache_terms(lc->c->stem, text, &d->buf, &d->offs, &d->n, &d->cap);
+    size_t before = d->n, ents_before = lc->ents.n;
+    term_sink t = {&d->buf, &d->offs, &d->n, &d->cap, 0};
+    term_sink k = {&lc->ents.buf, &lc->ents.offs, &lc->ents.n, &lc->ents.cap, 0};
+    text_entity_scan scan;
+    text_entities_begin(&scan, text, take_key, &k);
+    if (text) text_analyse_words(text, lc->c->stem, take_term, &t, text_entities_word, &scan);
+    text_entities_end(&scan);
+    if (k.oom || lc->ents.buf.oom) load_drop_entities(lc);
+    else lc->ent_lens[lc->pending] = (uint32_t)(lc->ents.n - ents_before);
+    if (t.oom || d->buf.oom) return -1;
+    return (long)(d->n - before);
+}
 
 /* Hand the waiting vectors and terms to the indexes: rows [n - pending, n). */
 static int load_flush(load_ctx *lc) {
@@ -263,8 +296,14 @@ static int load_flush(load_ctx *lc) {
          * c is freed, so nothing sees them disagree. */
         return REMEM_ENOMEM;
     }
+    if (lc->ents_on &&
+        (doc_scratch_point(&lc->ents) ||
+         lex_add_many(c->ent, (uint32_t)first, lc->ents.terms, lc->ent_lens, lc->pending) != LEX_OK))
+        load_drop_entities(lc);
     lc->terms.buf.len = 0;
     lc->terms.n = 0;
+    lc->ents.buf.len = 0;
+    lc->ents.n = 0;
     lc->pending = 0;
     assert(flat_count(c->ix) == c->n); /* rows [n - pending, n) now indexed */
     assert(lex_count(c->lex) == c->n);
@@ -288,8 +327,7 @@ static int load_row(void *vctx, const store_row *r) {
         cache_release_row(c, dst);
         return REMEM_ENOMEM;
     }
-    long nt = cache_terms(c->stem, r->m.text, &lc->terms.buf, &lc->terms.offs, &lc->terms.n,
-                          &lc->terms.cap);
+    long nt = load_terms(lc, r->m.text);
     if (nt < 0) { /* the load fails and frees c: its map entry goes with it */
         cache_release_row(c, dst);
         return REMEM_ENOMEM;
@@ -401,6 +439,7 @@ ns_cache *cache_load(remem *db, const char *ns, int *rc) {
     load_ctx lc = {.c = c,
                    .batch = malloc(batch_cap * (size_t)dim * sizeof(float)),
                    .batch_cap = batch_cap};
+    if (c && db->load_entities && (c->ent = lex_new())) lc.ents_on = 1;
     if (!c || !lc.batch) {
         free(lc.batch);
         cache_destroy(c);
@@ -424,7 +463,9 @@ ns_cache *cache_load(remem *db, const char *ns, int *rc) {
     if (!*rc) *rc = load_flush(&lc);
     free(lc.batch);
     doc_scratch_free(&lc.terms);
+    doc_scratch_free(&lc.ents);
     if (!*rc) lex_trim(c->lex);
+    if (!*rc && c->ent) lex_trim(c->ent);
     if (*rc) {
         if (*rc == REMEM_ENOMEM)
             eng_fail(db, *rc, "out of memory loading namespace %s", ns);

@@ -74,27 +74,38 @@ static void sink_free(key_sink *k) {
     free(k->offs);
 }
 
-/* A new entity index of c's rows; NULL when out of memory. */
+/* A new entity index of c's rows; NULL when out of memory. Every row's
+ * keys go in one after another and the index takes them in one batch
+ * (lex_add_many: its lists in one block). */
 static lex_index *build(const ns_cache *c) {
     lex_index *ix = lex_new();
     key_sink k = {0};
     sb_init(&k.buf);
-    if (!ix || lex_reserve(ix, c->n)) goto fail;
+    uint32_t *lens = malloc((c->n ? c->n : 1) * sizeof *lens);
+    const char **t = NULL;
+    if (!ix || !lens || lex_reserve(ix, c->n)) goto fail;
     for (size_t i = 0; i < c->n; i++) {
-        size_t n = 0;
-        const char **t = keys_of(c->rows[i].m.text, &k, &n);
-        int bad = !t || lex_add(ix, (uint32_t)i, t, n) != LEX_OK;
-        free(t);
-        if (bad) goto fail;
+        size_t before = k.n;
+        if (cache_entity_keys(c->rows[i].m.text, &k.buf, &k.offs, &k.n, &k.cap) < 0) goto fail;
+        lens[i] = (uint32_t)(k.n - before);
     }
+    if (!(t = malloc((k.n ? k.n : 1) * sizeof *t))) goto fail;
+    for (size_t i = 0; i < k.n; i++) t[i] = k.buf.data + k.offs[i];
+    if (lex_add_many(ix, 0, t, lens, c->n) != LEX_OK) goto fail;
     lex_trim(ix);
+    free(t);
+    free(lens);
     sink_free(&k);
     return ix;
 fail:
+    free(t);
+    free(lens);
     sink_free(&k);
     lex_free(ix);
     return NULL;
 }
+
+int cache_ent_in(const char *text) { return text && text_entities(text, NULL, NULL) > 0; }
 
 lex_index *cache_entities(ns_cache *c, int *built) {
     pthread_mutex_lock(&c->ent_lock);

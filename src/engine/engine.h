@@ -132,6 +132,10 @@ struct remem {
     /* The bound on this handle's LLM and embedder requests
      * (remem_set_deadline, remem_interrupt; llm_glue.c). */
     net_cancel cancel;
+    /* Set by a recall whose entity lane will run: the namespaces it loads
+     * read their entity keys in the same pass as their terms (cache.c),
+     * rather than in a second pass on the lane's first look. */
+    int load_entities;
     /* An answer an operation rendered as JSON text itself (recall's hits,
      * written once by remem_result_to_json) instead of a json_t:
      * remem_call_ex hands it out as it is (eng_answer_text, ops.c). */
@@ -223,6 +227,8 @@ void cache_ent_set(ns_cache *c, size_t row, const char *text);
 void cache_ent_remove(ns_cache *c, size_t row);
 /* Its bytes (0 while there is none), under c->ent_lock (cache_rows.c). */
 size_t cache_ent_bytes(const ns_cache *c);
+/* Whether text names any entity (the entity lane has work for it). */
+int cache_ent_in(const char *text);
 /* The entity keys of text (src/text/entities.h) as cache_terms gives
  * terms: copies in buf, their offsets appended to *offs; how many, or
  * -1 when out of memory. */

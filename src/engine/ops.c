@@ -164,13 +164,6 @@ int remem_call_ex(remem *db, const char *name, const char *args, size_t len, uns
     return REMEM_OK;
 }
 
-int eng_answer_text(remem *db, char *text) {
-    if (!text) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    free(db->answer_text);
-    db->answer_text = text;
-    return REMEM_OK;
-}
-
 /* ---- the engine's own operations ---- */
 
 /* "memory.get": one memory by namespace and id, {"memory": the same object

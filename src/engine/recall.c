@@ -1115,7 +1115,10 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
     ranked *rk = NULL;
     result_impl *res = NULL;
     if ((rc = prepare(&x))) goto out;
-    if ((rc = vector_lane(&x))) goto out;
+    db->load_entities = x.p.w_entity > 0 && cache_ent_in(x.text);
+    rc = vector_lane(&x); /* loads the namespaces not in the cache */
+    db->load_entities = 0;
+    if (rc) goto out;
     if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
     if (x.p.w_entity > 0 && x.n_caches > 0 && (rc = entity_lane(&x))) goto out;
     if (x.p.neighbours > 0 && x.lex_found && (rc = pull_neighbours(&x))) goto out;

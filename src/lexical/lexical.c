@@ -150,6 +150,12 @@ struct lex_index {
      * [borrow_lo, borrow_hi) are the caller's buffer, never freed or
      * reallocated (a list that grows moves to memory of its own). */
     uintptr_t borrow_lo, borrow_hi;
+    /* Or the index's own slab (lex_add_many into an empty index: a
+     * namespace's load): every posting list of that batch in one block,
+     * borrowed as above, so a small namespace costs one allocation for
+     * its lists rather than two per term. */
+    void *slab;
+    size_t slab_bytes;
 };
 
 static int borrowed(const lex_index *ix, const void *p) {
@@ -533,6 +539,7 @@ void lex_free(lex_index *ix) {
         free(ix->terms[t].blocks);
     }
     for (size_t d = 0; d < ix->n_docs; d++) lex_release(ix, ix->fwd[d]);
+    free(ix->slab);
     free(ix->slots);
     free(ix->terms);
     free(ix->arena);
@@ -561,6 +568,7 @@ size_t lex_memory_bytes(const lex_index *ix) {
                util_heap_bytes(ix->docs_cap * sizeof *ix->dl) +
                util_heap_bytes(ix->docs_cap * sizeof *ix->fwd);
     b += ix->fwd_bytes; /* the forward lists, counted as they come and go */
+    b += util_heap_bytes(ix->slab_bytes);
     for (size_t t = 0; t < ix->n_terms; t++) {
         const plist *p = &ix->terms[t];
         if (!p->docs || borrowed(ix, p->docs)) continue;
@@ -641,6 +649,37 @@ static void bulk_free(bulk *b, size_t docs, int keep_fwd) {
 
 /* The documents' forward lists and counts (b->fwd, b->tfs at each
  * document's offset); room reserved in every list. */
+/* The first batch into an empty index with nothing borrowed: room for
+ * every list's count[t] postings in one slab (ix->slab), borrowed. 1 when
+ * done; 0 to reserve list by list (not that case, or out of memory). */
+static int slab_fill(lex_index *ix, const uint32_t *count) {
+    if (ix->n_docs || ix->borrow_hi || ix->slab) return 0;
+    size_t total = 0;
+    for (size_t t = 0; t < ix->n_terms; t++) {
+        if (count[t] && (ix->terms[t].docs || ix->terms[t].n)) return 0;
+        total += count[t];
+    }
+    if (!total) return 0;
+    size_t bytes = total * (sizeof(uint32_t) + sizeof(uint16_t));
+    char *slab = malloc(bytes);
+    if (!slab) return 0;
+    uint32_t *docs = (uint32_t *)slab;
+    uint16_t *tfs = (uint16_t *)(slab + total * sizeof(uint32_t));
+    for (size_t t = 0, at = 0; t < ix->n_terms; t++) {
+        if (!count[t]) continue;
+        plist *p = &ix->terms[t];
+        p->docs = docs + at;
+        p->tfs = tfs + at;
+        p->cap = count[t];
+        at += count[t];
+    }
+    ix->slab = slab;
+    ix->slab_bytes = bytes;
+    ix->borrow_lo = (uintptr_t)slab;
+    ix->borrow_hi = (uintptr_t)slab + bytes;
+    return 1;
+}
+
 static int bulk_analyse(lex_index *ix, bulk *b, const char *const *terms, const uint32_t *lens,
                         size_t count, size_t total) {
     for (size_t i = 0; i < total; i++) {
@@ -665,6 +704,7 @@ static int bulk_analyse(lex_index *ix, bulk *b, const char *const *terms, const 
         memcpy(b->fwd[d] + 1, ids, u * sizeof *ids);
         for (size_t i = 0; i < u; i++) b->count[ids[i]]++;
     }
+    if (slab_fill(ix, b->count)) return LEX_OK;
     for (size_t t = 0; t < ix->n_terms; t++)
         if (b->count[t] && plist_reserve(ix, &ix->terms[t], (size_t)ix->terms[t].n + b->count[t]))
             return LEX_ENOMEM;

@@ -183,6 +183,7 @@ typedef struct scanner {
     text_term_fn fn;
     text_word_fn word_fn; /* set: words unstemmed, to it (text_words) */
     void *ctx;
+    void *ctx2; /* word_fn's when fn is set too (text_analyse_words) */
     size_t terms;
 } scanner;
 
@@ -221,7 +222,18 @@ static void flush_word(scanner *s) {
     if (w->len == 0) return;
     w->bytes[w->len] = '\0';
     int stop = is_stopword(w->bytes, w->len);
-    if (!stop && s->word_fn) {
+    if (!stop && s->word_fn && s->fn) { /* both: the word as it is, then its stem */
+        unsigned flags = (w->has_digit ? TEXT_WORD_DIGIT : 0) |
+                         (s->sentence_start ? TEXT_WORD_SENTENCE_START : 0) |
+                         (w->capital ? TEXT_WORD_CAPITAL : 0);
+        s->word_fn(w->bytes, w->len, flags, s->ctx2);
+        size_t len = w->has_digit  ? w->len
+                     : s->snowball ? snowball_stem(s->snowball, w)
+                                   : stem(w->bytes, w->len);
+        s->terms++;
+        s->fn(w->bytes, len, w->has_digit, s->sentence_start, s->ctx);
+        s->sentence_start = 0;
+    } else if (!stop && s->word_fn) {
         unsigned flags = (w->has_digit ? TEXT_WORD_DIGIT : 0) |
                          (s->sentence_start ? TEXT_WORD_SENTENCE_START : 0) |
                          (w->capital ? TEXT_WORD_CAPITAL : 0);
@@ -371,6 +383,13 @@ void text_stemmer_free(text_stemmer *st) {
 size_t text_analyse_with(const char *text, text_stemmer *st, text_term_fn fn, void *ctx) {
     scanner s = {.snowball = st, .fn = fn, .ctx = ctx};
     if (text) scan_text(&s, text);
+    return s.terms;
+}
+
+size_t text_analyse_words(const char *text, text_stemmer *st, text_term_fn fn, void *ctx,
+                          text_word_fn word_fn, void *word_ctx) {
+    scanner s = {.snowball = st, .fn = fn, .ctx = ctx, .word_fn = word_fn, .ctx2 = word_ctx};
+    if (text && fn && word_fn) scan_text(&s, text);
     return s.terms;
 }
 

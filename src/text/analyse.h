@@ -71,4 +71,10 @@ typedef void (*text_word_fn)(const char *word, size_t len, unsigned flags, void 
 /* Returns the number of words (0 when fn is NULL). Pure, thread-safe. */
 size_t text_words(const char *text, text_word_fn fn, void *ctx);
 
+/* Both at once, in one scan: each word goes to word_fn as text_words
+ * gives it, then its stem to fn as text_analyse_with gives it (a
+ * namespace's load reads its terms and its entities from one pass). */
+size_t text_analyse_words(const char *text, text_stemmer *st, text_term_fn fn, void *ctx,
+                          text_word_fn word_fn, void *word_ctx);
+
 #endif

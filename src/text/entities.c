@@ -15,15 +15,7 @@
 
 enum { ADJ_WINDOW = 256 };
 
-typedef struct ent_scan {
-    const char *text;
-    const char *at; /* where the previous word ended in text */
-    text_entity_fn fn;
-    void *ctx;
-    size_t keys;
-    char run[TEXT_ENTITY_MAX + 1]; /* the current run of capitalised words */
-    size_t run_len, run_words;
-} ent_scan;
+typedef text_entity_scan ent_scan;
 
 static void emit(ent_scan *s, const char *key, size_t len) {
     s->keys++;
@@ -59,7 +51,7 @@ static int adjacent(ent_scan *s, const char *word, size_t len) {
     return 0;
 }
 
-static void on_word(const char *word, size_t len, unsigned flags, void *ctx) {
+void text_entities_word(const char *word, size_t len, unsigned flags, void *ctx) {
     ent_scan *s = ctx;
     int next_to = adjacent(s, word, len);
     int capital = (flags & TEXT_WORD_CAPITAL) != 0;
@@ -76,10 +68,22 @@ static void on_word(const char *word, size_t len, unsigned flags, void *ctx) {
     s->run_words++;
 }
 
+void text_entities_begin(text_entity_scan *s, const char *text, text_entity_fn fn, void *ctx) {
+    memset(s, 0, sizeof *s);
+    s->text = s->at = text;
+    s->fn = fn;
+    s->ctx = ctx;
+}
+
+size_t text_entities_end(text_entity_scan *s) {
+    end_run(s);
+    return s->keys;
+}
+
 size_t text_entities(const char *text, text_entity_fn fn, void *ctx) {
     if (!text) return 0;
-    ent_scan s = {.text = text, .at = text, .fn = fn, .ctx = ctx};
-    text_words(text, on_word, &s);
-    end_run(&s);
-    return s.keys;
+    ent_scan s;
+    text_entities_begin(&s, text, fn, ctx);
+    text_words(text, text_entities_word, &s);
+    return text_entities_end(&s);
 }

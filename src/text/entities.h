@@ -37,4 +37,20 @@ enum { TEXT_ENTITY_MAX = 127 };
 /* The entities of text (NULL: none); returns how many keys were given. */
 size_t text_entities(const char *text, text_entity_fn fn, void *ctx);
 
+/* The same fed word by word, for a caller that scans text itself
+ * (text_analyse_words): begin, then text_entities_word as the words'
+ * text_word_fn (ctx: the scan), then end; the keys are text_entities'. */
+typedef struct text_entity_scan {
+    const char *text;
+    const char *at; /* where the previous word ended in text */
+    text_entity_fn fn;
+    void *ctx;
+    size_t keys;
+    char run[TEXT_ENTITY_MAX + 1]; /* the current run of capitalised words */
+    size_t run_len, run_words;
+} text_entity_scan;
+void text_entities_begin(text_entity_scan *s, const char *text, text_entity_fn fn, void *ctx);
+void text_entities_word(const char *word, size_t len, unsigned flags, void *scan);
+size_t text_entities_end(text_entity_scan *s);
+
 #endif

@@ -6,6 +6,7 @@
 #include "util/utf8.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* The code point of the valid sequence at s (at most n bytes) and its
  * length in *len, or -1 when the bytes there are not valid UTF-8. */
@@ -39,6 +40,13 @@ size_t util_utf8_check(const char *s, size_t n) {
     while (i < n) {
         if (p[i] < 0x80) {
             i++;
+            /* then eight ASCII bytes at a time (most text is all ASCII) */
+            while (i + 8 <= n) {
+                uint64_t w;
+                memcpy(&w, p + i, 8);
+                if (w & 0x8080808080808080ULL) break;
+                i += 8;
+            }
             continue;
         }
         size_t len;

@@ -1,0 +1,19 @@
+build-dev/obj/src/engine/ops_memory.o: src/engine/ops_memory.c \
+ src/engine/ops.h src/engine/engine.h include/remem.h src/config/config.h \
+ src/embed/embed.h src/index/flat.h src/lexical/lexical.h src/llm/llm.h \
+ src/net/net.h src/util/util.h src/util/time.h src/store/store.h \
+ src/text/analyse.h src/engine/ops_schema.h
+src/engine/ops.h:
+src/engine/engine.h:
+include/remem.h:
+src/config/config.h:
+src/embed/embed.h:
+src/index/flat.h:
+src/lexical/lexical.h:
+src/llm/llm.h:
+src/net/net.h:
+src/util/util.h:
+src/util/time.h:
+src/store/store.h:
+src/text/analyse.h:
+src/engine/ops_schema.h:

@@ -1,0 +1,19 @@
+build-dev/obj/src/lifecycle/consolidate.o: src/lifecycle/consolidate.c \
+ src/engine/engine.h include/remem.h src/config/config.h \
+ src/embed/embed.h src/index/flat.h src/lexical/lexical.h src/llm/llm.h \
+ src/net/net.h src/util/util.h src/util/time.h src/store/store.h \
+ src/text/analyse.h src/lifecycle/llm_ops.h src/util/utf8.h
+src/engine/engine.h:
+include/remem.h:
+src/config/config.h:
+src/embed/embed.h:
+src/index/flat.h:
+src/lexical/lexical.h:
+src/llm/llm.h:
+src/net/net.h:
+src/util/util.h:
+src/util/time.h:
+src/store/store.h:
+src/text/analyse.h:
+src/lifecycle/llm_ops.h:
+src/util/utf8.h:

@@ -1,0 +1,20 @@
+build-dev/obj/src/lifecycle/llm_ops.o: src/lifecycle/llm_ops.c \
+ src/engine/ops.h src/engine/engine.h include/remem.h src/config/config.h \
+ src/embed/embed.h src/index/flat.h src/lexical/lexical.h src/llm/llm.h \
+ src/net/net.h src/util/util.h src/util/time.h src/store/store.h \
+ src/text/analyse.h src/lifecycle/llm_ops.h src/engine/engine.h
+src/engine/ops.h:
+src/engine/engine.h:
+include/remem.h:
+src/config/config.h:
+src/embed/embed.h:
+src/index/flat.h:
+src/lexical/lexical.h:
+src/llm/llm.h:
+src/net/net.h:
+src/util/util.h:
+src/util/time.h:
+src/store/store.h:
+src/text/analyse.h:
+src/lifecycle/llm_ops.h:
+src/engine/engine.h:

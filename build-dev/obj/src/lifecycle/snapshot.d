@@ -1,0 +1,21 @@
+build-dev/obj/src/lifecycle/snapshot.o: src/lifecycle/snapshot.c \
+ src/lifecycle/lifecycle.h src/config/config.h src/engine/engine.h \
+ include/remem.h src/embed/embed.h src/index/flat.h src/lexical/lexical.h \
+ src/llm/llm.h src/net/net.h src/util/util.h src/util/time.h \
+ src/store/store.h src/text/analyse.h src/engine/ops.h \
+ src/engine/engine.h
+src/lifecycle/lifecycle.h:
+src/config/config.h:
+src/engine/engine.h:
+include/remem.h:
+src/embed/embed.h:
+src/index/flat.h:
+src/lexical/lexical.h:
+src/llm/llm.h:
+src/net/net.h:
+src/util/util.h:
+src/util/time.h:
+src/store/store.h:
+src/text/analyse.h:
+src/engine/ops.h:
+src/engine/engine.h:

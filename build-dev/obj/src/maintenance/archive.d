@@ -1,0 +1,22 @@
+build-dev/obj/src/maintenance/archive.o: src/maintenance/archive.c \
+ src/maintenance/archive_file.h src/maintenance/maintenance.h \
+ src/engine/engine.h include/remem.h src/config/config.h \
+ src/embed/embed.h src/index/flat.h src/lexical/lexical.h src/llm/llm.h \
+ src/net/net.h src/util/util.h src/util/time.h src/store/store.h \
+ src/text/analyse.h src/engine/ops.h src/engine/engine.h
+src/maintenance/archive_file.h:
+src/maintenance/maintenance.h:
+src/engine/engine.h:
+include/remem.h:
+src/config/config.h:
+src/embed/embed.h:
+src/index/flat.h:
+src/lexical/lexical.h:
+src/llm/llm.h:
+src/net/net.h:
+src/util/util.h:
+src/util/time.h:
+src/store/store.h:
+src/text/analyse.h:
+src/engine/ops.h:
+src/engine/engine.h:
