@@ -592,7 +592,31 @@ int lex_reserve(lex_index *ix, size_t docs) {
     return LEX_OK;
 }
 
+/* The term array and the spellings down to what they hold, when that
+ * frees a block's worth (a small namespace's dictionary grew by doubling:
+ * up to half of it empty, 64 bytes a term). A failed shrink keeps the
+ * larger block. */
+static void dict_trim(lex_index *ix) {
+    if (ix->n_terms && (ix->terms_cap - ix->n_terms) * sizeof *ix->terms >= 1024) {
+        plist *terms = aligned_alloc(64, ix->n_terms * sizeof *terms);
+        if (terms) {
+            memcpy(terms, ix->terms, ix->n_terms * sizeof *terms);
+            free(ix->terms);
+            ix->terms = terms;
+            ix->terms_cap = ix->n_terms;
+        }
+    }
+    if (ix->arena_len && ix->arena_cap - ix->arena_len >= 1024) {
+        char *arena = realloc(ix->arena, ix->arena_len);
+        if (arena) {
+            ix->arena = arena;
+            ix->arena_cap = ix->arena_len;
+        }
+    }
+}
+
 void lex_trim(lex_index *ix) {
+    dict_trim(ix);
     for (size_t t = 0; t < ix->n_terms; t++) {
         plist *p = &ix->terms[t];
         if (p->cap == p->n || p->n == 0 || borrowed(ix, p->docs)) continue;
