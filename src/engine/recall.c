@@ -993,8 +993,12 @@ static int vector_lane(query_ctx *x) {
     size_t m = 0;
     if (!x->caches || !x->allow || !x->allow_owned || !hits || !names || !version || !rows)
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    /* The namespaces' versions and any loads read one snapshot of the
+     * store, under one lock (SQLite: one shared lock, not one a query). */
+    if (!rc) rc = store_read_begin(db->st);
     if (!rc) rc = pick_namespaces(x, names, version, rows, &m);
     if (!rc) rc = get_caches(x, names, version, rows, m);
+    store_read_end(db->st);
     for (size_t j = 0; j < x->n_caches && !rc; j++) {
         ns_cache *c = x->caches[j];
         size_t allowed = 0;

@@ -66,6 +66,9 @@ typedef struct sqlite_store {
     /* One namespace's scan (every cache load), prepared on first use: its
      * parse cost as much as reading a small namespace's rows. */
     sqlite3_stmt *scan_ns;
+    /* A read snapshot (read_begin) open, and its two statements. */
+    int in_read;
+    sqlite3_stmt *read_on, *read_off;
     int in_txn; /* between begin and commit/rollback */
 } sqlite_store;
 
@@ -319,6 +322,8 @@ static void sqlite_close(store *base) {
     sqlite3_finalize(s->touch_count);
     sqlite3_finalize(s->touched);
     sqlite3_finalize(s->scan_ns);
+    sqlite3_finalize(s->read_on);
+    sqlite3_finalize(s->read_off);
     sqlite3_close(s->db);
     free(s);
 }
@@ -391,7 +396,10 @@ static int sqlite_open(const char *path, const store_config *cfg, store **out, c
     return REMEM_OK;
 }
 
+static void sqlite_read_end(store *base);
+
 static int sqlite_begin(store *base) {
+    sqlite_read_end(base); /* a write does not nest in a read */
     int rc = exec(sq(base), "BEGIN IMMEDIATE");
     sq(base)->in_txn = rc == REMEM_OK;
     return rc;
@@ -630,6 +638,29 @@ static int lazy(sqlite_store *s, sqlite3_stmt **st, const char *sql, const char 
     if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
         return sqlfail(s, what);
     return REMEM_OK;
+}
+
+/* A deferred BEGIN: the first read takes the shared lock and the WAL
+ * snapshot, COMMIT lets them go. Not inside a write transaction or
+ * another read. A failure only leaves the reads as they were. */
+static int sqlite_read_begin(store *base) {
+    sqlite_store *s = sq(base);
+    if (s->in_txn || s->in_read || !sqlite3_get_autocommit(s->db)) return REMEM_OK;
+    if (lazy(s, &s->read_on, "BEGIN", "starting a read") ||
+        lazy(s, &s->read_off, "COMMIT", "ending a read"))
+        return REMEM_OK;
+    if (sqlite3_step(s->read_on) == SQLITE_DONE) s->in_read = 1;
+    sqlite3_reset(s->read_on);
+    return REMEM_OK;
+}
+
+static void sqlite_read_end(store *base) {
+    sqlite_store *s = sq(base);
+    if (!s->in_read) return;
+    s->in_read = 0;
+    if (sqlite3_step(s->read_off) != SQLITE_DONE && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_reset(s->read_off);
 }
 
 static int sqlite_touch(store *base, const int64_t *rowids, size_t n, int64_t now) {
@@ -1024,6 +1055,8 @@ static const store_ops sqlite_ops = {
     .commit = sqlite_commit,
     .rollback = sqlite_rollback,
     .changed = sqlite_changed,
+    .read_begin = sqlite_read_begin,
+    .read_end = sqlite_read_end,
     .ns_info = sqlite_ns_info,
     .ns_set_model = sqlite_ns_set_model,
     .namespaces = sqlite_namespaces,

@@ -105,6 +105,12 @@ struct store_ops {
     void (*rollback)(store *s);
     /* 1 if another connection committed since the previous call, else 0. */
     int (*changed)(store *s);
+    /* Optional (NULL: each read is its own): the reads until read_end see
+     * one snapshot, under one lock (a recall's namespace checks and loads
+     * take one shared lock on SQLite instead of one each). Inside a write
+     * transaction, or nested, both do nothing. */
+    int (*read_begin)(store *s);
+    void (*read_end)(store *s);
 
     /* Namespace information; ENOTFOUND (outputs zeroed, model "") when
      * the namespace has never been written. Outputs may be NULL. */
@@ -229,6 +235,12 @@ static inline void store_close(store *s) {
 static inline const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
 static inline const char *store_path(const store *s) { return s->path; }
 static inline int store_begin(store *s) { return s->ops->begin(s); }
+static inline int store_read_begin(store *s) {
+    return s->ops->read_begin ? s->ops->read_begin(s) : 0;
+}
+static inline void store_read_end(store *s) {
+    if (s->ops->read_end) s->ops->read_end(s);
+}
 static inline int store_commit(store *s) { return s->ops->commit(s); }
 /* REMEM_EUNSUPPORTED (nothing done) when the backend has no commit_report. */
 static inline int store_commit_report(store *s, const char *const *ns, size_t n, int64_t *version,
