@@ -1325,6 +1325,7 @@ struct lex_scratch {
     double *acc;       /* acc[d]: d's sum so far; all 0 between searches */
     uint32_t *touched; /* the documents with acc[d] != 0, in first-touch order */
     size_t cap;
+    size_t kept; /* lex_search_kept: touched[0..kept) hold their sums */
 };
 
 lex_scratch *lex_scratch_new(void) { return calloc(1, sizeof(lex_scratch)); }
@@ -1363,7 +1364,7 @@ static int scratch_fit(lex_scratch *s, size_t docs) {
  * in the order lex_search and lex_search_exhaustive add it), then the best
  * k of the touched documents; the accumulator is left all zeroes. */
 static size_t by_term(const lex_index *ix, qterm *q, size_t m, size_t k, const uint64_t *allow,
-                      lex_hit *out, lex_scratch *s, double avgdl, lex_trace *tr) {
+                      lex_hit *out, lex_scratch *s, double avgdl, lex_trace *tr, int keep) {
     double *acc = s->acc;
     uint32_t *touched = s->touched;
     size_t n_touched = 0;
@@ -1381,9 +1382,10 @@ static size_t by_term(const lex_index *ix, qterm *q, size_t m, size_t k, const u
     for (size_t i = 0; i < n_touched; i++) {
         uint32_t d = touched[i];
         heap_offer(out, &h, k, d, acc[d]);
-        acc[d] = 0;
+        if (!keep) acc[d] = 0;
     }
     heap_sort(out, h);
+    s->kept = keep ? n_touched : 0;
     tr->scored = n_touched;
     tr->by_term = 1;
     return h;
@@ -1391,7 +1393,7 @@ static size_t by_term(const lex_index *ix, qterm *q, size_t m, size_t k, const u
 
 size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                        const uint64_t *allow, lex_hit *out, lex_scratch *s, lex_trace *trace) {
-    if (!s || !k || !ix->n_docs || !terms)
+    if (!s || s->kept || !k || !ix->n_docs || !terms)
         return lex_search_traced(ix, terms, n, k, allow, out, trace);
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t m = resolve_query(ix, terms, n, q);
@@ -1402,7 +1404,7 @@ size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, 
     for (size_t i = 0; i < m; i++) tr.postings += q[i].p->n;
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, m, avgdl);
-    size_t h = by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
+    size_t h = by_term(ix, q, m, k, allow, out, s, avgdl, &tr, 0);
     if (trace) *trace = tr;
     return h;
 }
@@ -1413,13 +1415,37 @@ long lex_search_weighted(const lex_index *ix, const char *const *terms, const do
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t m = (k && ix->n_docs && terms && s) ? resolve_query(ix, terms, n, q) : 0;
     if (m == 0) return 0;
-    if (scratch_fit(s, ix->n_docs)) return -1;
+    if (s->kept || scratch_fit(s, ix->n_docs)) return -1;
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, m, avgdl);
     /* A term's weight is that of its first occurrence (q.order). */
     for (size_t i = 0; i < m; i++) q[i].idf *= weights[q[i].order];
     lex_trace tr = {0};
-    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
+    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr, 0);
+}
+
+long lex_search_kept(const lex_index *ix, const char *const *terms, const double *weights,
+                     size_t n, size_t k, const uint64_t *allow, lex_hit *out, lex_scratch *s) {
+    qterm q[LEX_MAX_QUERY_TERMS];
+    if (!s || s->kept) return -1;
+    size_t m = (k && ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
+    if (m == 0) return 0;
+    if ((!weights && m < LEX_BY_TERM_MIN_TERMS) || scratch_fit(s, ix->n_docs)) return -1;
+    double avgdl = (double)ix->total_len / (double)ix->n_docs;
+    prepare_terms(ix, q, m, avgdl);
+    for (size_t i = 0; weights && i < m; i++) q[i].idf *= weights[q[i].order];
+    lex_trace tr = {0};
+    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr, 1);
+}
+
+void lex_scratch_sums(const lex_scratch *s, const uint32_t *docs, size_t m, double *scores) {
+    for (size_t j = 0; j < m; j++) scores[j] = docs[j] < s->cap ? s->acc[docs[j]] : 0;
+}
+
+void lex_scratch_release(lex_scratch *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->kept; i++) s->acc[s->touched[i]] = 0;
+    s->kept = 0;
 }
 
 size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
