@@ -1461,33 +1461,55 @@ size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32
     return n;
 }
 
+/* The first of docs[lo..n) at or above doc (n when none): galloping from
+ * lo, so that ascending targets cost a few steps each. */
+static uint32_t gallop(const uint32_t *docs, uint32_t lo, uint32_t n, uint32_t doc) {
+    uint32_t step = 1, hi = lo;
+    while (hi < n && docs[hi] < doc) lo = hi + 1, hi += step, step *= 2;
+    if (hi > n) hi = n;
+    return lo + lower_bound(docs + lo, hi - lo, doc);
+}
+
+/* Term p's share of each of docs[0..m) that holds it, into scores[]:
+ * the shorter of the two ascending lists is walked and looked up in the
+ * other (docs unsorted: each looked up in p). */
+static void score_term(const lex_index *ix, const plist *p, double idf, double avgdl,
+                       const uint32_t *docs, size_t m, int ascending, double *scores) {
+    if (ascending && p->n < m) { /* ascending: m fits in 32 bits */
+        uint32_t lo = 0, n = (uint32_t)m;
+        for (uint32_t i = 0; i < p->n && lo < n; i++) {
+            lo = gallop(docs, lo, n, p->docs[i]);
+            if (lo < n && docs[lo] == p->docs[i])
+                scores[lo] += term_score(idf, p->tfs[i], ix->dl[docs[lo]], avgdl);
+        }
+        return;
+    }
+    uint32_t lo = 0, prev = 0;
+    for (size_t j = 0; j < m; j++) {
+        uint32_t d = docs[j];
+        if (d >= ix->n_docs) continue;
+        if (d < prev) lo = 0;
+        prev = d;
+        uint32_t at = gallop(p->docs, lo, p->n, d);
+        lo = at;
+        if (at < p->n && p->docs[at] == d) scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
+    }
+}
+
 int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
                    size_t n, const uint32_t *docs, size_t m, double *scores) {
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t nq = (ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
     for (size_t j = 0; j < m; j++) scores[j] = 0;
-    if (nq == 0) return 0;
+    if (nq == 0 || m == 0) return 0;
+    /* Strictly ascending and all in the index: either list may be walked. */
+    int ascending = m <= UINT32_MAX && docs[m - 1] < ix->n_docs;
+    for (size_t j = 1; ascending && j < m; j++) ascending = docs[j - 1] < docs[j];
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, nq, avgdl);
     for (size_t i = 0; i < nq; i++) {
-        const plist *p = q[i].p;
         double idf = q[i].idf * (weights ? weights[q[i].order] : 1.0);
-        uint32_t lo = 0, prev = 0;
-        for (size_t j = 0; j < m; j++) {
-            uint32_t d = docs[j];
-            if (d >= ix->n_docs) continue;
-            if (d < prev) lo = 0;
-            prev = d;
-            /* Galloping from the last position: ascending docs (what the
-             * engine passes) cost a few steps each, not a whole search. */
-            uint32_t step = 1, hi = lo;
-            while (hi < p->n && p->docs[hi] < d) lo = hi + 1, hi += step, step *= 2;
-            if (hi > p->n) hi = p->n;
-            uint32_t at = lo + lower_bound(p->docs + lo, hi - lo, d);
-            lo = at;
-            if (at < p->n && p->docs[at] == d)
-                scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
-        }
+        score_term(ix, q[i].p, idf, avgdl, docs, m, ascending, scores);
     }
     return 0;
 }

@@ -211,7 +211,9 @@ size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32
  * all 1), into scores[j]: the score lex_search would give docs[j] (0
  * when it holds none of the terms), summed in the same order, so the
  * same bits. For scoring candidates another lane found; fastest with
- * docs ascending. Never allocates; returns 0. */
+ * docs strictly ascending (then, for each term, the shorter of its list
+ * and docs is walked and looked up in the other). Never allocates;
+ * returns 0. */
 int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
                    size_t n, const uint32_t *docs, size_t m, double *scores);
 
