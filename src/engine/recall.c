@@ -23,7 +23,9 @@
  *      small transaction, unless the query says no_touch. Touching is best
  *      effort: a busy store does not fail a read.
  */
+#include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,12 @@ static cand_ref *pool_put(pool *p, ns_cache *c, size_t row) {
     r->row = row;
     r->sim = NAN;
     p->slot[pool_slot(p, c, row)] = (uint32_t)++p->n;
+    /* Its row is read when it is scored, long after: asked for now, it is
+     * there by then instead of a miss per candidate (rows lie far apart). */
+    const char *at = (const char *)&c->rows[row];
+    __builtin_prefetch(at);
+    __builtin_prefetch(at + 64);
+    __builtin_prefetch(at + sizeof c->rows[row] - 1);
     return r;
 }
 
@@ -445,9 +453,10 @@ static int seed_keys(query_ctx *x, qterms *q, const cand_ref *r) {
     const lex_index *ent = x->ents[j];
     if (!ent) return 0;
     const char *sp[HOP_KEYS];
-    uint32_t len[HOP_KEYS];
-    size_t nk = lex_doc_terms(ent, (uint32_t)r->row, sp, len, HOP_KEYS);
+    uint32_t len[HOP_KEYS], df[HOP_KEYS];
+    size_t nk = lex_doc_terms(ent, (uint32_t)r->row, sp, len, df, HOP_KEYS);
     for (size_t k = 0; k < nk; k++) {
+        if (df[k] > ENTITY_LANE_MAX_SHARE * (double)lex_count(ent)) continue;
         if (q->n == q->cap) {
             size_t cap = q->cap ? q->cap * 2 : 16;
             size_t *o = realloc(q->offs, cap * sizeof *o);
@@ -459,8 +468,7 @@ static int seed_keys(query_ctx *x, qterms *q, const cand_ref *r) {
         sb_append(&q->buf, sp[k], len[k]);
         sb_append(&q->buf, "", 1);
         if (q->buf.oom) return -1;
-        if (lex_df(ent, q->buf.data + at) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
-            q->offs[q->n++] = at;
+        q->offs[q->n++] = at;
     }
     return 0;
 }
@@ -547,6 +555,17 @@ out:
 
 /* ---- the stream neighbours of the lexical hits ---- */
 
+/* The row of c holding the memory written just before (d = -1) or after
+ * (d = 1) the one at row, or -1. Rows mostly lie in the order they were
+ * written, so the adjacent row is looked at first (it is near in memory),
+ * and the cache's map of rowids asked only when it is not the one. */
+static long stream_row(const ns_cache *c, size_t row, int d) {
+    int64_t want = c->rows[row].rowid + d;
+    size_t near = row + (size_t)(ptrdiff_t)d;
+    if ((d > 0 || row > 0) && near < c->n && c->rows[near].rowid == want) return (long)near;
+    return cache_find(c, want);
+}
+
 static int allowed_row(const uint64_t *allow, size_t row) { return (allow[row >> 6] >> (row & 63)) & 1; }
 
 /* The memories written just before and after each of the best lexical
@@ -566,7 +585,7 @@ static int pull_neighbours(query_ctx *x) {
         if (!(r0.lanes & 2) || !(r0.bm25 > 0) || r0.bm25 < x->lex_floor) continue;
         size_t j = cache_index(x, r0.c);
         for (int d = -1; d <= 1; d += 2) {
-            long row = cache_find(r0.c, r0.c->rows[r0.row].rowid + d);
+            long row = stream_row(r0.c, r0.row, d);
             if (row < 0 || !allowed_row(x->allow[j], (size_t)row)) continue;
             if (pool_find(&x->pool, r0.c, (size_t)row)) continue; /* a candidate already */
             cand_ref *r = pool_put(&x->pool, r0.c, (size_t)row);
@@ -653,7 +672,7 @@ static int complete_scores(query_ctx *x) {
 /* ---- the vector signal of the other lanes' candidates ---- */
 
 /* How many candidates ahead fill_sims asks for a vector. */
-enum { SIM_AHEAD = 4 };
+enum { SIM_AHEAD = 2 };
 
 static void prefetch_vector(const cand_ref *r) {
     const char *v = (const char *)flat_row(r->c->ix, r->row);
@@ -760,47 +779,18 @@ static void order_top(ranked *rk, size_t n, size_t k) {
 /* Each candidate's stream neighbours among the candidates: nb[i] the one
  * written just before it in its namespace (rowid - 1), nb[n + i] the one
  * just after (rowid + 1), -1 when not a candidate. rk[0..n) are the
- * pool's entries in pool order, each (namespace, rowid) once; a small
- * table over their positions finds each neighbour in a probe or two.
- * Returns nonzero when out of memory. */
-typedef struct stream_pos {
-    uintptr_t cache; /* the candidate's namespace cache */
-    int64_t rowid;
-} stream_pos;
-
-static size_t stream_slot(const stream_pos *p, const uint32_t *slot, size_t mask, uintptr_t c,
-                          int64_t rowid) {
-    uint64_t h = (uint64_t)c * 0x9E3779B97F4A7C15ULL ^ (uint64_t)rowid * 0xC2B2AE3D27D4EB4FULL;
-    size_t at = (size_t)(h ^ h >> 29) & mask;
-    for (uint32_t s; (s = slot[at]) != 0; at = (at + 1) & mask)
-        if (p[s - 1].rowid == rowid && p[s - 1].cache == c) break;
-    return at;
-}
-
-static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
-    size_t slots = 16;
-    while (slots < 2 * n) slots *= 2;
-    stream_pos *p = malloc((n ? n : 1) * sizeof *p);
-    uint32_t *slot = calloc(slots, sizeof *slot);
-    if (!p || !slot) {
-        free(p);
-        free(slot);
-        return -1;
-    }
+ * pool's entries in pool order (rk[i].ref is x->pool.v + i), each
+ * (namespace, row) once, so a neighbour's position is its pool index. */
+static void stream_neighbours(const query_ctx *x, const ranked *rk, size_t n, long *nb) {
     for (size_t i = 0; i < n; i++) {
         const cand_ref *r = rk[i].ref;
-        p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid};
-        slot[stream_slot(p, slot, slots - 1, p[i].cache, p[i].rowid)] = (uint32_t)i + 1;
-    }
-    for (size_t i = 0; i < n; i++)
+        assert(r == x->pool.v + i);
         for (int d = 0; d < 2; d++) {
-            int64_t want = p[i].rowid + (d ? 1 : -1);
-            uint32_t s = slot[stream_slot(p, slot, slots - 1, p[i].cache, want)];
-            nb[d * n + i] = s ? (long)s - 1 : -1;
+            long row = stream_row(r->c, r->row, d ? 1 : -1);
+            const cand_ref *f = row < 0 ? NULL : pool_find(&x->pool, r->c, (size_t)row);
+            nb[d * n + i] = f ? (long)(f - x->pool.v) : -1;
         }
-    free(p);
-    free(slot);
-    return 0;
+    }
 }
 
 static size_t memory_bytes(const remem_memory *m) {
@@ -1210,12 +1200,7 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        if (stream_neighbours(rk, n, nb)) {
-            free(nb);
-            free(cs);
-            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-            goto out;
-        }
+        stream_neighbours(&x, rk, n, nb);
         int ctx_rc = score_add_context(&x.p, cs, n, nb, nb + n);
         free(nb);
         if (ctx_rc) {

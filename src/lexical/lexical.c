@@ -1449,7 +1449,7 @@ void lex_scratch_release(lex_scratch *s) {
 }
 
 size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
-                     size_t max) {
+                     uint32_t *dfs, size_t max) {
     if (doc >= ix->n_docs || !ix->fwd[doc]) return 0;
     const uint32_t *f = ix->fwd[doc];
     size_t n = f[0] < max ? f[0] : max;
@@ -1457,6 +1457,7 @@ size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32
         const plist *p = &ix->terms[f[1 + i]];
         out[i] = ix->arena + p->str;
         lens[i] = p->len;
+        if (dfs) dfs[i] = p->n;
     }
     return n;
 }

@@ -200,11 +200,12 @@ void lex_scratch_release(lex_scratch *s);
 
 /* The distinct terms of document doc (< lex_count, else none), at most
  * max of them, as spellings: out[i] points at lens[i] bytes (not
- * NUL-terminated) that stay valid until the index changes. Returns how
- * many. What a caller needs to follow a document's terms without
- * analysing its text again. */
+ * NUL-terminated) that stay valid until the index changes, and (dfs not
+ * NULL) dfs[i] is the term's lex_df. Returns how many. What a caller
+ * needs to follow a document's terms without analysing its text again
+ * or looking each up. */
 size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
-                     size_t max);
+                     uint32_t *dfs, size_t max);
 
 /* The scores of the m documents docs[] (ids >= lex_count score 0) for
  * the query's n terms, weighted as lex_search_weighted (weights NULL:
