@@ -23,7 +23,6 @@
  *      small transaction, unless the query says no_touch. Touching is best
  *      effort: a busy store does not fail a read.
  */
-#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -78,7 +77,7 @@ static cand_ref *pool_find(const pool *p, const ns_cache *c, size_t row) {
 }
 
 static int pool_grow(pool *p) {
-    size_t cap = p->cap ? p->cap * 2 : 128;
+    size_t cap = p->cap ? p->cap * 2 : 256; /* `default` gathers about 200 */
     cand_ref *v = realloc(p->v, cap * sizeof *v);
     if (!v) return -1;
     p->v = v;
@@ -778,19 +777,49 @@ static void order_top(ranked *rk, size_t n, size_t k) {
 
 /* Each candidate's stream neighbours among the candidates: nb[i] the one
  * written just before it in its namespace (rowid - 1), nb[n + i] the one
- * just after (rowid + 1), -1 when not a candidate. rk[0..n) are the
- * pool's entries in pool order (rk[i].ref is x->pool.v + i), each
- * (namespace, row) once, so a neighbour's position is its pool index. */
-static void stream_neighbours(const query_ctx *x, const ranked *rk, size_t n, long *nb) {
+ * just after (rowid + 1), -1 when not a candidate. rk[0..n) hold each
+ * (namespace, rowid) once; a small table over their positions (whose rows
+ * were read already) finds each neighbour in a probe or two, where the
+ * cache's own map of rowids would cost a miss per look. Returns nonzero
+ * when out of memory. */
+typedef struct stream_pos {
+    uintptr_t cache; /* the candidate's namespace cache */
+    int64_t rowid;
+} stream_pos;
+
+static size_t stream_slot(const stream_pos *p, const uint32_t *slot, size_t mask, uintptr_t c,
+                          int64_t rowid) {
+    uint64_t h = (uint64_t)c * 0x9E3779B97F4A7C15ULL ^ (uint64_t)rowid * 0xC2B2AE3D27D4EB4FULL;
+    size_t at = (size_t)(h ^ h >> 29) & mask;
+    for (uint32_t s; (s = slot[at]) != 0; at = (at + 1) & mask)
+        if (p[s - 1].rowid == rowid && p[s - 1].cache == c) break;
+    return at;
+}
+
+static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
+    size_t slots = 16;
+    while (slots < 2 * n) slots *= 2;
+    stream_pos *p = malloc((n ? n : 1) * sizeof *p);
+    uint32_t *slot = calloc(slots, sizeof *slot);
+    if (!p || !slot) {
+        free(p);
+        free(slot);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         const cand_ref *r = rk[i].ref;
-        assert(r == x->pool.v + i);
-        for (int d = 0; d < 2; d++) {
-            long row = stream_row(r->c, r->row, d ? 1 : -1);
-            const cand_ref *f = row < 0 ? NULL : pool_find(&x->pool, r->c, (size_t)row);
-            nb[d * n + i] = f ? (long)(f - x->pool.v) : -1;
-        }
+        p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid};
+        slot[stream_slot(p, slot, slots - 1, p[i].cache, p[i].rowid)] = (uint32_t)i + 1;
     }
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 2; d++) {
+            int64_t want = p[i].rowid + (d ? 1 : -1);
+            uint32_t s = slot[stream_slot(p, slot, slots - 1, p[i].cache, want)];
+            nb[d * n + i] = s ? (long)s - 1 : -1;
+        }
+    free(p);
+    free(slot);
+    return 0;
 }
 
 static size_t memory_bytes(const remem_memory *m) {
@@ -1200,7 +1229,12 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
             rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
             goto out;
         }
-        stream_neighbours(&x, rk, n, nb);
+        if (stream_neighbours(rk, n, nb)) {
+            free(nb);
+            free(cs);
+            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+            goto out;
+        }
         int ctx_rc = score_add_context(&x.p, cs, n, nb, nb + n);
         free(nb);
         if (ctx_rc) {
