@@ -1471,11 +1471,25 @@ static uint32_t gallop(const uint32_t *docs, uint32_t lo, uint32_t n, uint32_t d
     return lo + lower_bound(docs + lo, hi - lo, doc);
 }
 
-/* Term p's share of each of docs[0..m) that holds it, into scores[]:
- * the shorter of the two ascending lists is walked and looked up in the
- * other (docs unsorted: each looked up in p). */
+/* Lists within this factor of each other's length are intersected by a
+ * plain merge: a look-up per element (galloping) costs a mispredicted
+ * branch per step, a merge step is cheap and mostly predicted. */
+enum { MERGE_RATIO = 16 };
+
+/* Term p's share of each of docs[0..m) that holds it, into scores[]: two
+ * ascending lists of similar length merged, else the shorter walked and
+ * looked up in the other (docs unsorted: each looked up in p). */
 static void score_term(const lex_index *ix, const plist *p, double idf, double avgdl,
                        const uint32_t *docs, size_t m, int ascending, double *scores) {
+    if (ascending && p->n <= MERGE_RATIO * m && m <= MERGE_RATIO * (size_t)p->n) {
+        for (size_t i = 0, j = 0; i < p->n && j < m;) {
+            uint32_t a = p->docs[i], d = docs[j];
+            if (a == d) scores[j] += term_score(idf, p->tfs[i], ix->dl[d], avgdl);
+            i += a <= d;
+            j += d <= a;
+        }
+        return;
+    }
     if (ascending && p->n < m) { /* ascending: m fits in 32 bits */
         uint32_t lo = 0, n = (uint32_t)m;
         for (uint32_t i = 0; i < p->n && lo < n; i++) {
