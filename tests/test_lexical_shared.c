@@ -27,9 +27,9 @@ static uint32_t rnd(uint32_t n) {
     return (uint32_t)(seed % n);
 }
 
-static const char *const vocab[] = {"alpha", "bravo",  "charlie", "delta", "echo",   "foxtrot",
-                                    "golf",  "hotel",  "india",   "juliet", "kilo",  "lima",
-                                    "mike",  "nov",    "oscar",   "papa",  "quebec", "romeo",
+static const char *const vocab[] = {"alpha",  "bravo", "charlie", "delta",  "echo",   "foxtrot",
+                                    "golf",   "hotel", "india",   "juliet", "kilo",   "lima",
+                                    "mike",   "nov",   "oscar",   "papa",   "quebec", "romeo",
                                     "sierra", "tango", "uniform", "victor", "whisky", "xray"};
 #define VOCAB (sizeof vocab / sizeof *vocab)
 

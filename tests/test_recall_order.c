@@ -95,7 +95,7 @@ static void test_row_order(void) {
         double score[K], bm25[K], context[K], entity[K];
     } answer;
     answer *got = calloc(ROUNDS, sizeof *got);
-    char (*texts)[256] = calloc(ROUNDS, sizeof *texts);
+    char(*texts)[256] = calloc(ROUNDS, sizeof *texts);
     CHECK(got && texts);
     if (!got || !texts) return;
     for (int round = 0; round < ROUNDS; round++) {

@@ -58,7 +58,8 @@ typedef struct pool {
 } pool;
 
 static size_t pool_hash(const ns_cache *c, size_t row, size_t slots) {
-    uint64_t h = (uint64_t)(uintptr_t)c * 0x9E3779B97F4A7C15ULL ^ (uint64_t)row * 0xC2B2AE3D27D4EB4FULL;
+    uint64_t h =
+        (uint64_t)(uintptr_t)c * 0x9E3779B97F4A7C15ULL ^ (uint64_t)row * 0xC2B2AE3D27D4EB4FULL;
     return (size_t)(h ^ h >> 29) & (slots - 1);
 }
 
@@ -78,12 +79,14 @@ static cand_ref *pool_find(const pool *p, const ns_cache *c, size_t row) {
 
 static int pool_grow(pool *p) {
     size_t cap = p->cap ? p->cap * 2 : 256; /* `default` gathers about 200 */
-    cand_ref *v = realloc(p->v, cap * sizeof *v);
-    if (!v) return -1;
+    uint32_t *slot = calloc(cap * 2, sizeof *slot);
+    cand_ref *v = slot ? realloc(p->v, cap * sizeof *v) : NULL;
+    if (!v) {
+        free(slot);
+        return -1;
+    }
     p->v = v;
     p->cap = cap;
-    uint32_t *slot = calloc(cap * 2, sizeof *slot);
-    if (!slot) return -1;
     free(p->slot);
     p->slot = slot;
     p->slots = cap * 2;
@@ -690,7 +693,8 @@ static void fill_sims(query_ctx *x) {
         if (isnan(v[i].sim)) prefetch_vector(&v[i]);
     for (size_t i = 0; i < n; i++) {
         if (i + SIM_AHEAD < n && isnan(v[i + SIM_AHEAD].sim)) prefetch_vector(&v[i + SIM_AHEAD]);
-        if (isnan(v[i].sim)) v[i].sim = flat_dot(x->qv, flat_row(v[i].c->ix, v[i].row), v[i].c->dim);
+        if (isnan(v[i].sim))
+            v[i].sim = flat_dot(x->qv, flat_row(v[i].c->ix, v[i].row), v[i].c->dim);
     }
 }
 

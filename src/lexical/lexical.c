@@ -1507,12 +1507,13 @@ static void score_term(const lex_index *ix, const plist *p, double idf, double a
         prev = d;
         uint32_t at = gallop(p->docs, lo, p->n, d);
         lo = at;
-        if (at < p->n && p->docs[at] == d) scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
+        if (at < p->n && p->docs[at] == d)
+            scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
     }
 }
 
-int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
-                   size_t n, const uint32_t *docs, size_t m, double *scores) {
+int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights, size_t n,
+                   const uint32_t *docs, size_t m, double *scores) {
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t nq = (ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
     for (size_t j = 0; j < m; j++) scores[j] = 0;
