@@ -3,6 +3,7 @@
 # against `default`, this tree against an earlier commit, side by side.
 #
 #   bench/bench_recall_locomo.sh [REF] [--rounds R] [--seconds S] [--sizes "10000 100000"]
+#                                [--queries "questions passage passage_1mb words_1mb"]
 #
 # The memories are composed at run time from the LoCoMo development half in
 # ../shared (bench/locomo_compose.py: two dialogue turns a memory, cycling;
@@ -12,7 +13,9 @@
 # (64 distinct known terms, the lexical lane's cap); that passage repeated
 # to 1 MB; three words repeated to 1 MB. Each figure is `bench_recall_api
 # recall` (one thread, k = 10, touch off, the namespace warmed first), run
-# from REF's build and this tree's build in turn, R rounds (A B A B), and
+# from REF's build and this tree's build in turn, R rounds (each round
+# both profiles of both builds: stream REF, stream new, default REF,
+# default new), and
 # the median p50 / p99 of the rounds printed with the ratio new / REF (none
 # for the 1 MB queries, which builds before e3b5440 refused) and,
 # for `default`, the ratio to `stream` on the same queries (issue 12's
@@ -23,12 +26,13 @@
 # only this tree runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-ref=HEAD rounds=1 secs=3 sizes="10000 100000"
+ref=HEAD rounds=1 secs=3 sizes="10000 100000" query_sets="questions passage passage_1mb words_1mb"
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --seconds) secs=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
+    --queries) query_sets=$2; shift 2 ;;
     *) ref=$1; shift ;;
     esac
 done
@@ -83,26 +87,33 @@ printf ' %15s' "new p50/p99"
 printf ' %12s\n' "/ stream"
 for n in $sizes; do
     db=$work/locomo_$n.db
-    for qs in questions passage passage_1mb words_1mb; do
+    for qs in $query_sets; do
         declare -A p50 p99
+        # Each round runs both profiles of both builds in turn, so that a
+        # change of the machine's load falls on all four alike (the ratio
+        # to `stream` is taken within a build).
         for prof in stream default; do
-            for b in $builds; do : >"$work/r_$b"; done
-            for ((r = 0; r < rounds; r++)); do
+            for b in $builds; do : >"$work/r_$b$prof"; done
+        done
+        for ((r = 0; r < rounds; r++)); do
+            for prof in stream default; do
                 for b in $builds; do
                     bin=$new
                     [ "$b" = ref ] && bin=$refbin
                     # builds before e3b5440 split lines at 1 KB and refused
                     # queries over 32 KiB: no REF figure for the long ones
                     if [ "$b" = ref ] && [ "${qs%_1mb}" != "$qs" ]; then
-                        echo "0 0" >>"$work/r_$b"
+                        echo "0 0" >>"$work/r_$b$prof"
                         continue
                     fi
-                    run "$bin" "$db" "$work/$qs.txt" "$prof" >>"$work/r_$b"
+                    run "$bin" "$db" "$work/$qs.txt" "$prof" >>"$work/r_$b$prof"
                 done
             done
+        done
+        for prof in stream default; do
             for b in $builds; do
-                p50[$b$prof]=$(cut -d' ' -f1 "$work/r_$b" | median)
-                p99[$b$prof]=$(cut -d' ' -f2 "$work/r_$b" | median)
+                p50[$b$prof]=$(cut -d' ' -f1 "$work/r_$b$prof" | median)
+                p99[$b$prof]=$(cut -d' ' -f2 "$work/r_$b$prof" | median)
             done
             printf '%-8s %-12s %-8s' "$n" "$qs" "$prof"
             if [ "$ref" != none ] && [ "${p50[ref$prof]}" = 0 ]; then

@@ -24,6 +24,7 @@
  *      effort: a busy store does not fail a read.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,57 +46,79 @@ typedef struct cand_ref {
     double ent; /* BM25 of its entity keys for the query's (entity lane) */
 } cand_ref;
 
+/* The candidates, each (cache, row) once: v in the order the lanes found
+ * them, and an open-addressed table over v (slot: 1 + the entry's index,
+ * 0 empty) so that a lane finds the entry of one of its hits in a probe
+ * or two, with no sorting of the pool per lane. */
 typedef struct pool {
     cand_ref *v;
     size_t n, cap;
+    uint32_t *slot;
+    size_t slots; /* a power of two, at least twice cap */
 } pool;
 
-static cand_ref *pool_add(pool *p) {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 128;
-        cand_ref *v = realloc(p->v, cap * sizeof *v);
-        if (!v) return NULL;
-        p->v = v;
-        p->cap = cap;
+static size_t pool_hash(const ns_cache *c, size_t row, size_t slots) {
+    uint64_t h =
+        (uint64_t)(uintptr_t)c * 0x9E3779B97F4A7C15ULL ^ (uint64_t)row * 0xC2B2AE3D27D4EB4FULL;
+    return (size_t)(h ^ h >> 29) & (slots - 1);
+}
+
+/* The slot of (c, row): its entry's, or the empty one where it would go. */
+static size_t pool_slot(const pool *p, const ns_cache *c, size_t row) {
+    size_t h = pool_hash(c, row, p->slots);
+    for (uint32_t s; (s = p->slot[h]) != 0; h = (h + 1) & (p->slots - 1))
+        if (p->v[s - 1].row == row && p->v[s - 1].c == c) break;
+    return h;
+}
+
+static cand_ref *pool_find(const pool *p, const ns_cache *c, size_t row) {
+    if (!p->slots) return NULL;
+    uint32_t s = p->slot[pool_slot(p, c, row)];
+    return s ? &p->v[s - 1] : NULL;
+}
+
+static int pool_grow(pool *p) {
+    size_t cap = p->cap ? p->cap * 2 : 256; /* `default` gathers about 200 */
+    uint32_t *slot = calloc(cap * 2, sizeof *slot);
+    cand_ref *v = slot ? realloc(p->v, cap * sizeof *v) : NULL;
+    if (!v) {
+        free(slot);
+        return -1;
     }
-    cand_ref *r = &p->v[p->n++];
-    memset(r, 0, sizeof *r);
-    r->sim = NAN;
-    return r;
-}
-
-/* The pool's entries so far, sorted by (cache, row), to find the one of
- * a lexical hit in log n instead of scanning the pool per hit (which was
- * n_cand^2 with candidates in the tens of thousands). The vector lane's
- * entries are distinct, so the entry found is the one a scan finds. */
-typedef struct pool_key {
-    uintptr_t c;
-    size_t row, i;
-} pool_key;
-
-typedef struct pool_ix {
-    pool_key *v;
-    size_t n;
-} pool_ix;
-
-static int cmp_pool_key(const void *a, const void *b) {
-    const pool_key *x = a, *y = b;
-    if (x->c != y->c) return x->c < y->c ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
-static int pool_index(const pool *p, pool_ix *ix) {
-    ix->n = p->n;
-    if (!(ix->v = malloc((p->n ? p->n : 1) * sizeof *ix->v))) return -1;
-    for (size_t i = 0; i < p->n; i++) ix->v[i] = (pool_key){(uintptr_t)p->v[i].c, p->v[i].row, i};
-    if (ix->n > 1) qsort(ix->v, ix->n, sizeof *ix->v, cmp_pool_key);
+    p->v = v;
+    p->cap = cap;
+    free(p->slot);
+    p->slot = slot;
+    p->slots = cap * 2;
+    for (size_t i = 0; i < p->n; i++) p->slot[pool_slot(p, v[i].c, v[i].row)] = (uint32_t)i + 1;
     return 0;
 }
 
-static cand_ref *pool_find(pool *p, const pool_ix *ix, ns_cache *c, size_t row) {
-    pool_key k = {(uintptr_t)c, row, 0};
-    const pool_key *f = bsearch(&k, ix->v, ix->n, sizeof k, cmp_pool_key);
-    return f ? &p->v[f->i] : NULL;
+/* The entry of (c, row), added (no lanes, no similarity yet) when it is
+ * not there; NULL when out of memory. The pointer holds until the next
+ * pool_put. */
+static cand_ref *pool_put(pool *p, ns_cache *c, size_t row) {
+    cand_ref *f = pool_find(p, c, row);
+    if (f) return f;
+    if (p->n == p->cap && pool_grow(p)) return NULL;
+    cand_ref *r = &p->v[p->n];
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    r->row = row;
+    r->sim = NAN;
+    p->slot[pool_slot(p, c, row)] = (uint32_t)++p->n;
+    /* Its row is read when it is scored, long after: asked for now, it is
+     * there by then instead of a miss per candidate (rows lie far apart). */
+    const char *at = (const char *)&c->rows[row];
+    __builtin_prefetch(at);
+    __builtin_prefetch(at + 64);
+    __builtin_prefetch(at + sizeof c->rows[row] - 1);
+    return r;
+}
+
+static void pool_free(pool *p) {
+    free(p->v);
+    free(p->slot);
 }
 
 /* Tiers in priority order. */
@@ -158,7 +181,9 @@ typedef struct query_ctx {
      * (complete_scores); each namespace's entity index (NULL: none). */
     qterms lexq, entq;
     int expanded; /* lexq holds WordNet's terms beyond the query's own */
+    int lex_kept; /* the handle's lex scratch holds the lexical sums */
     double lex_floor, hop_floor;
+    size_t *seeds, n_seeds; /* pool entries: the hop's seeds not in the vector lane */
     lex_index **ents;
     unsigned char *allow_owned;
     int64_t built_from, built_until;
@@ -345,12 +370,31 @@ static int cmp_lex_ref(const void *a, const void *b) {
  * vector lane's allow bitmaps; the best n_cand of all namespaces join the
  * pool. Each namespace scores with its own statistics (N, df, avgdl).
  * With a WordNet expansion (qterms.c) the added terms count w_expand of
- * the query's own (lex_search_weighted). */
+ * the query's own (lex_search_weighted). With one namespace the search
+ * keeps every touched memory's sum in the accumulator (lex_search_kept),
+ * so that complete_scores reads the BM25 of the other lanes' candidates
+ * instead of scoring them again. */
+static long lexical_search(query_ctx *x, size_t j, lex_hit *hits) {
+    const qterms *q = &x->lexq;
+    lex_index *lex = x->caches[j]->lex;
+    long nh = -1;
+    if (x->n_caches == 1 && x->db->lexs) {
+        nh = lex_search_kept(lex, q->v, x->expanded ? q->w : NULL, x->expanded ? q->n : q->own,
+                             x->n_cand, x->allow[j], hits, x->db->lexs);
+        x->lex_kept = nh >= 0;
+    }
+    if (nh < 0 && x->expanded && x->db->lexs)
+        nh = lex_search_weighted(lex, q->v, q->w, q->n, x->n_cand, x->allow[j], hits, x->db->lexs);
+    if (nh < 0) /* no expansion, or no room for its accumulator */
+        nh = (long)lex_search_with(lex, q->v, q->own, x->n_cand, x->allow[j], hits, x->db->lexs,
+                                   NULL);
+    return nh;
+}
+
 static int lexical_lane(query_ctx *x) {
     qterms *q = &x->lexq;
     lex_ref *refs = NULL;
     lex_hit *hits = NULL;
-    pool_ix pix = {0};
     int rc = REMEM_OK;
     if (qterms_lexical(x->db, x->text, x->p.w_expand, q) < 0) goto oom;
     if (q->n == 0) goto out;
@@ -361,40 +405,33 @@ static int lexical_lane(query_ctx *x) {
     if (!(refs = malloc(x->n_caches * x->n_cand * sizeof *refs))) goto oom;
     size_t found = 0;
     for (size_t j = 0; j < x->n_caches; j++) {
-        long nh = -1;
-        if (x->expanded && x->db->lexs)
-            nh = lex_search_weighted(x->caches[j]->lex, q->v, q->w, q->n, x->n_cand, x->allow[j],
-                                     hits, x->db->lexs);
-        if (nh < 0) /* no expansion, or no room for its accumulator */
-            nh = (long)lex_search_with(x->caches[j]->lex, q->v, q->own, x->n_cand, x->allow[j],
-                                       hits, x->db->lexs, NULL);
+        long nh = lexical_search(x, j, hits);
         for (long h = 0; h < nh; h++) refs[found++] = (lex_ref){j, hits[h]};
     }
     if (x->n_caches > 1) qsort(refs, found, sizeof *refs, cmp_lex_ref);
     if (found > x->n_cand) found = x->n_cand;
-    if (pool_index(&x->pool, &pix)) goto oom;
-    for (size_t i = 0; i < found; i++) {
-        ns_cache *c = x->caches[refs[i].cache];
-        size_t row = refs[i].hit.doc;
-        cand_ref *r = pool_find(&x->pool, &pix, c, row);
-        if (!r && !(r = pool_add(&x->pool))) goto oom;
-        r->c = c;
-        r->row = row;
-        r->lanes |= 2;
-        r->bm25 = refs[i].hit.score;
-    }
-    x->lex_found = found;
     /* The scores of the best few hits, which pull in their neighbours
      * and whose entities the entity lane follows. */
     size_t b = found < (size_t)x->p.neighbours ? found : (size_t)x->p.neighbours;
     x->lex_floor = b ? refs[b - 1].hit.score : INFINITY;
     b = found < HOP_SEEDS ? found : HOP_SEEDS;
     x->hop_floor = b ? refs[b - 1].hit.score : INFINITY;
+    if (!(x->seeds = malloc((found ? found : 1) * sizeof *x->seeds))) goto oom;
+    for (size_t i = 0; i < found; i++) {
+        cand_ref *r = pool_put(&x->pool, x->caches[refs[i].cache], refs[i].hit.doc);
+        if (!r) goto oom;
+        /* the seeds of the hop that the vector lane did not bring, in
+         * rank order (hop_keys) */
+        if (!(r->lanes & 1) && refs[i].hit.score >= x->hop_floor)
+            x->seeds[x->n_seeds++] = (size_t)(r - x->pool.v);
+        r->lanes |= 2;
+        r->bm25 = refs[i].hit.score;
+    }
+    x->lex_found = found;
     goto out;
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
 out:
-    free(pix.v);
     free(refs);
     free(hits);
     return rc;
@@ -409,38 +446,48 @@ out:
 #define ENTITY_LANE_MAX_SHARE 0.05
 
 
+/* Append to q the keys of seed r (a best lexical hit) held by its
+ * namespace's entity index, only those rare in its namespace (as the
+ * index holds them: no analysis again). 0, or -1 out of memory. */
+static int seed_keys(query_ctx *x, qterms *q, const cand_ref *r) {
+    size_t j = 0;
+    while (x->caches[j] != r->c) j++;
+    const lex_index *ent = x->ents[j];
+    if (!ent) return 0;
+    const char *sp[HOP_KEYS];
+    uint32_t len[HOP_KEYS], df[HOP_KEYS];
+    size_t nk = lex_doc_terms(ent, (uint32_t)r->row, sp, len, df, HOP_KEYS);
+    for (size_t k = 0; k < nk; k++) {
+        if (df[k] > ENTITY_LANE_MAX_SHARE * (double)lex_count(ent)) continue;
+        if (q->n == q->cap) {
+            size_t cap = q->cap ? q->cap * 2 : 16;
+            size_t *o = realloc(q->offs, cap * sizeof *o);
+            if (!o) return -1;
+            q->offs = o;
+            q->cap = cap;
+        }
+        size_t at = q->buf.len;
+        sb_append(&q->buf, sp[k], len[k]);
+        sb_append(&q->buf, "", 1);
+        if (q->buf.oom) return -1;
+        q->offs[q->n++] = at;
+    }
+    return 0;
+}
+
 /* Append to q the entity keys of the best HOP_SEEDS lexical hits, for
  * questions whose answer lies in a memory that shares no word with the
- * question but an entity with one that does. 0, or -1 out of memory. */
+ * question but an entity with one that does. The seeds in pool order
+ * (those of the vector lane first), then the others in rank order: the
+ * order of the keys is that of their sums (lex_score_docs). 0, or -1 out
+ * of memory. */
 static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
     for (size_t i = 0; i < x->pool.n; i++) {
         const cand_ref *r = &x->pool.v[i];
-        if (!(r->lanes & 2) || r->bm25 < x->hop_floor) continue;
-        size_t j = 0;
-        while (x->caches[j] != r->c) j++;
-        const lex_index *ent = x->ents[j];
-        if (!ent) continue;
-        /* The seed's keys as its entity index holds them (no analysis
-         * again); only those rare in its namespace. */
-        const char *sp[HOP_KEYS];
-        uint32_t len[HOP_KEYS];
-        size_t nk = lex_doc_terms(ent, (uint32_t)r->row, sp, len, HOP_KEYS);
-        for (size_t k = 0; k < nk; k++) {
-            if (q->n == q->cap) {
-                size_t cap = q->cap ? q->cap * 2 : 16;
-                size_t *o = realloc(q->offs, cap * sizeof *o);
-                if (!o) return -1;
-                q->offs = o;
-                q->cap = cap;
-            }
-            size_t at = q->buf.len;
-            sb_append(&q->buf, sp[k], len[k]);
-            sb_append(&q->buf, "", 1);
-            if (q->buf.oom) return -1;
-            if (lex_df(ent, q->buf.data + at) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
-                q->offs[q->n++] = at;
-        }
+        if ((r->lanes & 3) == 3 && r->bm25 >= x->hop_floor && seed_keys(x, q, r)) return -1;
     }
+    for (size_t i = 0; i < x->n_seeds; i++)
+        if (seed_keys(x, q, &x->pool.v[x->seeds[i]])) return -1;
     /* The buffer may have moved: every pointer is made again. */
     const char **v = realloc(q->v, (q->n ? q->n : 1) * sizeof *v);
     if (v) q->v = v;
@@ -457,16 +504,17 @@ static int hop_keys(query_ctx *x, qterms *q, double w_hop) {
 /* The memories that share the query's rarer entities (names, places,
  * dates, numbers: src/text/entities.h), by BM25 over each namespace's
  * entity index (cache_ent.c), with the vector lane's allow bitmaps: the
- * best n_cand of each namespace join the pool. The keys of the hop
- * (hop_keys) bring no candidates of their own, they only score them
- * (complete_scores): searching with them too measured no better on
- * LoCoMo and cost a fifth of a recall. */
+ * best n_cand of each namespace join the pool. It runs before the
+ * lexical lane, which may keep its sums in the handle's accumulator
+ * (lex_search_kept) until every candidate is scored. The keys of the hop
+ * (hop_keys, once the lexical lane has ranked) bring no candidates of
+ * their own, they only score them (complete_scores): searching with them
+ * too measured no better on LoCoMo and cost a fifth of a recall. */
 static int entity_lane(query_ctx *x) {
     qterms *q = &x->entq;
     lex_hit *hits = NULL;
     const char **rare = NULL;
     double *rw = NULL;
-    pool_ix pix = {0};
     int rc = REMEM_OK;
     if (qterms_entities(x->text, q) < 0) goto oom;
     if (q->n == 0) goto out;
@@ -476,7 +524,6 @@ static int entity_lane(query_ctx *x) {
         x->ents[j] = cache_entities(x->caches[j], &built);
         if (built) cache_account(x->db, x->caches[j]); /* its bytes join the budget */
     }
-    if (x->p.w_hop > 0 && hop_keys(x, q, x->p.w_hop) < 0) goto oom;
     if (!x->db->lexs) x->db->lexs = lex_scratch_new();
     if (!(hits = malloc(x->n_cand * sizeof *hits)) || !(rare = malloc(q->n * sizeof *rare)) ||
         !(rw = malloc(q->n * sizeof *rw)))
@@ -486,20 +533,15 @@ static int entity_lane(query_ctx *x) {
         lex_index *ent = x->ents[j];
         if (!ent) continue; /* out of memory: no lane here */
         size_t nr = 0;
-        for (size_t i = 0; i < q->own; i++) /* the hop's keys only score */
+        for (size_t i = 0; i < q->own; i++)
             if (lex_df(ent, q->v[i]) <= ENTITY_LANE_MAX_SHARE * (double)lex_count(ent))
                 rw[nr] = q->w[i], rare[nr++] = q->v[i];
         long nh = nr ? lex_search_weighted(ent, rare, rw, nr, x->n_cand, x->allow[j], hits,
                                            x->db->lexs)
                      : 0;
-        /* The pool's index, made once the lane has something to add (a
-         * query whose entities are all common adds nothing). */
-        if (nh > 0 && !pix.v && pool_index(&x->pool, &pix)) goto oom;
         for (long h = 0; h < nh; h++) {
-            cand_ref *r = pool_find(&x->pool, &pix, c, hits[h].doc);
-            if (!r && !(r = pool_add(&x->pool))) goto oom;
-            r->c = c;
-            r->row = hits[h].doc;
+            cand_ref *r = pool_put(&x->pool, c, hits[h].doc);
+            if (!r) goto oom;
             r->lanes |= 4;
         }
     }
@@ -507,7 +549,6 @@ static int entity_lane(query_ctx *x) {
 oom:
     rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
 out:
-    free(pix.v);
     free(rare);
     free(rw);
     free(hits);
@@ -515,6 +556,17 @@ out:
 }
 
 /* ---- the stream neighbours of the lexical hits ---- */
+
+/* The row of c holding the memory written just before (d = -1) or after
+ * (d = 1) the one at row, or -1. Rows mostly lie in the order they were
+ * written, so the adjacent row is looked at first (it is near in memory),
+ * and the cache's map of rowids asked only when it is not the one. */
+static long stream_row(const ns_cache *c, size_t row, int d) {
+    int64_t want = c->rows[row].rowid + d;
+    size_t near = row + (size_t)(ptrdiff_t)d;
+    if ((d > 0 || row > 0) && near < c->n && c->rows[near].rowid == want) return (long)near;
+    return cache_find(c, want);
+}
 
 static int allowed_row(const uint64_t *allow, size_t row) { return (allow[row >> 6] >> (row & 63)) & 1; }
 
@@ -528,109 +580,122 @@ static size_t cache_index(const query_ctx *x, const ns_cache *c) {
     return j;
 }
 
-/* in[j]: a bitmap of the rows of cache j in the pool (a few words per 64
- * rows, cheaper than sorting the pool to look them up); NULL when out of
- * memory. The caller frees in[0..n_caches) and in. */
-static uint64_t **pool_rows(const query_ctx *x) {
-    uint64_t **in = calloc(x->n_caches, sizeof *in);
-    for (size_t j = 0; in && j < x->n_caches; j++)
-        if (!(in[j] = calloc((x->caches[j]->n + 63) / 64 + 1, sizeof **in))) {
-            while (j--) free(in[j]);
-            free(in);
-            return NULL;
-        }
-    for (size_t i = 0; in && i < x->pool.n; i++) {
-        size_t j = cache_index(x, x->pool.v[i].c), row = x->pool.v[i].row;
-        in[j][row >> 6] |= 1ULL << (row & 63);
-    }
-    return in;
-}
-
 static int pull_neighbours(query_ctx *x) {
-    uint64_t **in = pool_rows(x);
-    if (!in) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
     size_t n0 = x->pool.n;
-    int rc = REMEM_OK;
-    for (size_t i = 0; i < n0 && !rc; i++) {
+    for (size_t i = 0; i < n0; i++) {
         cand_ref r0 = x->pool.v[i];
         if (!(r0.lanes & 2) || !(r0.bm25 > 0) || r0.bm25 < x->lex_floor) continue;
         size_t j = cache_index(x, r0.c);
         for (int d = -1; d <= 1; d += 2) {
-            long row = cache_find(r0.c, r0.c->rows[r0.row].rowid + d);
+            long row = stream_row(r0.c, r0.row, d);
             if (row < 0 || !allowed_row(x->allow[j], (size_t)row)) continue;
-            if (allowed_row(in[j], (size_t)row)) continue; /* a candidate already */
-            cand_ref *r = pool_add(&x->pool);
-            if (!r) {
-                rc = eng_fail(x->db, REMEM_ENOMEM, "out of memory");
-                break;
-            }
-            r->c = r0.c;
-            r->row = (size_t)row;
+            if (pool_find(&x->pool, r0.c, (size_t)row)) continue; /* a candidate already */
+            cand_ref *r = pool_put(&x->pool, r0.c, (size_t)row);
+            if (!r) return eng_fail(x->db, REMEM_ENOMEM, "out of memory");
             r->lanes = 8;
-            in[j][(size_t)row >> 6] |= 1ULL << ((size_t)row & 63);
         }
     }
-    for (size_t j = 0; j < x->n_caches; j++) free(in[j]);
-    free(in);
-    return rc;
+    return REMEM_OK;
+}
+
+/* The hop (hop_keys), once the lexical lane has ranked its best hits. */
+static int entity_hop(query_ctx *x) {
+    if (!x->ents || x->p.w_hop <= 0) return REMEM_OK;
+    return hop_keys(x, &x->entq, x->p.w_hop) ? eng_fail(x->db, REMEM_ENOMEM, "out of memory")
+                                              : REMEM_OK;
 }
 
 /* ---- every candidate scored by every lane ---- */
 
 /* Each candidate of namespace j that the lexical lane did not rank gets
- * its BM25 all the same (lex_score_docs: the score the lane would have
- * given it), and every candidate its entity score, so that no signal is
- * missing for want of a place in another lane's top n_cand. */
-typedef struct doc_at {
-    uint32_t doc;
-    size_t at;
-} doc_at;
+ * its BM25 all the same (the score the lane would have given it: the sum
+ * it kept, lex_scratch_sums, or lex_score_docs), and every candidate its
+ * entity score, so that no signal is missing for want of a place in
+ * another lane's top n_cand. */
 
-static int cmp_doc_at(const void *a, const void *b) {
-    const doc_at *x = a, *y = b;
-    return x->doc < y->doc ? -1 : x->doc > y->doc;
-}
-
-/* The pool's candidates of cache c by row ascending, into tmp (and their
- * rows into docs[], pool positions into at[]); how many. */
-static size_t rows_of(query_ctx *x, const ns_cache *c, doc_at *tmp, uint32_t *docs, size_t *at) {
-    size_t m = 0;
+/* The pool's candidates of cache j by row ascending: their rows into
+ * docs[], pool positions into at[]; how many. bits (room for the largest
+ * cache's rows) marks them, so no sort is needed. */
+static size_t rows_of(query_ctx *x, size_t j, uint64_t *bits, uint32_t *docs, size_t *at) {
+    const ns_cache *c = x->caches[j];
+    size_t words = (c->n + 63) / 64, m = 0;
+    memset(bits, 0, words * sizeof *bits);
     for (size_t i = 0; i < x->pool.n; i++)
-        if (x->pool.v[i].c == c) tmp[m++] = (doc_at){(uint32_t)x->pool.v[i].row, i};
-    if (m > 1) qsort(tmp, m, sizeof *tmp, cmp_doc_at);
-    for (size_t i = 0; i < m; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
+        if (x->pool.v[i].c == c) bits[x->pool.v[i].row >> 6] |= 1ULL << (x->pool.v[i].row & 63);
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t b = bits[w]; b; b &= b - 1) {
+            size_t row = w * 64 + (size_t)__builtin_ctzll(b);
+            docs[m] = (uint32_t)row;
+            at[m++] = (size_t)(pool_find(&x->pool, c, row) - x->pool.v);
+        }
     return m;
 }
 
+static void lexical_scores(query_ctx *x, size_t j, const uint32_t *docs, size_t m, double *sc) {
+    if (x->lex_kept)
+        lex_scratch_sums(x->db->lexs, docs, m, sc);
+    else
+        lex_score_docs(x->caches[j]->lex, x->lexq.v, x->expanded ? x->lexq.w : NULL,
+                       x->expanded ? x->lexq.n : x->lexq.own, docs, m, sc);
+}
+
 static int complete_scores(query_ctx *x) {
-    size_t n = x->pool.n ? x->pool.n : 1;
-    uint32_t *docs = malloc(n * sizeof *docs);
+    size_t n = x->pool.n ? x->pool.n : 1, words = 1;
+    for (size_t j = 0; j < x->n_caches; j++)
+        if ((x->caches[j]->n + 63) / 64 > words) words = (x->caches[j]->n + 63) / 64;
+    uint32_t *docs = malloc(n * sizeof *docs), *lex_docs = malloc(n * sizeof *lex_docs);
     double *sc = malloc(n * sizeof *sc);
-    size_t *at = malloc(n * sizeof *at);
-    doc_at *tmp = malloc(n * sizeof *tmp);
-    int rc = docs && sc && at && tmp ? 0 : -1;
+    size_t *at = malloc(n * sizeof *at), *lex_at = malloc(n * sizeof *lex_at);
+    uint64_t *bits = malloc(words * sizeof *bits);
+    int rc = docs && lex_docs && sc && at && lex_at && bits ? 0 : -1;
     for (size_t j = 0; j < x->n_caches && !rc; j++) {
-        /* All of cache j's candidates by row (one sort), then those the
-         * lexical lane did not rank, in the same order. */
-        size_t all = rows_of(x, x->caches[j], tmp, docs, at), m = 0;
+        /* All of cache j's candidates by row, then those the lexical
+         * lane did not rank, in the same order. */
+        size_t all = rows_of(x, j, bits, docs, at), m = 0;
         for (size_t i = 0; x->lexq.n && i < all; i++)
-            if (!(x->pool.v[tmp[i].at].lanes & 2)) docs[m] = tmp[i].doc, at[m++] = tmp[i].at;
+            if (!(x->pool.v[at[i]].lanes & 2)) lex_docs[m] = docs[i], lex_at[m++] = at[i];
         if (m) {
-            lex_score_docs(x->caches[j]->lex, x->lexq.v, x->expanded ? x->lexq.w : NULL,
-                           x->expanded ? x->lexq.n : x->lexq.own, docs, m, sc);
-            for (size_t i = 0; i < m; i++) x->pool.v[at[i]].bm25 = sc[i];
+            lexical_scores(x, j, lex_docs, m, sc);
+            for (size_t i = 0; i < m; i++) x->pool.v[lex_at[i]].bm25 = sc[i];
         }
         if (!x->ents || !x->ents[j]) continue;
-        for (size_t i = 0; i < all; i++) docs[i] = tmp[i].doc, at[i] = tmp[i].at;
-        m = all;
-        lex_score_docs(x->ents[j], x->entq.v, x->entq.w, x->entq.n, docs, m, sc);
-        for (size_t i = 0; i < m; i++) x->pool.v[at[i]].ent = sc[i];
+        lex_score_docs(x->ents[j], x->entq.v, x->entq.w, x->entq.n, docs, all, sc);
+        for (size_t i = 0; i < all; i++) x->pool.v[at[i]].ent = sc[i];
     }
     free(docs);
+    free(lex_docs);
     free(sc);
     free(at);
-    free(tmp);
+    free(lex_at);
+    free(bits);
     return rc ? eng_fail(x->db, REMEM_ENOMEM, "out of memory") : REMEM_OK;
+}
+
+/* ---- the vector signal of the other lanes' candidates ---- */
+
+/* How many candidates ahead fill_sims asks for a vector. */
+enum { SIM_AHEAD = 2 };
+
+static void prefetch_vector(const cand_ref *r) {
+    const char *v = (const char *)flat_row(r->c->ix, r->row);
+    size_t bytes = (size_t)r->c->dim * sizeof(float);
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(v + o);
+}
+
+/* The cosine of every candidate the vector lane did not rank. Their
+ * vectors lie far apart (a row each, KBs apart), so each is asked for
+ * SIM_AHEAD candidates before it is read: the reads overlap instead of
+ * waiting one after another. */
+static void fill_sims(query_ctx *x) {
+    cand_ref *v = x->pool.v;
+    size_t n = x->pool.n;
+    for (size_t i = 0; i < n && i < SIM_AHEAD; i++)
+        if (isnan(v[i].sim)) prefetch_vector(&v[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + SIM_AHEAD < n && isnan(v[i + SIM_AHEAD].sim)) prefetch_vector(&v[i + SIM_AHEAD]);
+        if (isnan(v[i].sim))
+            v[i].sim = flat_dot(x->qv, flat_row(v[i].c->ix, v[i].row), v[i].c->dim);
+    }
 }
 
 /* ---- results ---- */
@@ -714,49 +779,50 @@ static void order_top(ranked *rk, size_t n, size_t k) {
 
 /* ---- the context step's neighbours ---- */
 
+/* Each candidate's stream neighbours among the candidates: nb[i] the one
+ * written just before it in its namespace (rowid - 1), nb[n + i] the one
+ * just after (rowid + 1), -1 when not a candidate. rk[0..n) hold each
+ * (namespace, rowid) once; a small table over their positions (whose rows
+ * were read already) finds each neighbour in a probe or two, where the
+ * cache's own map of rowids would cost a miss per look. Returns nonzero
+ * when out of memory. */
 typedef struct stream_pos {
     uintptr_t cache; /* the candidate's namespace cache */
     int64_t rowid;
-    size_t i; /* its index among the candidates */
 } stream_pos;
 
-static int cmp_stream_pos(const void *a, const void *b) {
-    const stream_pos *x = a, *y = b;
-    if (x->cache != y->cache) return x->cache < y->cache ? -1 : 1;
-    if (x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+static size_t stream_slot(const stream_pos *p, const uint32_t *slot, size_t mask, uintptr_t c,
+                          int64_t rowid) {
+    uint64_t h = (uint64_t)c * 0x9E3779B97F4A7C15ULL ^ (uint64_t)rowid * 0xC2B2AE3D27D4EB4FULL;
+    size_t at = (size_t)(h ^ h >> 29) & mask;
+    for (uint32_t s; (s = slot[at]) != 0; at = (at + 1) & mask)
+        if (p[s - 1].rowid == rowid && p[s - 1].cache == c) break;
+    return at;
 }
 
-/* Each candidate's stream neighbours among the candidates: nb[i] the one
- * written just before it in its namespace (rowid - 1), nb[n + i] the one
- * just after (rowid + 1), -1 when not a candidate. Sorted by (namespace,
- * rowid), the neighbours are the adjacent runs of equal positions, so
- * this is n log n, not the n^2 of comparing every pair; when a position
- * appears twice, the later candidate is the neighbour, as it was then.
- * Returns nonzero when out of memory. */
 static int stream_neighbours(const ranked *rk, size_t n, long *nb) {
+    size_t slots = 16;
+    while (slots < 2 * n) slots *= 2;
     stream_pos *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p) return -1;
+    uint32_t *slot = calloc(slots, sizeof *slot);
+    if (!p || !slot) {
+        free(p);
+        free(slot);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         const cand_ref *r = rk[i].ref;
-        p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid, i};
-        nb[i] = nb[n + i] = -1;
+        p[i] = (stream_pos){(uintptr_t)r->c, r->c->rows[r->row].rowid};
+        slot[stream_slot(p, slot, slots - 1, p[i].cache, p[i].rowid)] = (uint32_t)i + 1;
     }
-    if (n > 1) qsort(p, n, sizeof *p, cmp_stream_pos);
-    /* runs [a, b) of equal (cache, rowid); prev_last: the last of the run
-     * before, when it is one rowid below */
-    for (size_t a = 0, prev_a = 0, prev_b = 0; a < n;) {
-        size_t b = a + 1;
-        while (b < n && p[b].cache == p[a].cache && p[b].rowid == p[a].rowid) b++;
-        int adjacent =
-            prev_b > prev_a && p[prev_a].cache == p[a].cache && p[prev_a].rowid == p[a].rowid - 1;
-        for (size_t k = a; adjacent && k < b; k++) nb[p[k].i] = (long)p[prev_b - 1].i;
-        for (size_t k = prev_a; adjacent && k < prev_b; k++) nb[n + p[k].i] = (long)p[b - 1].i;
-        prev_a = a;
-        prev_b = b;
-        a = b;
-    }
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 2; d++) {
+            int64_t want = p[i].rowid + (d ? 1 : -1);
+            uint32_t s = slot[stream_slot(p, slot, slots - 1, p[i].cache, want)];
+            nb[d * n + i] = s ? (long)s - 1 : -1;
+        }
     free(p);
+    free(slot);
     return 0;
 }
 
@@ -1013,13 +1079,11 @@ static int vector_lane(query_ctx *x) {
         if (allowed == 0) continue;
         size_t nh = flat_search(c->ix, x->qv, bits, x->n_cand, hits);
         for (size_t h = 0; h < nh; h++) {
-            cand_ref *r2 = pool_add(&x->pool);
+            cand_ref *r2 = pool_put(&x->pool, c, hits[h].row);
             if (!r2) {
                 rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
                 break;
             }
-            r2->c = c;
-            r2->row = hits[h].row;
             r2->lanes = 1;
             r2->sim = hits[h].sim;
         }
@@ -1123,20 +1187,23 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
     rc = vector_lane(&x); /* loads the namespaces not in the cache */
     db->load_entities = 0;
     if (rc) goto out;
-    if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
     if (x.p.w_entity > 0 && x.n_caches > 0 && (rc = entity_lane(&x))) goto out;
+    if (x.p.lexical_lane && x.n_caches > 0 && (rc = lexical_lane(&x))) goto out;
+    if ((rc = entity_hop(&x))) goto out;
     if (x.p.neighbours > 0 && x.lex_found && (rc = pull_neighbours(&x))) goto out;
     if ((x.lexq.n || x.ents) && (rc = complete_scores(&x))) goto out;
+    if (x.lex_kept) lex_scratch_release(db->lexs);
+    x.lex_kept = 0;
     rk = calloc(x.pool.n ? x.pool.n : 1, sizeof *rk);
     if (!rk) {
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
         goto out;
     }
+    fill_sims(&x);
     size_t n = 0;
     for (size_t i = 0; i < x.pool.n; i++) {
         cand_ref *r = &x.pool.v[i];
         const remem_memory *m = &r->c->rows[r->row].m;
-        if (isnan(r->sim)) r->sim = flat_dot(x.qv, flat_row(r->c->ix, r->row), r->c->dim);
         rk[n].ref = r;
         rk[n].c.sim = r->sim;
         rk[n].c.bm25 = r->bm25;
@@ -1265,7 +1332,9 @@ out:
     scratch_free(x.allow, x.allow_local);
     scratch_free(x.allow_owned, x.owned_local);
     scratch_free(x.caches, x.caches_local);
-    free(x.pool.v);
+    if (x.lex_kept) lex_scratch_release(db->lexs);
+    pool_free(&x.pool);
+    free(x.seeds);
     scratch_free(x.qv, x.qv_local);
     free(x.text_own);
     qterms_free(&x.lexq);

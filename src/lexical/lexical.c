@@ -1395,6 +1395,7 @@ struct lex_scratch {
     double *acc;       /* acc[d]: d's sum so far; all 0 between searches */
     uint32_t *touched; /* the documents with acc[d] != 0, in first-touch order */
     size_t cap;
+    size_t kept; /* lex_search_kept: touched[0..kept) hold their sums */
 };
 
 lex_scratch *lex_scratch_new(void) { return calloc(1, sizeof(lex_scratch)); }
@@ -1433,7 +1434,7 @@ static int scratch_fit(lex_scratch *s, size_t docs) {
  * in the order lex_search and lex_search_exhaustive add it), then the best
  * k of the touched documents; the accumulator is left all zeroes. */
 static size_t by_term(const lex_index *ix, qterm *q, size_t m, size_t k, const uint64_t *allow,
-                      lex_hit *out, lex_scratch *s, double avgdl, lex_trace *tr) {
+                      lex_hit *out, lex_scratch *s, double avgdl, lex_trace *tr, int keep) {
     double *acc = s->acc;
     uint32_t *touched = s->touched;
     size_t n_touched = 0;
@@ -1451,9 +1452,10 @@ static size_t by_term(const lex_index *ix, qterm *q, size_t m, size_t k, const u
     for (size_t i = 0; i < n_touched; i++) {
         uint32_t d = touched[i];
         heap_offer(out, &h, k, d, acc[d]);
-        acc[d] = 0;
+        if (!keep) acc[d] = 0;
     }
     heap_sort(out, h);
+    s->kept = keep ? n_touched : 0;
     tr->scored = n_touched;
     tr->by_term = 1;
     return h;
@@ -1461,7 +1463,7 @@ static size_t by_term(const lex_index *ix, qterm *q, size_t m, size_t k, const u
 
 size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, size_t k,
                        const uint64_t *allow, lex_hit *out, lex_scratch *s, lex_trace *trace) {
-    if (!s || !k || !ix->n_docs || !terms)
+    if (!s || s->kept || !k || !ix->n_docs || !terms)
         return lex_search_traced(ix, terms, n, k, allow, out, trace);
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t m = resolve_query(ix, terms, n, q);
@@ -1472,7 +1474,7 @@ size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, 
     for (size_t i = 0; i < m; i++) tr.postings += q[i].p->n;
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, m, avgdl);
-    size_t h = by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
+    size_t h = by_term(ix, q, m, k, allow, out, s, avgdl, &tr, 0);
     if (trace) *trace = tr;
     return h;
 }
@@ -1483,17 +1485,41 @@ long lex_search_weighted(const lex_index *ix, const char *const *terms, const do
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t m = (k && ix->n_docs && terms && s) ? resolve_query(ix, terms, n, q) : 0;
     if (m == 0) return 0;
-    if (scratch_fit(s, ix->n_docs)) return -1;
+    if (s->kept || scratch_fit(s, ix->n_docs)) return -1;
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, m, avgdl);
     /* A term's weight is that of its first occurrence (q.order). */
     for (size_t i = 0; i < m; i++) q[i].idf *= weights[q[i].order];
     lex_trace tr = {0};
-    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr);
+    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr, 0);
+}
+
+long lex_search_kept(const lex_index *ix, const char *const *terms, const double *weights,
+                     size_t n, size_t k, const uint64_t *allow, lex_hit *out, lex_scratch *s) {
+    qterm q[LEX_MAX_QUERY_TERMS];
+    if (!s || s->kept) return -1;
+    size_t m = (k && ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
+    if (m == 0) return 0;
+    if ((!weights && m < LEX_BY_TERM_MIN_TERMS) || scratch_fit(s, ix->n_docs)) return -1;
+    double avgdl = (double)ix->total_len / (double)ix->n_docs;
+    prepare_terms(ix, q, m, avgdl);
+    for (size_t i = 0; weights && i < m; i++) q[i].idf *= weights[q[i].order];
+    lex_trace tr = {0};
+    return (long)by_term(ix, q, m, k, allow, out, s, avgdl, &tr, 1);
+}
+
+void lex_scratch_sums(const lex_scratch *s, const uint32_t *docs, size_t m, double *scores) {
+    for (size_t j = 0; j < m; j++) scores[j] = docs[j] < s->cap ? s->acc[docs[j]] : 0;
+}
+
+void lex_scratch_release(lex_scratch *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->kept; i++) s->acc[s->touched[i]] = 0;
+    s->kept = 0;
 }
 
 size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
-                     size_t max) {
+                     uint32_t *dfs, size_t max) {
     if (doc >= ix->n_docs || !ix->fwd[doc]) return 0;
     const uint32_t *f = ix->fwd[doc];
     size_t n = f[0] < max ? f[0] : max;
@@ -1501,37 +1527,75 @@ size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32
         const plist *p = &ix->terms[f[1 + i]];
         out[i] = ix->arena + p->str;
         lens[i] = p->len;
+        if (dfs) dfs[i] = p->n;
     }
     return n;
 }
 
-int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
-                   size_t n, const uint32_t *docs, size_t m, double *scores) {
+/* The first of docs[lo..n) at or above doc (n when none): galloping from
+ * lo, so that ascending targets cost a few steps each. */
+static uint32_t gallop(const uint32_t *docs, uint32_t lo, uint32_t n, uint32_t doc) {
+    uint32_t step = 1, hi = lo;
+    while (hi < n && docs[hi] < doc) lo = hi + 1, hi += step, step *= 2;
+    if (hi > n) hi = n;
+    return lo + lower_bound(docs + lo, hi - lo, doc);
+}
+
+/* Lists within this factor of each other's length are intersected by a
+ * plain merge: a look-up per element (galloping) costs a mispredicted
+ * branch per step, a merge step is cheap and mostly predicted. */
+enum { MERGE_RATIO = 16 };
+
+/* Term p's share of each of docs[0..m) that holds it, into scores[]: two
+ * ascending lists of similar length merged, else the shorter walked and
+ * looked up in the other (docs unsorted: each looked up in p). */
+static void score_term(const lex_index *ix, const plist *p, double idf, double avgdl,
+                       const uint32_t *docs, size_t m, int ascending, double *scores) {
+    if (ascending && p->n <= MERGE_RATIO * m && m <= MERGE_RATIO * (size_t)p->n) {
+        for (size_t i = 0, j = 0; i < p->n && j < m;) {
+            uint32_t a = p->docs[i], d = docs[j];
+            if (a == d) scores[j] += term_score(idf, p->tfs[i], ix->dl[d], avgdl);
+            i += a <= d;
+            j += d <= a;
+        }
+        return;
+    }
+    if (ascending && p->n < m) { /* ascending: m fits in 32 bits */
+        uint32_t lo = 0, n = (uint32_t)m;
+        for (uint32_t i = 0; i < p->n && lo < n; i++) {
+            lo = gallop(docs, lo, n, p->docs[i]);
+            if (lo < n && docs[lo] == p->docs[i])
+                scores[lo] += term_score(idf, p->tfs[i], ix->dl[docs[lo]], avgdl);
+        }
+        return;
+    }
+    uint32_t lo = 0, prev = 0;
+    for (size_t j = 0; j < m; j++) {
+        uint32_t d = docs[j];
+        if (d >= ix->n_docs) continue;
+        if (d < prev) lo = 0;
+        prev = d;
+        uint32_t at = gallop(p->docs, lo, p->n, d);
+        lo = at;
+        if (at < p->n && p->docs[at] == d)
+            scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
+    }
+}
+
+int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights, size_t n,
+                   const uint32_t *docs, size_t m, double *scores) {
     qterm q[LEX_MAX_QUERY_TERMS];
     size_t nq = (ix->n_docs && terms) ? resolve_query(ix, terms, n, q) : 0;
     for (size_t j = 0; j < m; j++) scores[j] = 0;
-    if (nq == 0) return 0;
+    if (nq == 0 || m == 0) return 0;
+    /* Strictly ascending and all in the index: either list may be walked. */
+    int ascending = m <= UINT32_MAX && docs[m - 1] < ix->n_docs;
+    for (size_t j = 1; ascending && j < m; j++) ascending = docs[j - 1] < docs[j];
     double avgdl = (double)ix->total_len / (double)ix->n_docs;
     prepare_terms(ix, q, nq, avgdl);
     for (size_t i = 0; i < nq; i++) {
-        const plist *p = q[i].p;
         double idf = q[i].idf * (weights ? weights[q[i].order] : 1.0);
-        uint32_t lo = 0, prev = 0;
-        for (size_t j = 0; j < m; j++) {
-            uint32_t d = docs[j];
-            if (d >= ix->n_docs) continue;
-            if (d < prev) lo = 0;
-            prev = d;
-            /* Galloping from the last position: ascending docs (what the
-             * engine passes) cost a few steps each, not a whole search. */
-            uint32_t step = 1, hi = lo;
-            while (hi < p->n && p->docs[hi] < d) lo = hi + 1, hi += step, step *= 2;
-            if (hi > p->n) hi = p->n;
-            uint32_t at = lo + lower_bound(p->docs + lo, hi - lo, d);
-            lo = at;
-            if (at < p->n && p->docs[at] == d)
-                scores[j] += term_score(idf, p->tfs[at], ix->dl[d], avgdl);
-        }
+        score_term(ix, q[i].p, idf, avgdl, docs, m, ascending, scores);
     }
     return 0;
 }

@@ -172,25 +172,49 @@ size_t lex_search_with(const lex_index *ix, const char *const *terms, size_t n, 
  * lex_search_with (the same terms kept, the same score expression),
  * always scored term at a time into s (non-NULL). With every weight 1
  * the hits and scores are those of lex_search. Returns the number of
- * hits, or -1 when s cannot grow to the index's size. */
+ * hits, or -1 when s cannot grow to the index's size or holds kept sums. */
 long lex_search_weighted(const lex_index *ix, const char *const *terms, const double *weights,
                          size_t n, size_t k, const uint64_t *allow, lex_hit *out,
                          lex_scratch *s);
 
+/* lex_search_with (weights NULL) or lex_search_weighted, scored term at
+ * a time, with every touched document's sum left in s afterwards, so
+ * that a caller scoring other documents for the same terms reads them
+ * (lex_scratch_sums) instead of scoring them again. Until
+ * lex_scratch_release, s serves no other search. Returns the number of
+ * hits (the same hits, order and bits as the call it stands for), or -1
+ * when it declines and keeps nothing: without weights, fewer than
+ * LEX_BY_TERM_MIN_TERMS known terms (the pruned walk is faster there),
+ * or s cannot grow to the index's size. */
+long lex_search_kept(const lex_index *ix, const char *const *terms, const double *weights,
+                     size_t n, size_t k, const uint64_t *allow, lex_hit *out, lex_scratch *s);
+
+/* The sums lex_search_kept left in s of the m documents docs[] (in any
+ * order, each < the index's lex_count), into scores[j]: for a document
+ * it was allowed to score, the same bits lex_score_docs gives (0 when it
+ * holds none of the terms). */
+void lex_scratch_sums(const lex_scratch *s, const uint32_t *docs, size_t m, double *scores);
+
+/* Zero what lex_search_kept left in s (NULL, or nothing kept: a no-op). */
+void lex_scratch_release(lex_scratch *s);
+
 /* The distinct terms of document doc (< lex_count, else none), at most
  * max of them, as spellings: out[i] points at lens[i] bytes (not
- * NUL-terminated) that stay valid until the index changes. Returns how
- * many. What a caller needs to follow a document's terms without
- * analysing its text again. */
+ * NUL-terminated) that stay valid until the index changes, and (dfs not
+ * NULL) dfs[i] is the term's lex_df. Returns how many. What a caller
+ * needs to follow a document's terms without analysing its text again
+ * or looking each up. */
 size_t lex_doc_terms(const lex_index *ix, uint32_t doc, const char **out, uint32_t *lens,
-                     size_t max);
+                     uint32_t *dfs, size_t max);
 
 /* The scores of the m documents docs[] (ids >= lex_count score 0) for
  * the query's n terms, weighted as lex_search_weighted (weights NULL:
  * all 1), into scores[j]: the score lex_search would give docs[j] (0
  * when it holds none of the terms), summed in the same order, so the
  * same bits. For scoring candidates another lane found; fastest with
- * docs ascending. Never allocates; returns 0. */
+ * docs strictly ascending (then, for each term, the shorter of its list
+ * and docs is walked and looked up in the other). Never allocates;
+ * returns 0. */
 int lex_score_docs(const lex_index *ix, const char *const *terms, const double *weights,
                    size_t n, const uint32_t *docs, size_t m, double *scores);
 
