@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# postgres_batch_round_trips.sh: a batch of adds on PostgreSQL costs a
+# few round trips in all, not several per memory (issue 17: a 1M-memory
+# import), counted from the server's own statement log as in
+# postgres_round_trips.sh: `import --batch 200` of 200 new memories in 20
+# namespaces (4 of them holding rows already, 16 new) is one transaction
+# of at most 8 round trips. And the batch path folds duplicates exactly as
+# SQLite does, one memory at a time: duplicates of stored rows, of
+# memories earlier in the same batch, and the same text in another
+# namespace (not a duplicate) give the same rows, in the same order, with
+# the same duplicate counts on both stores.
+# SKIP (77) where PostgreSQL cannot be installed or started.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/support/e2e.sh"
+e2e_init pg-batch-round-trips
+. "$root/tests/support/pg_env.sh"
+REMEM_TEST_PG_URI= REMEM_TEST_PG=1 pg_need # our own server: its log is read
+cat >> "$pg_own/data/postgresql.conf" <<CONF
+log_statement = 'all'
+log_line_prefix = '[%p] '
+CONF
+bash "$root/tests/support/pg.sh" restart "$pg_own" || { echo "FAIL: restarting PostgreSQL"; exit 1; }
+pgdb=$(pg_newdb)
+lite=$tmp/lite.db
+log=$pg_own/log
+
+# The round trips of the last transaction (BEGIN .. COMMIT on its
+# backend) in the log lines written since line $1.
+round_trips() {
+    tail -n +"$(( $1 + 1 ))" "$log" | python3 -c '
+import re, sys
+lines = [l for l in sys.stdin if re.search(r"LOG:  (statement|execute)", l)]
+begin = [i for i, l in enumerate(lines) if "statement: BEGIN; SET LOCAL" in l]
+if not begin: print(-1); sys.exit()
+pid = re.match(r"\[(\d+)\]", lines[begin[-1]]).group(1)
+mine = [l for l in lines[begin[-1]:] if l.startswith("[" + pid + "]")]
+end = next((i for i, l in enumerate(mine) if "COMMIT" in l), None)
+print(-1 if end is None else end + 1)'
+}
+# JSONL of memories: gen.py KIND writes the lines of one of the files below.
+cat > "$tmp/gen.py" <<'PY'
+import json, sys
+kind = sys.argv[1]
+def m(ns, text): print(json.dumps({"ns": ns, "text": text}))
+if kind == "stored":      # 4 namespaces of 5
+    for j in range(4):
+        for i in range(5): m("b:%02d" % j, "stored fact %d of namespace %d" % (i, j))
+elif kind == "new":       # 200 new memories, 20 namespaces of 10
+    for j in range(20):
+        for i in range(10): m("b:%02d" % j, "new memory %d of namespace %d, about ferries" % (i, j))
+else:                     # duplicates of every kind, among new memories
+    for j in range(4):
+        m("b:%02d" % j, "stored fact 1 of namespace %d" % j)            # of a stored row
+        m("b:%02d" % j, "  Stored FACT 2 of namespace %d " % j)         # the same, normalised
+        m("b:%02d" % j, "a fresh text %d" % j)
+        m("b:%02d" % j, "a fresh text %d" % j)                          # of this batch
+        m("b:%02d" % j, "stored fact 1 of namespace %d" % j)            # a second time
+        m("b:%02d" % (j + 10), "stored fact 1 of namespace %d" % j)     # another namespace
+        m("b:%02d" % j, "new memory 3 of namespace %d, about ferries" % j)
+        m("b:%02d" % (j + 30), "a namespace made by this batch %d" % j)
+        m("b:%02d" % (j + 30), "a namespace made by this batch %d" % j)
+PY
+for f in stored new dups; do python3 "$tmp/gen.py" $f > "$tmp/$f.jsonl"; done
+# What must agree between the stores: each row's namespace, text, kind and
+# duplicate count, in rowid order.
+rows() { "$bin" --db "$1" export | python3 -c '
+import json, sys
+for l in sys.stdin:
+    m = json.loads(l); print(m["ns"], m["kind"], m["duplicate_count"], m["text"], sep="|")'; }
+
+for s in "$pgdb" "$lite"; do
+    "$bin" --db "$s" import --batch 100 "$tmp/stored.jsonl" >/dev/null || fail "importing the stored rows into $s"
+done
+mark=$(wc -l < "$log")
+out=$("$bin" --db "$pgdb" import --batch 200 "$tmp/new.jsonl") || fail "importing 200 memories"
+n=$(round_trips "$mark")
+echo "round trips of a batch of 200 adds: $n"
+[ "$n" -ge 1 ] && [ "$n" -le 8 ] || fail "a batch of 200 adds took $n round trips (at most 8; -1: no transaction found)"
+case $out in *"200 added"*) ;; *) fail "200 added expected: $out" ;; esac
+"$bin" --db "$lite" import --batch 200 "$tmp/new.jsonl" >/dev/null || fail "importing 200 memories into SQLite"
+
+mark=$(wc -l < "$log")
+pg_out=$("$bin" --db "$pgdb" import --batch 100 "$tmp/dups.jsonl") || fail "importing duplicates"
+echo "round trips of a batch of 36 with 24 duplicates: $(round_trips "$mark")"
+lite_out=$("$bin" --db "$lite" import --batch 100 "$tmp/dups.jsonl") || fail "importing duplicates into SQLite"
+echo "PostgreSQL: $pg_out"
+[ "$pg_out" = "$lite_out" ] || fail "the imports differ: PostgreSQL '$pg_out', SQLite '$lite_out'"
+case $pg_out in *"12 added, 0 replaced, 24 duplicates"*) ;; *) fail "12 added and 24 duplicates expected: $pg_out" ;; esac
+rows "$pgdb" > "$tmp/pg.rows"; rows "$lite" > "$tmp/lite.rows"
+[ "$(wc -l < "$tmp/pg.rows")" = 232 ] || fail "232 rows expected on PostgreSQL, $(wc -l < "$tmp/pg.rows")"
+diff "$tmp/lite.rows" "$tmp/pg.rows" > "$tmp/diff" || fail "the rows differ (SQLite <, PostgreSQL >): $(head -5 "$tmp/diff")"
+# A duplicate is in history as on SQLite, and the batch is recalled.
+id=$("$bin" --db "$pgdb" export --ns b:00 | python3 -c '
+import json, sys
+print(next(m["id"] for m in map(json.loads, sys.stdin) if m["text"] == "stored fact 1 of namespace 0"))')
+ops=$("$bin" --db "$pgdb" history --ns b:00 "$id" 2>&1 | grep -c duplicate)
+[ "$ops" = 2 ] || fail "2 duplicate rows expected in the history of $id, $ops"
+case $("$bin" --db "$pgdb" recall --ns b:31 --query "namespace made by this batch") in
+*"made by this batch 1"*) ;; *) fail "the new namespace's memory is not recalled" ;; esac
+[ "$fails" = 0 ] && echo "ok"
+exit $((fails > 0))
