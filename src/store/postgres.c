@@ -85,6 +85,7 @@ typedef struct held_row {
     store_row r; /* owns its strings and vector */
     char *norm;
     uint64_t h;
+    int bumped; /* a stored row (known): a duplicate of it is held */
 } held_row;
 
 typedef struct pg_store {
@@ -109,6 +110,10 @@ typedef struct pg_store {
     size_t n_held, cap_held;
     int64_t *pool;            /* rowids drawn for the batch's inserts */
     size_t n_pool, next_pool;
+    held_row *known;          /* stored rows the batch duplicates, by rowid */
+    size_t n_known;
+    touch_ent *bumps;         /* duplicates of known rows, held */
+    size_t n_bumps, cap_bumps;
     int watching; /* `changed` was called: commits keep the change mark */
     char *uri; /* what to connect to; base.path shows it without a password */
 } pg_store;
@@ -622,6 +627,7 @@ static void pg_close(store *base) {
     ns_rows_clear(s);
     free(s->hist);
     free(s->held);
+    free(s->bumps);
     free(s->pool);
     free(s->locks);
     free(s->rows_seen);
@@ -696,6 +702,11 @@ static void drop_held(pg_store *s) {
         free(s->held[i].norm);
     }
     s->n_held = 0;
+    for (size_t i = 0; i < s->n_known; i++) store_row_clear(&s->known[i].r);
+    free(s->known);
+    s->known = NULL;
+    s->n_known = 0;
+    s->n_bumps = 0;
 }
 
 static void end_tx(pg_store *s) {
@@ -1004,9 +1015,18 @@ static int pg_find(store *base, const char *ns, const char *id, int with_vec, st
     return rc;
 }
 
+static held_row *held_find(pg_store *s, int64_t rowid, int *known);
+
 static int pg_get_rowid(store *base, int64_t rowid, int with_vec, store_row *out) {
     pg_store *s = pg(base);
     memset(out, 0, sizeof *out);
+    int known;
+    const held_row *e = held_find(s, rowid, &known);
+    if (e) { /* a row the batch holds or read: as the database would answer */
+        store_row t = e->r;
+        if (!with_vec) t.m.vector = NULL;
+        return store_row_copy(out, &t) ? fail(s, REMEM_ENOMEM, "out of memory") : REMEM_OK;
+    }
     int rc = flush_touches(s);
     if (rc) return rc;
     params p = {.n = 0};
@@ -1150,8 +1170,13 @@ static int pg_replace(store *base, int64_t rowid, const remem_memory *m, const c
     return rc;
 }
 
+static int hold_bump(pg_store *s, held_row *e, int known, int64_t now);
+
 static int pg_bump_duplicate(store *base, int64_t rowid, int64_t now) {
     pg_store *s = pg(base);
+    int known;
+    held_row *e = held_find(s, rowid, &known);
+    if (e) return hold_bump(s, e, known, now);
     params p = {.n = 0};
     p_i64(&p, now);
     p_i64(&p, rowid);
@@ -1229,23 +1254,24 @@ static int arr_add(char **buf, size_t *len, size_t *cap, int64_t x) {
     return 0;
 }
 
-/* Write the buffered touches in one statement: per row, the latest time
- * and the number of hits. Dropped on failure (a read is not a change). */
-static int flush_touches(pg_store *s) {
-    if (s->n_touches == 0) return REMEM_OK;
-    qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
+/* Per row of e[0..n) (sorted here), its latest time and its number of
+ * entries, as one UPDATE of sql ($1 rowids, $2 times, $3 counts), under
+ * `what`. e is emptied either way. */
+static int update_by_row(pg_store *s, touch_ent *e, size_t *n, const char *sql, const char *what) {
+    if (*n == 0) return REMEM_OK;
+    qsort(e, *n, sizeof *e, by_row_then_order);
     char *a[3] = {NULL, NULL, NULL};
     size_t len[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
     int bad = 0;
-    for (size_t i = 0; i < s->n_touches && !bad;) {
+    for (size_t i = 0; i < *n && !bad;) {
         size_t j = i;
-        while (j < s->n_touches && s->touches[j].rowid == s->touches[i].rowid) j++;
-        bad = arr_add(&a[0], &len[0], &cap[0], s->touches[i].rowid) ||
-              arr_add(&a[1], &len[1], &cap[1], s->touches[j - 1].at) ||
+        while (j < *n && e[j].rowid == e[i].rowid) j++;
+        bad = arr_add(&a[0], &len[0], &cap[0], e[i].rowid) ||
+              arr_add(&a[1], &len[1], &cap[1], e[j - 1].at) ||
               arr_add(&a[2], &len[2], &cap[2], (int64_t)(j - i));
         i = j;
     }
-    s->n_touches = 0;
+    *n = 0;
     int rc = REMEM_OK;
     if (bad) {
         rc = fail(s, REMEM_ENOMEM, "out of memory");
@@ -1253,14 +1279,20 @@ static int flush_touches(pg_store *s) {
         for (int k = 0; k < 3; k++) a[k][len[k]] = '}'; /* room: arr_add keeps 24 spare */
         for (int k = 0; k < 3; k++) a[k][len[k] + 1] = '\0';
         const char *vals[3] = {a[0], a[1], a[2]};
-        PQclear(run(s,
-                    "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count + t.n"
-                    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(r, at, n)"
-                    " WHERE m.rowid = t.r AND m.rowid = ANY($1::bigint[])",
-                    3, vals, NULL, NULL, "touching memories", &rc));
+        PQclear(run(s, sql, 3, vals, NULL, NULL, what, &rc));
     }
     for (int k = 0; k < 3; k++) free(a[k]);
     return rc;
+}
+
+/* Write the buffered touches in one statement: per row, the latest time
+ * and the number of hits. Dropped on failure (a read is not a change). */
+static int flush_touches(pg_store *s) {
+    return update_by_row(s, s->touches, &s->n_touches,
+                         "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count"
+                         " + t.n FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(r, at, n)"
+                         " WHERE m.rowid = t.r AND m.rowid = ANY($1::bigint[])",
+                         "touching memories");
 }
 
 static int pg_clear(store *base, const char *ns, int64_t *deleted) {
@@ -1305,6 +1337,32 @@ static int hold_insert(pg_store *s, const remem_memory *m, const char *norm, uin
     s->n_held++;
     s->next_pool++;
     if (rowid) *rowid = e->r.rowid;
+    return REMEM_OK;
+}
+
+/* A duplicate of a row the batch holds (its insert carries the count)
+ * or read (one UPDATE per row at the flush: remem_memories_au moves the
+ * namespace's version once per row). */
+static int hold_bump(pg_store *s, held_row *e, int known, int64_t now) {
+    if (known) {
+        if (s->n_bumps == s->cap_bumps) {
+            size_t cap = s->cap_bumps ? s->cap_bumps * 2 : 64;
+            touch_ent *t = realloc(s->bumps, cap * sizeof *t);
+            if (!t) return fail(s, REMEM_ENOMEM, "out of memory");
+            s->bumps = t;
+            s->cap_bumps = cap;
+        }
+        s->bumps[s->n_bumps] = (touch_ent){e->r.rowid, now, s->n_bumps};
+        s->n_bumps++;
+        ns_row *r = e->bumped ? NULL : ns_row_find(s, e->r.m.ns);
+        if (r && r->state == 1)
+            r->version++;
+        else if (r)
+            r->state = 0;
+        e->bumped = 1;
+    }
+    e->r.m.duplicate_count++;
+    e->r.m.updated_at = now;
     return REMEM_OK;
 }
 
@@ -1405,6 +1463,12 @@ static int flush_held(pg_store *s) {
     for (size_t done = 0; !rc && done < s->n_held; done += HELD_CHUNK)
         rc = insert_chunk(s, s->held + done,
                           s->n_held - done > HELD_CHUNK ? HELD_CHUNK : s->n_held - done);
+    if (!rc)
+        rc = update_by_row(s, s->bumps, &s->n_bumps,
+                           "UPDATE memories m SET duplicate_count = m.duplicate_count + t.n,"
+                           " updated_at = t.at FROM unnest($1::bigint[], $2::bigint[],"
+                           " $3::bigint[]) AS t(r, at, n) WHERE m.rowid = t.r",
+                           "recording duplicates");
     s->flushing = 0;
     drop_held(s);
     return rc;
@@ -1480,8 +1544,7 @@ static char *batch_sql(pg_store *s, const store_batch *b, char what[5]) {
     for (size_t k = 0; k < b->n_keys && !bad; k++) {
         if (!b->norm[k]) continue;
         snprintf(num, sizeof num, "%s(%zu,", any ? "," : "", k);
-        bad |= (!any && sql_add(&q, &len, &cap,
-                                "SELECT k.i, min(m.rowid) FROM (VALUES")) ||
+        bad |= (!any && sql_add(&q, &len, &cap, "SELECT d.*, k.i FROM (VALUES")) ||
                sql_add(&q, &len, &cap, num) || sql_lit(s, &q, &len, &cap, b->key_ns[k]);
         snprintf(num, sizeof num, "::text,%lld::bigint,", (long long)(int64_t)b->hash[k]);
         bad |= sql_add(&q, &len, &cap, num) || sql_lit(s, &q, &len, &cap, b->norm[k]) ||
@@ -1490,8 +1553,9 @@ static char *batch_sql(pg_store *s, const store_batch *b, char what[5]) {
     }
     if (any) {
         bad |= sql_add(&q, &len, &cap,
-                       ") AS k(i, ns, h, norm) JOIN memories m ON m.ns = k.ns AND "
-                       "m.norm_hash = k.h AND m.norm = k.norm GROUP BY k.i");
+                       ") AS k(i, ns, h, norm) CROSS JOIN LATERAL (SELECT " ROW_COLS
+                       " FROM memories m WHERE m.ns = k.ns AND m.norm_hash = k.h AND"
+                       " m.norm = k.norm ORDER BY rowid LIMIT 1) d");
         what[w++] = 'd';
     }
     what[w] = '\0';
@@ -1500,6 +1564,42 @@ static char *batch_sql(pg_store *s, const store_batch *b, char what[5]) {
         return NULL;
     }
     return q;
+}
+
+static int by_rowid(const void *a, const void *b) {
+    int64_t x = ((const held_row *)a)->r.rowid, y = ((const held_row *)b)->r.rowid;
+    return x < y ? -1 : x > y;
+}
+
+/* The stored rows the batch duplicates (res: ROW_COLS, then the key),
+ * kept so that their duplicates cost no round trip (held_find). None
+ * when out of memory: each is then read again. */
+static void batch_known(pg_store *s, const PGresult *res) {
+    int n = PQntuples(res);
+    if (n == 0 || !(s->known = calloc((size_t)n, sizeof *s->known))) return;
+    for (int r = 0; r < n; r++) {
+        if (copy_row(s, res, r, 1, &s->known[s->n_known].r, "a memory")) break;
+        s->n_known++;
+    }
+    qsort(s->known, s->n_known, sizeof *s->known, by_rowid);
+    size_t u = 0; /* several keys may name one row */
+    for (size_t i = 0; i < s->n_known; i++) {
+        if (u && s->known[u - 1].r.rowid == s->known[i].r.rowid)
+            store_row_clear(&s->known[i].r);
+        else
+            s->known[u++] = s->known[i];
+    }
+    s->n_known = u;
+}
+
+/* The held insert or known row of rowid (*known says which), or NULL. */
+static held_row *held_find(pg_store *s, int64_t rowid, int *known) {
+    held_row key = {.r.rowid = rowid}, *e = NULL;
+    if (!s->batch || s->flushing) return NULL;
+    if (s->n_held) e = bsearch(&key, s->held, s->n_held, sizeof *e, by_rowid);
+    *known = !e;
+    if (!e && s->n_known) e = bsearch(&key, s->known, s->n_known, sizeof *e, by_rowid);
+    return e;
 }
 
 /* One result of pg_batch's query, of the kind `what`. */
@@ -1522,9 +1622,10 @@ static void batch_take(pg_store *s, store_batch *b, char what, const PGresult *r
         s->next_pool = 0;
     } else if (what == 'd') {
         for (int r = 0; r < n; r++) {
-            int64_t k = get_i64(res, r, 0);
-            if (k >= 0 && (size_t)k < b->n_keys) b->dup[k] = get_i64(res, r, 1);
+            int64_t k = get_i64(res, r, 19);
+            if (k >= 0 && (size_t)k < b->n_keys) b->dup[k] = get_i64(res, r, 0);
         }
+        batch_known(s, res);
     }
 }
 

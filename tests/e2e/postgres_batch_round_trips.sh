@@ -4,11 +4,12 @@
 # import), counted from the server's own statement log as in
 # postgres_round_trips.sh: `import --batch 200` of 200 new memories in 20
 # namespaces (4 of them holding rows already, 16 new) is one transaction
-# of at most 8 round trips. And the batch path folds duplicates exactly as
+# of at most 8 round trips, and so is a batch of 36 of which 24 are
+# duplicates. And the batch path folds duplicates exactly as
 # SQLite does, one memory at a time: duplicates of stored rows, of
 # memories earlier in the same batch, and the same text in another
 # namespace (not a duplicate) give the same rows, in the same order, with
-# the same duplicate counts on both stores.
+# the same duplicate counts and history on both stores.
 # SKIP (77) where PostgreSQL cannot be installed or started.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -82,7 +83,9 @@ case $out in *"200 added"*) ;; *) fail "200 added expected: $out" ;; esac
 
 mark=$(wc -l < "$log")
 pg_out=$("$bin" --db "$pgdb" import --batch 100 "$tmp/dups.jsonl") || fail "importing duplicates"
-echo "round trips of a batch of 36 with 24 duplicates: $(round_trips "$mark")"
+n=$(round_trips "$mark")
+echo "round trips of a batch of 36 with 24 duplicates: $n"
+[ "$n" -ge 1 ] && [ "$n" -le 8 ] || fail "a batch of 36 adds (24 duplicates) took $n round trips (at most 8)"
 lite_out=$("$bin" --db "$lite" import --batch 100 "$tmp/dups.jsonl") || fail "importing duplicates into SQLite"
 echo "PostgreSQL: $pg_out"
 [ "$pg_out" = "$lite_out" ] || fail "the imports differ: PostgreSQL '$pg_out', SQLite '$lite_out'"
@@ -90,12 +93,26 @@ case $pg_out in *"12 added, 0 replaced, 24 duplicates"*) ;; *) fail "12 added an
 rows "$pgdb" > "$tmp/pg.rows"; rows "$lite" > "$tmp/lite.rows"
 [ "$(wc -l < "$tmp/pg.rows")" = 232 ] || fail "232 rows expected on PostgreSQL, $(wc -l < "$tmp/pg.rows")"
 diff "$tmp/lite.rows" "$tmp/pg.rows" > "$tmp/diff" || fail "the rows differ (SQLite <, PostgreSQL >): $(head -5 "$tmp/diff")"
-# A duplicate is in history as on SQLite, and the batch is recalled.
-id=$("$bin" --db "$pgdb" export --ns b:00 | python3 -c '
+# The history of a stored row duplicated twice in one batch, and of a
+# memory duplicated within its batch, as on SQLite: each change with its
+# before and after duplicate count.
+hist() { # store ns text
+    local id
+    id=$("$bin" --db "$1" export --ns "$2" | T=$3 python3 -c '
+import json, os, sys
+print(next(m["id"] for m in map(json.loads, sys.stdin) if m["text"] == os.environ["T"]))')
+    "$bin" --db "$1" history --json --ns "$2" "$id" | python3 -c '
 import json, sys
-print(next(m["id"] for m in map(json.loads, sys.stdin) if m["text"] == "stored fact 1 of namespace 0"))')
-ops=$("$bin" --db "$pgdb" history --ns b:00 "$id" 2>&1 | grep -c duplicate)
-[ "$ops" = 2 ] || fail "2 duplicate rows expected in the history of $id, $ops"
+for h in json.load(sys.stdin)["history"]:
+    c = lambda m: None if m is None else m["duplicate_count"]
+    print(h["op"], c(h["before"]), c(h["after"]))'
+}
+for t in "b:00|stored fact 1 of namespace 0" "b:01|a fresh text 1" "b:32|a namespace made by this batch 2"; do
+    a=$(hist "$pgdb" "${t%%|*}" "${t#*|}"); b=$(hist "$lite" "${t%%|*}" "${t#*|}")
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "the history of '${t#*|}' differs: PostgreSQL '$a', SQLite '$b'"
+done
+case $(hist "$pgdb" b:00 "stored fact 1 of namespace 0" | tr '\n' ' ') in
+"add None 0 duplicate 0 1 duplicate 1 2 ") ;; *) fail "add and two duplicates expected in history" ;; esac
 case $("$bin" --db "$pgdb" recall --ns b:31 --query "namespace made by this batch") in
 *"made by this batch 1"*) ;; *) fail "the new namespace's memory is not recalled" ;; esac
 [ "$fails" = 0 ] && echo "ok"
