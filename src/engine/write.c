@@ -179,9 +179,53 @@ static void plan_firsts(add_hint *hints, plan_key *keys, size_t nk) {
     }
 }
 
-static void plan_free(add_hint *hints, size_t n) {
+static void hints_free(add_hint *hints, size_t n) {
     for (size_t i = 0; hints && i < n; i++) free(hints[i].norm);
     free(hints);
+}
+
+/* What plan_batch gathers, each array n long. */
+typedef struct plan {
+    add_hint *hints;
+    const char **names, **kns, **norms; /* namespaces; per memory its ns and text */
+    uint64_t *hash;
+    int64_t *dup;
+    plan_key *keys;
+    size_t nn, nk; /* names and keys filled */
+} plan;
+
+static void plan_free(plan *p, size_t n) {
+    hints_free(p->hints, n);
+    free(p->names);
+    free(p->kns);
+    free(p->norms);
+    free(p->hash);
+    free(p->dup);
+    free(p->keys);
+}
+
+/* The namespaces of the memories written, each once, and (keys) the
+ * normalised text of each. */
+static int plan_fill(remem *db, plan *p, const remem_memory *ms, size_t n, const char *skip,
+                     int keys) {
+    for (size_t i = 0; i < n; i++) {
+        if (skip[i]) continue;
+        p->names[p->nn++] = ms[i].ns;
+        if (!keys) continue;
+        add_hint *h = &p->hints[i];
+        if (!(h->norm = util_normalize_text(ms[i].text)))
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        h->h = p->hash[i] = util_hash64(h->norm, strlen(h->norm));
+        p->kns[i] = ms[i].ns;
+        p->norms[i] = h->norm;
+        p->keys[p->nk++] = (plan_key){h->h, ms[i].ns, h->norm, i};
+    }
+    qsort(p->names, p->nn, sizeof *p->names, by_str);
+    size_t u = 0;
+    for (size_t i = 0; i < p->nn; i++)
+        if (u == 0 || strcmp(p->names[i], p->names[u - 1]) != 0) p->names[u++] = p->names[i];
+    p->nn = u;
+    return REMEM_OK;
 }
 
 /* The store's batch call for ms[0..n) (skip[i]: memory off), inside the
@@ -192,59 +236,36 @@ static void plan_free(add_hint *hints, size_t n) {
 static int plan_batch(remem *db, const remem_memory *ms, size_t n, const char *skip,
                       add_hint **out) {
     *out = NULL;
+    if (!store_has_batch(db->st)) return REMEM_OK; /* SQLite: one by one costs no round trip */
     int ids = 0, rc = REMEM_OK;
-    for (size_t i = 0; i < n; i++) ids |= !skip[i] && ms[i].id != NULL;
-    add_hint *hints = calloc(n, sizeof *hints);
-    const char **names = calloc(n, sizeof *names), **kns = calloc(n, sizeof *kns);
-    const char **norms = calloc(n, sizeof *norms);
-    uint64_t *hash = calloc(n, sizeof *hash);
-    int64_t *dup = calloc(n, sizeof *dup);
-    plan_key *keys = calloc(n, sizeof *keys);
-    if (!hints || !names || !kns || !norms || !hash || !dup || !keys) {
+    size_t n_new = 0;
+    for (size_t i = 0; i < n; i++) {
+        ids |= !skip[i] && ms[i].id != NULL;
+        n_new += !skip[i];
+    }
+    plan p = {.hints = calloc(n, sizeof *p.hints), .names = calloc(n, sizeof *p.names),
+              .kns = calloc(n, sizeof *p.kns), .norms = calloc(n, sizeof *p.norms),
+              .hash = calloc(n, sizeof *p.hash), .dup = calloc(n, sizeof *p.dup),
+              .keys = calloc(n, sizeof *p.keys)};
+    if (!p.hints || !p.names || !p.kns || !p.norms || !p.hash || !p.dup || !p.keys)
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        goto out;
+    if (!rc) rc = plan_fill(db, &p, ms, n, skip, !ids);
+    store_batch b = {.ns = p.names, .n_ns = p.nn, .n_keys = ids ? 0 : n, .key_ns = p.kns,
+                     .norm = p.norms, .hash = p.hash, .dup = p.dup, .n_new = n_new};
+    if (!rc) {
+        rc = store_batch_begin(db->st, &b);
+        if (rc == REMEM_EUNSUPPORTED)
+            rc = REMEM_OK;
+        else if (rc)
+            eng_store_fail(db, rc);
     }
-    size_t nn = 0, nk = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (skip[i]) continue;
-        names[nn++] = ms[i].ns;
-        if (ids) continue;
-        if (!(hints[i].norm = util_normalize_text(ms[i].text))) {
-            rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-            break;
-        }
-        hints[i].h = hash[i] = util_hash64(hints[i].norm, strlen(hints[i].norm));
-        kns[i] = ms[i].ns;
-        norms[i] = hints[i].norm;
-        keys[nk++] = (plan_key){hash[i], ms[i].ns, hints[i].norm, i};
+    if (!rc && !ids) {
+        for (size_t i = 0; i < n; i++) p.hints[i].dup = p.dup[i];
+        plan_firsts(p.hints, p.keys, p.nk);
+        *out = p.hints;
+        p.hints = NULL;
     }
-    if (rc) goto out;
-    size_t n_new = nn;
-    qsort(names, nn, sizeof *names, by_str);
-    size_t u = 0;
-    for (size_t i = 0; i < nn; i++)
-        if (u == 0 || strcmp(names[i], names[u - 1]) != 0) names[u++] = names[i];
-    store_batch b = {.ns = names, .n_ns = u, .n_keys = ids ? 0 : n, .key_ns = kns,
-                     .norm = norms, .hash = hash, .dup = dup, .n_new = n_new};
-    rc = store_batch_begin(db->st, &b);
-    if (rc == REMEM_EUNSUPPORTED) {
-        rc = REMEM_OK;
-    } else if (rc) {
-        eng_store_fail(db, rc);
-    } else if (!ids) {
-        for (size_t i = 0; i < n; i++) hints[i].dup = dup[i];
-        plan_firsts(hints, keys, nk);
-        *out = hints;
-        hints = NULL;
-    }
-out:
-    plan_free(hints, n);
-    free(names);
-    free(kns);
-    free(norms);
-    free(hash);
-    free(dup);
-    free(keys);
+    plan_free(&p, n);
     return rc;
 }
 
@@ -367,7 +388,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
                         hint);
         if (rc && failed_index) *failed_index = (long)i;
     }
-    plan_free(hints, n);
+    hints_free(hints, n);
     rc = eng_txn_end(db, &x, rc);
     if (!rc && pending) db->pending_hint = 1;
     if (!rc && !pending && ne > 0 && db->pending_hint) eng_embed_pending(db, NULL, 256, NULL, NULL);

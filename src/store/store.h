@@ -261,6 +261,8 @@ static inline int store_commit_report(store *s, const char *const *ns, size_t n,
     if (!s->ops->commit_report) return REMEM_EUNSUPPORTED;
     return s->ops->commit_report(s, ns, n, version, hist_seq);
 }
+/* 1 when the backend has a batch call (else the engine need not prepare one). */
+static inline int store_has_batch(const store *s) { return s->ops->batch != NULL; }
 /* REMEM_EUNSUPPORTED (nothing done) when the backend has no batch call. */
 static inline int store_batch_begin(store *s, store_batch *b) {
     if (!s->ops->batch) return REMEM_EUNSUPPORTED;
