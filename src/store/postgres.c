@@ -50,6 +50,7 @@
 #include "util/util.h"
 
 #define HELD_CHUNK   1000 /* rows per multi-row INSERT (21 parameters each) */
+#define HELD_MAX     5000 /* rows held at most (then sent) */
 #define TOUCH_BATCH  512
 #define TOUCH_AGE_MS 1000
 
@@ -1110,9 +1111,12 @@ static int pg_insert(store *base, const remem_memory *m, const char *norm, uint6
     pg_store *s = pg(base);
     int rc = ns_lock(s, m->ns);
     if (rc) return rc;
-    if (s->batch && s->next_pool < s->n_pool)
-        rc = hold_insert(s, m, norm, h, rowid);
-    else
+    if (s->batch && s->next_pool < s->n_pool) {
+        /* What is held stays bounded: a copy of a 100k namespace is one
+         * batch. */
+        if (s->n_held >= HELD_MAX) rc = flush_held(s);
+        if (!rc) rc = hold_insert(s, m, norm, h, rowid);
+    } else
         rc = insert_now(s, m, norm, h, rowid);
     if (rc) return rc;
     /* As remem_memories_ai moves it: one more row, one more version (a

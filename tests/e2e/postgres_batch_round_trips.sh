@@ -9,7 +9,8 @@
 # SQLite does, one memory at a time: duplicates of stored rows, of
 # memories earlier in the same batch, and the same text in another
 # namespace (not a duplicate) give the same rows, in the same order, with
-# the same duplicate counts and history on both stores.
+# the same duplicate counts and history on both stores. `remem copy` of a
+# namespace of 60 into PostgreSQL is at most 8 round trips as well.
 # SKIP (77) where PostgreSQL cannot be installed or started.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +48,8 @@ def m(ns, text): print(json.dumps({"ns": ns, "text": text}))
 if kind == "stored":      # 4 namespaces of 5
     for j in range(4):
         for i in range(5): m("b:%02d" % j, "stored fact %d of namespace %d" % (i, j))
+elif kind == "copy":      # one namespace of 60, for `remem copy`
+    for i in range(60): m("c:one", "copied memory %d" % i)
 elif kind == "new":       # 200 new memories, 20 namespaces of 10
     for j in range(20):
         for i in range(10): m("b:%02d" % j, "new memory %d of namespace %d, about ferries" % (i, j))
@@ -62,7 +65,7 @@ else:                     # duplicates of every kind, among new memories
         m("b:%02d" % (j + 30), "a namespace made by this batch %d" % j)
         m("b:%02d" % (j + 30), "a namespace made by this batch %d" % j)
 PY
-for f in stored new dups; do python3 "$tmp/gen.py" $f > "$tmp/$f.jsonl"; done
+for f in stored new dups copy; do python3 "$tmp/gen.py" $f > "$tmp/$f.jsonl"; done
 # What must agree between the stores: each row's namespace, text, kind and
 # duplicate count, in rowid order.
 rows() { "$bin" --db "$1" export | python3 -c '
@@ -115,5 +118,15 @@ case $(hist "$pgdb" b:00 "stored fact 1 of namespace 0" | tr '\n' ' ') in
 "add None 0 duplicate 0 1 duplicate 1 2 ") ;; *) fail "add and two duplicates expected in history" ;; esac
 case $("$bin" --db "$pgdb" recall --ns b:31 --query "namespace made by this batch") in
 *"made by this batch 1"*) ;; *) fail "the new namespace's memory is not recalled" ;; esac
+# `remem copy` into PostgreSQL takes a namespace (60 memories with their
+# history) in a few round trips too, and verifies what it wrote.
+"$bin" --db "$tmp/c.db" import "$tmp/copy.jsonl" >/dev/null || fail "importing the copy's source"
+cdb=$(pg_newdb)
+mark=$(wc -l < "$log")
+"$bin" copy "$tmp/c.db" "$cdb" >/dev/null || fail "copying a namespace of 60 into PostgreSQL"
+n=$(round_trips "$mark")
+echo "round trips of copying a namespace of 60: $n"
+[ "$n" -ge 1 ] && [ "$n" -le 8 ] || fail "copying a namespace of 60 took $n round trips (at most 8)"
+[ "$("$bin" --db "$cdb" export | wc -l)" = 60 ] || fail "60 memories expected after the copy"
 [ "$fails" = 0 ] && echo "ok"
 exit $((fails > 0))
