@@ -31,6 +31,14 @@
  * row is next read through this handle, at a commit once a second old or
  * 512 long, or at close: recall does not write on every hit.
  *
+ * Batches (pg_batch, the table's batch call: remem_add_batch, copy): one
+ * simple query takes the namespaces' locks, reads their rows, draws the
+ * rowids of the inserts to come and looks up every duplicate (with its
+ * row). The inserts, new namespaces' models and duplicate counts are then
+ * held and answered from memory, and go as multi-row statements before
+ * the transaction's next statement (flush_held, in run) or its commit:
+ * a batch of thousands is a handful of round trips.
+ *
  * Outages: a statement outside a started transaction that finds the
  * connection dead reconnects (with a growing pause between attempts) and
  * runs again; inside a transaction it fails and PostgreSQL rolls the whole
