@@ -442,6 +442,97 @@ static void test_bump_duplicate(void) {
     done(s);
 }
 
+/* The batch call (a backend may have none: SQLite): duplicate lookups
+ * answered at once (lowest rowid; collision, other namespace, 64-bit
+ * hash), inserts and duplicate counts held yet seen by every later call,
+ * the namespace rows the transaction reports equal to what the database
+ * holds after the commit, and nothing left after a rollback. */
+static void test_batch(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    remem_memory a = memory("n", "a", "Hello, World", V1), b = memory("n", "b", "big", NULL);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    int64_t r1 = 0, r2 = 0, r3 = 0, r4 = 0;
+    CHECK_INT(store_insert(s, &a, "hello world", 77, &r1), REMEM_OK);
+    CHECK_INT(store_insert(s, &b, "big", UINT64_MAX - 5, &r2), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    const char *names[] = {"fresh", "n"};
+    const char *kns[] = {"n", "n", "fresh", "n", NULL};
+    const char *norms[] = {"hello world", "hello there", "hello world", "big", NULL};
+    uint64_t hash[] = {77, 77, 77, UINT64_MAX - 5, 0};
+    int64_t dup[5] = {-1, -1, -1, -1, -1};
+    store_batch bt = {.ns = names, .n_ns = 2, .n_keys = 5, .key_ns = kns, .norm = norms,
+                      .hash = hash, .dup = dup, .n_new = 3};
+    CHECK_INT(store_begin(s), REMEM_OK);
+    int rc = store_batch_begin(s, &bt);
+    if (rc == REMEM_EUNSUPPORTED) {
+        CHECK(!store_has_batch(s));
+        store_rollback(s);
+        done(s);
+        return;
+    }
+    CHECK_INT(rc, REMEM_OK);
+    CHECK_INT(dup[0], r1);
+    CHECK_INT(dup[1], 0);
+    CHECK_INT(dup[2], 0);
+    CHECK_INT(dup[3], r2);
+    CHECK_INT(dup[4], 0);
+    remem_memory c = memory("n", "c", "new one", V2), d = memory("fresh", "d", "other", NULL);
+    CHECK_INT(store_ns_set_model(s, "fresh", "test-model", DIM), REMEM_OK);
+    CHECK_INT(store_insert(s, &c, "new one", 5, &r3), REMEM_OK);
+    CHECK_INT(store_insert(s, &d, "other", 6, &r4), REMEM_OK);
+    CHECK(r3 > r2 && r4 > r3);
+    store_row r;
+    CHECK_INT(store_get_rowid(s, r3, 1, &r), REMEM_OK); /* held, as it will be stored */
+    check_same_memory(&r.m, &c);
+    store_row_clear(&r);
+    CHECK_INT(store_bump_duplicate(s, r3, 8000), REMEM_OK);
+    CHECK_INT(store_bump_duplicate(s, r1, 8500), REMEM_OK);
+    CHECK_INT(store_bump_duplicate(s, r1, 8600), REMEM_OK);
+    CHECK_INT(store_get_rowid(s, r1, 0, &r), REMEM_OK); /* read by the batch, counted */
+    CHECK_INT(r.m.duplicate_count, 2);
+    CHECK_INT(r.m.updated_at, 8600);
+    store_row_clear(&r);
+    int64_t v_n = -1, rows_n = -1, v_f = -1, rows_f = -1;
+    char model[64];
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, &v_n, &rows_n), REMEM_OK);
+    CHECK_INT(store_ns_info(s, "fresh", model, sizeof model, NULL, &v_f, &rows_f), REMEM_OK);
+    CHECK_STR(model, "test-model");
+    CHECK_INT(store_find(s, "n", "c", 0, &r), REMEM_OK); /* sends what is held */
+    CHECK_INT(r.m.duplicate_count, 1);
+    CHECK_INT(r.rowid, r3);
+    store_row_clear(&r);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    /* What the transaction said of the namespaces is what is stored. */
+    int64_t v = -1, rows = -1;
+    CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, &v, &rows), REMEM_OK);
+    CHECK_INT(v, v_n);
+    CHECK_INT(rows, 3);
+    CHECK_INT(rows_n, 3);
+    CHECK_INT(store_ns_info(s, "fresh", model, sizeof model, NULL, &v, &rows), REMEM_OK);
+    CHECK_INT(v, v_f);
+    CHECK_INT(rows, 1);
+    CHECK_INT(rows_f, 1);
+    CHECK_INT(store_get_rowid(s, r1, 0, &r), REMEM_OK);
+    CHECK_INT(r.m.duplicate_count, 2);
+    store_row_clear(&r);
+    /* A rolled-back batch leaves nothing. */
+    const char *one[] = {"n"};
+    store_batch b2 = {.ns = one, .n_ns = 1, .n_new = 1};
+    remem_memory e = memory("n", "e", "gone", NULL);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_batch_begin(s, &b2), REMEM_OK);
+    CHECK_INT(store_insert(s, &e, "gone", 9, &r4), REMEM_OK);
+    CHECK_INT(store_bump_duplicate(s, r2, 9000), REMEM_OK);
+    store_rollback(s);
+    CHECK_INT(store_find(s, "n", "e", 0, &r), REMEM_ENOTFOUND);
+    CHECK_INT(store_get_rowid(s, r2, 0, &r), REMEM_OK);
+    CHECK_INT(r.m.duplicate_count, 0);
+    store_row_clear(&r);
+    CHECK_INT(version_of(s, "n"), v_n);
+    done(s);
+}
+
 static void test_delete(void) {
     store *s = open_fresh();
     if (!s) return;
@@ -1052,6 +1143,7 @@ int main(int argc, char **argv) {
         RUN(test_find_dup_after);
         RUN(test_replace);
         RUN(test_bump_duplicate);
+        RUN(test_batch);
         RUN(test_delete);
         RUN(test_touch);
         RUN(test_set_vector);

@@ -253,7 +253,8 @@ static int copy_ns(remem *db, store *dst, const char *ns, json_t *report, sum *t
     store *src = db->st;
     char model[256] = "";
     int dim = 0;
-    int rc = store_ns_info(src, ns, model, sizeof model, &dim, NULL, NULL);
+    int64_t rows = 0;
+    int rc = store_ns_info(src, ns, model, sizeof model, &dim, NULL, &rows);
     if (rc) return eng_fail(db, rc, "reading namespace %s: %s", ns, store_errmsg(src));
 
     /* What the destination holds of ns already. */
@@ -286,7 +287,12 @@ static int copy_ns(remem *db, store *dst, const char *ns, json_t *report, sum *t
 
     if ((rc = store_begin(dst))) return eng_fail(db, rc, "destination: %s", store_errmsg(dst));
     in.dst = dst;
-    if (model[0] && dim > 0) rc = store_ns_set_model(dst, ns, model, dim);
+    /* A database server then takes the namespace's rows a few thousand
+     * to a statement, not one round trip each. */
+    const char *one[1] = {ns};
+    store_batch b = {.ns = one, .n_ns = 1, .n_new = rows > 0 ? (size_t)rows : 0};
+    if ((rc = store_batch_begin(dst, &b)) == REMEM_EUNSUPPORTED) rc = REMEM_OK;
+    if (!rc && model[0] && dim > 0) rc = store_ns_set_model(dst, ns, model, dim);
     if (!rc)
         rc = read_ns(src, ns, &in, err, sizeof err);
     else

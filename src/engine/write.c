@@ -18,10 +18,21 @@
 #include "score/score.h"
 #include "util/util.h"
 
+/* What a batch knew of one memory before writing it (plan_batch, on a
+ * store with a batch call): its normalised text and the row it folds
+ * into, so that the store is not asked once per memory. */
+typedef struct add_hint {
+    char *norm; /* owned by the plan */
+    uint64_t h;
+    int64_t dup;   /* the row it duplicates (0: none), as find_dup would say */
+    size_t first;  /* the batch's first memory with its namespace and text */
+    int64_t rowid; /* OUT: the row written */
+} add_hint;
+
 /* Write one validated memory with its final vector, inside the open
- * transaction (engine.h: the lifecycle writes its products through it). */
-int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
-                   char *id_out, size_t id_cap, int *outcome) {
+ * transaction; hint (may be NULL) for a memory without an id. */
+static int add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
+                      char *id_out, size_t id_cap, int *outcome, add_hint *hint) {
     remem_memory m = *in;
     m.kind = m.kind ? m.kind : "observation";
     m.tier = m.tier ? m.tier : (strcmp(m.kind, "static") == 0 ? "static" : "short");
@@ -40,9 +51,10 @@ int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, 
     assert(m.ns && m.text && m.kind && m.tier);
     assert(m.importance >= 0 && m.importance <= 1);
     char idbuf[27];
-    char *norm = util_normalize_text(m.text);
+    if (m.id) hint = NULL;
+    char *norm = hint ? hint->norm : util_normalize_text(m.text);
     if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-    uint64_t h = util_hash64(norm, strlen(norm));
+    uint64_t h = hint ? hint->h : util_hash64(norm, strlen(norm));
     int64_t rowid = 0;
     int out = REMEM_ADDED;
     /* The namespace's model lock: checked and recorded once per
@@ -81,7 +93,10 @@ int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, 
     } else {
         /* Only generated ids fold exact duplicates: a caller's own id must
          * stay gettable. */
-        rc = store_find_dup(db->st, m.ns, h, norm, &rowid);
+        if (hint)
+            rowid = hint->dup;
+        else
+            rc = store_find_dup(db->st, m.ns, h, norm, &rowid);
         if (rc) {
             eng_store_fail(db, rc);
             goto done;
@@ -120,8 +135,137 @@ wrote:
     if (!rc) rc = eng_txn_row(db, x, m.ns, rowid);
     if (!rc && id_out) snprintf(id_out, id_cap, "%s", m.id);
 done:
-    free(norm);
+    if (!hint) free(norm);
+    if (!rc && hint) hint->rowid = rowid;
     if (!rc && outcome) *outcome = out;
+    return rc;
+}
+
+/* engine.h: the lifecycle writes its products through it. */
+int eng_add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
+                   char *id_out, size_t id_cap, int *outcome) {
+    return add_in_txn(db, x, in, vec, now, id_out, id_cap, outcome, NULL);
+}
+
+/* ---- a batch's plan: what the store is told before the writes ---- */
+
+typedef struct plan_key {
+    uint64_t h;
+    const char *ns, *norm;
+    size_t i;
+} plan_key;
+
+static int by_key(const void *a, const void *b) {
+    const plan_key *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    int c = strcmp(x->ns, y->ns);
+    if (!c) c = strcmp(x->norm, y->norm);
+    if (!c) c = x->i < y->i ? -1 : x->i > y->i;
+    return c;
+}
+
+static int by_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Each hint's first: the batch's first memory with the same namespace and
+ * text (itself when none is before it). keys: the memories written. */
+static void plan_firsts(add_hint *hints, plan_key *keys, size_t nk) {
+    qsort(keys, nk, sizeof *keys, by_key);
+    for (size_t j = 0; j < nk; j++) {
+        int same = j > 0 && keys[j].h == keys[j - 1].h && !strcmp(keys[j].ns, keys[j - 1].ns) &&
+                   !strcmp(keys[j].norm, keys[j - 1].norm);
+        hints[keys[j].i].first = same ? hints[keys[j - 1].i].first : keys[j].i;
+    }
+}
+
+static void hints_free(add_hint *hints, size_t n) {
+    for (size_t i = 0; hints && i < n; i++) free(hints[i].norm);
+    free(hints);
+}
+
+/* What plan_batch gathers, each array n long. */
+typedef struct plan {
+    add_hint *hints;
+    const char **names, **kns, **norms; /* namespaces; per memory its ns and text */
+    uint64_t *hash;
+    int64_t *dup;
+    plan_key *keys;
+    size_t nn, nk; /* names and keys filled */
+} plan;
+
+static void plan_free(plan *p, size_t n) {
+    hints_free(p->hints, n);
+    free(p->names);
+    free(p->kns);
+    free(p->norms);
+    free(p->hash);
+    free(p->dup);
+    free(p->keys);
+}
+
+/* The namespaces of the memories written, each once, and (keys) the
+ * normalised text of each. */
+static int plan_fill(remem *db, plan *p, const remem_memory *ms, size_t n, const char *skip,
+                     int keys) {
+    for (size_t i = 0; i < n; i++) {
+        if (skip[i]) continue;
+        p->names[p->nn++] = ms[i].ns;
+        if (!keys) continue;
+        add_hint *h = &p->hints[i];
+        if (!(h->norm = util_normalize_text(ms[i].text)))
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        h->h = p->hash[i] = util_hash64(h->norm, strlen(h->norm));
+        p->kns[i] = ms[i].ns;
+        p->norms[i] = h->norm;
+        p->keys[p->nk++] = (plan_key){h->h, ms[i].ns, h->norm, i};
+    }
+    qsort(p->names, p->nn, sizeof *p->names, by_str);
+    size_t u = 0;
+    for (size_t i = 0; i < p->nn; i++)
+        if (u == 0 || strcmp(p->names[i], p->names[u - 1]) != 0) p->names[u++] = p->names[i];
+    p->nn = u;
+    return REMEM_OK;
+}
+
+/* The store's batch call for ms[0..n) (skip[i]: memory off), inside the
+ * open transaction: the namespaces' locks, the inserts to come and, when
+ * no memory has a caller's id (an upsert may change what is a duplicate),
+ * every duplicate lookup at once, as hints (*out; NULL: write one by one,
+ * as on a store without the call). */
+static int plan_batch(remem *db, const remem_memory *ms, size_t n, const char *skip,
+                      add_hint **out) {
+    *out = NULL;
+    if (!store_has_batch(db->st)) return REMEM_OK; /* SQLite: one by one costs no round trip */
+    int ids = 0, rc = REMEM_OK;
+    size_t n_new = 0;
+    for (size_t i = 0; i < n; i++) {
+        ids |= !skip[i] && ms[i].id != NULL;
+        n_new += !skip[i];
+    }
+    plan p = {.hints = calloc(n, sizeof *p.hints), .names = calloc(n, sizeof *p.names),
+              .kns = calloc(n, sizeof *p.kns), .norms = calloc(n, sizeof *p.norms),
+              .hash = calloc(n, sizeof *p.hash), .dup = calloc(n, sizeof *p.dup),
+              .keys = calloc(n, sizeof *p.keys)};
+    if (!p.hints || !p.names || !p.kns || !p.norms || !p.hash || !p.dup || !p.keys)
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    if (!rc) rc = plan_fill(db, &p, ms, n, skip, !ids);
+    store_batch b = {.ns = p.names, .n_ns = p.nn, .n_keys = ids ? 0 : n, .key_ns = p.kns,
+                     .norm = p.norms, .hash = p.hash, .dup = p.dup, .n_new = n_new};
+    if (!rc) {
+        rc = store_batch_begin(db->st, &b);
+        if (rc == REMEM_EUNSUPPORTED)
+            rc = REMEM_OK;
+        else if (rc)
+            eng_store_fail(db, rc);
+    }
+    if (!rc && !ids) {
+        for (size_t i = 0; i < n; i++) p.hints[i].dup = p.dup[i];
+        plan_firsts(p.hints, p.keys, p.nk);
+        *out = p.hints;
+        p.hints = NULL;
+    }
+    plan_free(&p, n);
     return rc;
 }
 
@@ -165,6 +309,7 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
     float *vecs = NULL;
     const char **texts = NULL;
     size_t *slot = NULL;
+    char *skip = NULL;
     if ((rc = take_batch(db, in, n, &ms, failed_index))) return rc;
     size_t off = 0;
     for (size_t i = 0; i < n; i++) {
@@ -226,14 +371,24 @@ int remem_add_batch(remem *db, const remem_memory *in, size_t n, char *ids, size
         goto out;
     }
     txn x = {0};
+    add_hint *hints = NULL;
+    skip = calloc(n, 1);
+    if (!skip) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && off && skip; i++) skip[i] = eng_memory_off(db, ms[i].ns) != 0;
+    if (!rc) rc = plan_batch(db, ms, n, skip, &hints);
     for (size_t i = 0; i < n && !rc; i++) {
-        if (off && eng_memory_off(db, ms[i].ns)) continue;
+        if (skip[i]) continue;
         /* While the embedder is down, the rows it should have embedded go
          * in without a vector (pending); given vectors are kept. */
         const float *v = pending && !ms[i].vector ? NULL : vecs + i * dim;
-        rc = eng_add_in_txn(db, &x, &ms[i], v, now, ids ? ids + i * id_cap : NULL, id_cap, NULL);
+        add_hint *hint = hints ? &hints[i] : NULL;
+        /* A duplicate of a memory this batch wrote before it folds there. */
+        if (hint && !hint->dup && hint->first != i) hint->dup = hints[hint->first].rowid;
+        rc = add_in_txn(db, &x, &ms[i], v, now, ids ? ids + i * id_cap : NULL, id_cap, NULL,
+                        hint);
         if (rc && failed_index) *failed_index = (long)i;
     }
+    hints_free(hints, n);
     rc = eng_txn_end(db, &x, rc);
     if (!rc && pending) db->pending_hint = 1;
     if (!rc && !pending && ne > 0 && db->pending_hint) eng_embed_pending(db, NULL, 256, NULL, NULL);
@@ -248,6 +403,7 @@ out:
     free(vecs);
     free(texts);
     free(slot);
+    free(skip);
     return rc;
 }
 

@@ -31,6 +31,14 @@
  * row is next read through this handle, at a commit once a second old or
  * 512 long, or at close: recall does not write on every hit.
  *
+ * Batches (pg_batch, the table's batch call: remem_add_batch, copy): one
+ * simple query takes the namespaces' locks, reads their rows, draws the
+ * rowids of the inserts to come and looks up every duplicate (with its
+ * row). The inserts, new namespaces' models and duplicate counts are then
+ * held and answered from memory, and go as multi-row statements before
+ * the transaction's next statement (flush_held, in run) or its commit:
+ * a batch of thousands is a handful of round trips.
+ *
  * Outages: a statement outside a started transaction that finds the
  * connection dead reconnects (with a growing pause between attempts) and
  * runs again; inside a transaction it fails and PostgreSQL rolls the whole
@@ -49,7 +57,8 @@
 
 #include "util/util.h"
 
-#define MAX_NS_LOCKS 16
+#define HELD_CHUNK   1000 /* rows per multi-row INSERT (21 parameters each) */
+#define HELD_MAX     5000 /* rows held at most (then sent) */
 #define TOUCH_BATCH  512
 #define TOUCH_AGE_MS 1000
 
@@ -72,18 +81,29 @@ typedef struct hist_ent {
 typedef struct ns_row {
     char *ns;
     int state;
+    int model_held; /* model and dim are to be written (a batch: flush_held) */
     char model[128];
     int dim;
     int64_t version, rows;
 } ns_row;
+
+/* A new row held by pg_insert in a batch (pg_batch drew its rowid) until
+ * the transaction's next statement or its commit: the rows of a batch go
+ * in a few multi-row INSERTs, not one round trip each. */
+typedef struct held_row {
+    store_row r; /* owns its strings and vector */
+    char *norm;
+    uint64_t h;
+    int bumped; /* a stored row (known): a duplicate of it is held */
+} held_row;
 
 typedef struct pg_store {
     store base;
     PGconn *conn;
     int read_only, busy_ms;
     int in_tx, tx_started;
-    uint64_t locks[MAX_NS_LOCKS]; /* namespaces locked in this transaction */
-    int n_locks;
+    uint64_t *locks; /* namespaces locked in this transaction */
+    int n_locks, cap_locks;
     int64_t seen; /* the change mark after our last look or commit */
     int64_t next_try_ms, backoff_ms;
     touch_ent *touches;
@@ -91,8 +111,18 @@ typedef struct pg_store {
     int64_t touch_since;
     hist_ent *hist;
     size_t n_hist, cap_hist;
-    ns_row rows_seen[MAX_NS_LOCKS]; /* the locked namespaces' rows */
-    int n_rows_seen;
+    ns_row *rows_seen; /* the locked namespaces' rows */
+    int n_rows_seen, cap_rows_seen;
+    int batch;                /* pg_batch ran in this transaction: writes may be held */
+    int flushing;             /* flush_held is sending them */
+    held_row *held;           /* inserts held (a batch) */
+    size_t n_held, cap_held;
+    int64_t *pool;            /* rowids drawn for the batch's inserts */
+    size_t n_pool, next_pool;
+    held_row *known;          /* stored rows the batch duplicates, by rowid */
+    size_t n_known;
+    touch_ent *bumps;         /* duplicates of known rows, held */
+    size_t n_bumps, cap_bumps;
     int watching; /* `changed` was called: commits keep the change mark */
     char *uri; /* what to connect to; base.path shows it without a password */
 } pg_store;
@@ -284,6 +314,8 @@ static int start_tx(pg_store *s) { return start_tx_with(s, NULL); }
 
 static int flush_touches(pg_store *s);
 static void drop_history(pg_store *s);
+static int flush_held(pg_store *s);
+static void drop_held(pg_store *s);
 
 /* Run one statement; text parameters except those fmts marks binary;
  * results in binary. NULL with the status in *rc on failure. */
@@ -291,6 +323,8 @@ static PGresult *run(pg_store *s, const char *sql, int n, const char *const *val
                      const int *fmts, const char *what, int *rc) {
     *rc = REMEM_OK;
     if (s->in_tx && !s->tx_started && (*rc = start_tx(s))) return NULL;
+    /* What a batch holds goes first: every statement sees it. */
+    if ((*rc = flush_held(s))) return NULL;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!s->in_tx && lost(s) && (*rc = connect_now(s))) return NULL;
         PGresult *res = PQexecParams(s->conn, sql, n, NULL, vals, lens, fmts, 1);
@@ -393,7 +427,7 @@ static uint64_t ns_key(const char *ns) {
     return h;
 }
 
-/* The transaction's entry for ns (NULL: none, and no room for one). */
+/* The transaction's entry for ns (NULL: none). */
 static ns_row *ns_row_find(pg_store *s, const char *ns) {
     for (int i = 0; i < s->n_rows_seen; i++)
         if (!strcmp(s->rows_seen[i].ns, ns)) return &s->rows_seen[i];
@@ -406,34 +440,75 @@ static void ns_rows_clear(pg_store *s) {
 }
 
 /* Forget what we knew of every namespace row (a write that moves one
- * we cannot name: by rowid, a clear). */
+ * we cannot name: by rowid, a clear). A held model stays held. */
 static void ns_rows_forget(pg_store *s) {
     for (int i = 0; i < s->n_rows_seen; i++) s->rows_seen[i].state = 0;
 }
 
+/* The entry of ns, made (state 0) when there is none; NULL out of memory. */
+static ns_row *ns_row_make(pg_store *s, const char *ns) {
+    ns_row *r = ns_row_find(s, ns);
+    if (r) return r;
+    if (s->n_rows_seen == s->cap_rows_seen) {
+        int cap = s->cap_rows_seen ? s->cap_rows_seen * 2 : 16;
+        ns_row *t = realloc(s->rows_seen, (size_t)cap * sizeof *t);
+        if (!t) return NULL;
+        s->rows_seen = t;
+        s->cap_rows_seen = cap;
+    }
+    r = &s->rows_seen[s->n_rows_seen];
+    memset(r, 0, sizeof *r);
+    if (!(r->ns = strdup(ns))) return NULL;
+    s->n_rows_seen++;
+    return r;
+}
+
+/* Row i of res (model, dim, version, rows from col on; i < 0: no such
+ * row) as ns's. */
+static void ns_row_put(pg_store *s, const char *ns, const PGresult *res, int i, int col) {
+    ns_row *r = ns_row_make(s, ns);
+    if (!r) return;
+    r->state = i >= 0 ? 1 : 2;
+    if (i < 0) return;
+    snprintf(r->model, sizeof r->model, "%s", PQgetvalue(res, i, col));
+    r->dim = (int)get_i64(res, i, col + 1);
+    r->version = get_i64(res, i, col + 2);
+    r->rows = get_i64(res, i, col + 3);
+}
+
 /* Take ns's row from res (model, dim, version, rows; no row: none). */
 static void ns_row_take(pg_store *s, const char *ns, const PGresult *res) {
-    ns_row *r = ns_row_find(s, ns);
-    if (!r && s->n_rows_seen < MAX_NS_LOCKS) {
-        r = &s->rows_seen[s->n_rows_seen];
-        memset(r, 0, sizeof *r);
-        if (!(r->ns = strdup(ns))) return;
-        s->n_rows_seen++;
-    }
-    if (!r) return;
     if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 4) {
-        r->state = 0;
+        ns_row *r = ns_row_find(s, ns);
+        if (r) r->state = 0;
         return;
     }
-    r->state = PQntuples(res) ? 1 : 2;
-    if (r->state == 2) return;
-    snprintf(r->model, sizeof r->model, "%s", PQgetvalue(res, 0, 0));
-    r->dim = (int)get_i64(res, 0, 1);
-    r->version = get_i64(res, 0, 2);
-    r->rows = get_i64(res, 0, 3);
+    ns_row_put(s, ns, res, PQntuples(res) ? 0 : -1, 0);
 }
 
 #define NS_ROW_SQL "SELECT coalesce(model,''), coalesce(dim,0), version, rows FROM namespaces"
+
+static int has_lock(const pg_store *s, uint64_t k) {
+    for (int i = 0; i < s->n_locks; i++)
+        if (s->locks[i] == k) return 1;
+    return 0;
+}
+
+/* Remember that this transaction holds k (0, or -1 out of memory: the
+ * lock is then taken again next time, which costs a round trip only). */
+static int add_lock(pg_store *s, uint64_t k) {
+    if (s->n_locks == s->cap_locks) {
+        int cap = s->cap_locks ? s->cap_locks * 2 : 16;
+        uint64_t *t = realloc(s->locks, (size_t)cap * sizeof *t);
+        if (!t) return -1;
+        s->locks = t;
+        s->cap_locks = cap;
+    }
+    s->locks[s->n_locks++] = k;
+    return 0;
+}
+
+static int flush_held(pg_store *s);
 
 /* Inside a write transaction: hold ns's lock until it ends, and read its
  * namespace row in the same round trip (the lock makes it ours until
@@ -442,9 +517,10 @@ static void ns_row_take(pg_store *s, const char *ns, const PGresult *res) {
 static int ns_lock(pg_store *s, const char *ns) {
     if (!s->in_tx || !ns) return REMEM_OK;
     uint64_t k = ns_key(ns);
-    for (int i = 0; i < s->n_locks; i++)
-        if (s->locks[i] == k) return REMEM_OK;
+    if (has_lock(s, k)) return REMEM_OK;
     if (lost(s) && s->tx_started) return pgfail(s, NULL, "locking a namespace");
+    int rc = flush_held(s);
+    if (rc) return rc;
     char *lit = s->conn && !lost(s) ? PQescapeLiteral(s->conn, ns, strlen(ns)) : NULL;
     size_t cap = 160 + (lit ? strlen(lit) : 0);
     char *sql = malloc(cap);
@@ -457,7 +533,6 @@ static int ns_lock(pg_store *s, const char *ns) {
                  (long long)(int64_t)k, lit);
     else
         snprintf(sql, cap, "SELECT pg_advisory_xact_lock(%lld)", (long long)(int64_t)k);
-    int rc;
     PGresult *res = NULL;
     if (!s->tx_started) {
         /* The first lock of a transaction goes with its BEGIN. */
@@ -472,7 +547,7 @@ static int ns_lock(pg_store *s, const char *ns) {
     PQclear(res);
     PQfreemem(lit);
     free(sql);
-    if (!rc && s->n_locks < MAX_NS_LOCKS) s->locks[s->n_locks++] = k;
+    if (!rc) add_lock(s, k);
     return rc;
 }
 
@@ -557,7 +632,14 @@ static void pg_close(store *base) {
     if (s->conn && !s->in_tx) flush_touches(s);
     if (s->conn) PQfinish(s->conn);
     drop_history(s);
+    drop_held(s);
+    ns_rows_clear(s);
     free(s->hist);
+    free(s->held);
+    free(s->bumps);
+    free(s->pool);
+    free(s->locks);
+    free(s->rows_seen);
     free(s->touches);
     free(s->uri);
     free(s);
@@ -623,9 +705,25 @@ static void drop_history(pg_store *s) {
 
 static int flush_history(pg_store *s);
 
+static void drop_held(pg_store *s) {
+    for (size_t i = 0; i < s->n_held; i++) {
+        store_row_clear(&s->held[i].r);
+        free(s->held[i].norm);
+    }
+    s->n_held = 0;
+    for (size_t i = 0; i < s->n_known; i++) store_row_clear(&s->known[i].r);
+    free(s->known);
+    s->known = NULL;
+    s->n_known = 0;
+    s->n_bumps = 0;
+}
+
 static void end_tx(pg_store *s) {
     drop_history(s);
+    drop_held(s);
     ns_rows_clear(s);
+    s->batch = 0;
+    s->n_pool = s->next_pool = 0; /* rowids drawn and not used stay unused: gaps */
     s->in_tx = 0;
     s->tx_started = 0;
     s->n_locks = 0;
@@ -650,7 +748,8 @@ static int pg_history_max(store *base, const char *ns, int64_t *seq);
 static int pg_commit(store *base) {
     pg_store *s = pg(base);
     if (!s->in_tx) return fail(s, REMEM_EINVAL, "no transaction is open");
-    int rc = flush_history(s);
+    int rc = flush_held(s);
+    if (!rc) rc = flush_history(s);
     if (!rc && s->n_touches &&
         (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS))
         rc = flush_touches(s);
@@ -799,9 +898,18 @@ static int pg_commit_report(store *base, const char *const *ns, size_t n, int64_
                             int64_t *hist) {
     pg_store *s = pg(base);
     if (!s->in_tx) return fail(s, REMEM_EINVAL, "no transaction is open");
-    int fast = s->tx_started && !s->watching && !s->n_touches && s->n_hist <= 1000 &&
-               n <= MAX_NS_LOCKS && !lost(s);
-    int held[MAX_NS_LOCKS] = {0};
+    /* A batch's held rows, and history beyond what one statement takes,
+     * go before the report. */
+    int rc = flush_held(s);
+    if (!rc && s->n_hist > 1000) rc = flush_history(s);
+    int *held = calloc(n ? n : 1, sizeof *held);
+    if (!rc && !held) rc = fail(s, REMEM_ENOMEM, "out of memory");
+    if (rc) {
+        free(held);
+        pg_rollback(base);
+        return rc;
+    }
+    int fast = s->tx_started && !s->watching && !s->n_touches && !lost(s);
     for (size_t i = 0; i < n && fast; i++) {
         const ns_row *r = ns_row_find(s, ns[i]);
         fast = r && r->state != 0;
@@ -809,13 +917,14 @@ static int pg_commit_report(store *base, const char *const *ns, size_t n, int64_
         hist[i] = 0;
         for (size_t h = 0; h < s->n_hist && !held[i]; h++) held[i] = !strcmp(s->hist[h].f[0], ns[i]);
     }
+    char *sql = fast ? report_sql(s, ns, n, held) : NULL;
+    free(held);
     if (!fast) return report_slowly(s, ns, n, version, hist);
-    char *sql = report_sql(s, ns, n, held);
     if (!sql) {
         pg_rollback(base);
         return fail(s, REMEM_ENOMEM, "out of memory");
     }
-    int rc = REMEM_OK, committed = 0;
+    int committed = 0;
     if (!PQsendQuery(s->conn, sql)) rc = pgfail(s, NULL, "committing");
     free(sql);
     PGresult *res;
@@ -915,9 +1024,18 @@ static int pg_find(store *base, const char *ns, const char *id, int with_vec, st
     return rc;
 }
 
+static held_row *held_find(pg_store *s, int64_t rowid, int *known);
+
 static int pg_get_rowid(store *base, int64_t rowid, int with_vec, store_row *out) {
     pg_store *s = pg(base);
     memset(out, 0, sizeof *out);
+    int known;
+    const held_row *e = held_find(s, rowid, &known);
+    if (e) { /* a row the batch holds or read: as the database would answer */
+        store_row t = e->r;
+        if (!with_vec) t.m.vector = NULL;
+        return store_row_copy(out, &t) ? fail(s, REMEM_ENOMEM, "out of memory") : REMEM_OK;
+    }
     int rc = flush_touches(s);
     if (rc) return rc;
     params p = {.n = 0};
@@ -990,11 +1108,40 @@ static void p_memory(params *p, const remem_memory *m, const char *norm, uint64_
         p_text(p, NULL);
 }
 
+static int hold_insert(pg_store *s, const remem_memory *m, const char *norm, uint64_t h,
+                       int64_t *rowid);
+static int insert_now(pg_store *s, const remem_memory *m, const char *norm, uint64_t h,
+                      int64_t *rowid);
+
+/* A new row: at once, or in a batch held until the next statement. */
 static int pg_insert(store *base, const remem_memory *m, const char *norm, uint64_t h,
                      int64_t *rowid) {
     pg_store *s = pg(base);
     int rc = ns_lock(s, m->ns);
     if (rc) return rc;
+    if (s->batch && s->next_pool < s->n_pool) {
+        /* What is held stays bounded: a copy of a 100k namespace is one
+         * batch. */
+        if (s->n_held >= HELD_MAX) rc = flush_held(s);
+        if (!rc) rc = hold_insert(s, m, norm, h, rowid);
+    } else
+        rc = insert_now(s, m, norm, h, rowid);
+    if (rc) return rc;
+    /* As remem_memories_ai moves it: one more row, one more version (a
+     * new namespace row starts at 1 and 1). */
+    ns_row *r = ns_row_find(s, m->ns);
+    if (r && r->state == 1) {
+        r->rows++;
+        r->version++;
+    } else if (r && r->state == 2) {
+        *r = (ns_row){.ns = r->ns, .state = 1, .version = 1, .rows = 1};
+    }
+    return REMEM_OK;
+}
+
+static int insert_now(pg_store *s, const remem_memory *m, const char *norm, uint64_t h,
+                      int64_t *rowid) {
+    int rc;
     params p = {.n = 0};
     p_memory(&p, m, norm, h);
     PGresult *res = run_p(s,
@@ -1007,15 +1154,6 @@ static int pg_insert(store *base, const remem_memory *m, const char *norm, uint6
     if (!res) return rc;
     if (rowid) *rowid = PQntuples(res) ? get_i64(res, 0, 0) : 0;
     PQclear(res);
-    /* As remem_memories_ai moves it: one more row, one more version (a
-     * new namespace row starts at 1 and 1). */
-    ns_row *r = ns_row_find(s, m->ns);
-    if (r && r->state == 1) {
-        r->rows++;
-        r->version++;
-    } else if (r && r->state == 2) {
-        *r = (ns_row){.ns = r->ns, .state = 1, .version = 1, .rows = 1};
-    }
     return REMEM_OK;
 }
 
@@ -1044,16 +1182,28 @@ static int pg_replace(store *base, int64_t rowid, const remem_memory *m, const c
     return rc;
 }
 
+static int hold_bump(pg_store *s, held_row *e, int known, int64_t now);
+
 static int pg_bump_duplicate(store *base, int64_t rowid, int64_t now) {
-    ns_rows_forget(pg(base)); /* by rowid: its namespace's row moves */
+    pg_store *s = pg(base);
+    int known;
+    held_row *e = held_find(s, rowid, &known);
+    if (e) return hold_bump(s, e, known, now);
     params p = {.n = 0};
     p_i64(&p, now);
     p_i64(&p, rowid);
     int rc;
-    PQclear(run_p(pg(base),
-                  "UPDATE memories SET duplicate_count=duplicate_count+1, updated_at=$1 "
-                  "WHERE rowid=$2",
-                  &p, "recording a duplicate", &rc));
+    PGresult *res = run_p(s,
+                          "UPDATE memories SET duplicate_count=duplicate_count+1, updated_at=$1 "
+                          "WHERE rowid=$2 RETURNING ns",
+                          &p, "recording a duplicate", &rc);
+    /* remem_memories_au moves the row's namespace's version by one. */
+    ns_row *r = res && PQntuples(res) == 1 ? ns_row_find(s, PQgetvalue(res, 0, 0)) : NULL;
+    if (r && r->state == 1)
+        r->version++;
+    else if (r)
+        r->state = 0;
+    PQclear(res);
     return rc;
 }
 
@@ -1116,23 +1266,24 @@ static int arr_add(char **buf, size_t *len, size_t *cap, int64_t x) {
     return 0;
 }
 
-/* Write the buffered touches in one statement: per row, the latest time
- * and the number of hits. Dropped on failure (a read is not a change). */
-static int flush_touches(pg_store *s) {
-    if (s->n_touches == 0) return REMEM_OK;
-    qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
+/* Per row of e[0..n) (sorted here), its latest time and its number of
+ * entries, as one UPDATE of sql ($1 rowids, $2 times, $3 counts), under
+ * `what`. e is emptied either way. */
+static int update_by_row(pg_store *s, touch_ent *e, size_t *n, const char *sql, const char *what) {
+    if (*n == 0) return REMEM_OK;
+    qsort(e, *n, sizeof *e, by_row_then_order);
     char *a[3] = {NULL, NULL, NULL};
     size_t len[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
     int bad = 0;
-    for (size_t i = 0; i < s->n_touches && !bad;) {
+    for (size_t i = 0; i < *n && !bad;) {
         size_t j = i;
-        while (j < s->n_touches && s->touches[j].rowid == s->touches[i].rowid) j++;
-        bad = arr_add(&a[0], &len[0], &cap[0], s->touches[i].rowid) ||
-              arr_add(&a[1], &len[1], &cap[1], s->touches[j - 1].at) ||
+        while (j < *n && e[j].rowid == e[i].rowid) j++;
+        bad = arr_add(&a[0], &len[0], &cap[0], e[i].rowid) ||
+              arr_add(&a[1], &len[1], &cap[1], e[j - 1].at) ||
               arr_add(&a[2], &len[2], &cap[2], (int64_t)(j - i));
         i = j;
     }
-    s->n_touches = 0;
+    *n = 0;
     int rc = REMEM_OK;
     if (bad) {
         rc = fail(s, REMEM_ENOMEM, "out of memory");
@@ -1140,14 +1291,20 @@ static int flush_touches(pg_store *s) {
         for (int k = 0; k < 3; k++) a[k][len[k]] = '}'; /* room: arr_add keeps 24 spare */
         for (int k = 0; k < 3; k++) a[k][len[k] + 1] = '\0';
         const char *vals[3] = {a[0], a[1], a[2]};
-        PQclear(run(s,
-                    "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count + t.n"
-                    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(r, at, n)"
-                    " WHERE m.rowid = t.r AND m.rowid = ANY($1::bigint[])",
-                    3, vals, NULL, NULL, "touching memories", &rc));
+        PQclear(run(s, sql, 3, vals, NULL, NULL, what, &rc));
     }
     for (int k = 0; k < 3; k++) free(a[k]);
     return rc;
+}
+
+/* Write the buffered touches in one statement: per row, the latest time
+ * and the number of hits. Dropped on failure (a read is not a change). */
+static int flush_touches(pg_store *s) {
+    return update_by_row(s, s->touches, &s->n_touches,
+                         "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count"
+                         " + t.n FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS t(r, at, n)"
+                         " WHERE m.rowid = t.r AND m.rowid = ANY($1::bigint[])",
+                         "touching memories");
 }
 
 static int pg_clear(store *base, const char *ns, int64_t *deleted) {
@@ -1165,6 +1322,374 @@ static int pg_clear(store *base, const char *ns, int64_t *deleted) {
     PQclear(run_p(s, "UPDATE namespaces SET model=NULL, dim=NULL WHERE ns=$1", &p,
                   "clearing a namespace", &rc));
     return rc;
+}
+
+/* ---- a batch: held writes ---- */
+
+/* Hold a new row until the next statement (flush_held), under the
+ * next rowid pg_batch drew. */
+static int hold_insert(pg_store *s, const remem_memory *m, const char *norm, uint64_t h,
+                       int64_t *rowid) {
+    if (s->n_held == s->cap_held) {
+        size_t cap = s->cap_held ? s->cap_held * 2 : 256;
+        held_row *t = realloc(s->held, cap * sizeof *t);
+        if (!t) return fail(s, REMEM_ENOMEM, "out of memory");
+        s->held = t;
+        s->cap_held = cap;
+    }
+    held_row *e = &s->held[s->n_held];
+    store_row src = {.rowid = s->pool[s->next_pool], .m = *m};
+    if (!m->vector) src.m.dim = 0;
+    if (store_row_copy(&e->r, &src)) return fail(s, REMEM_ENOMEM, "out of memory");
+    if (!(e->norm = strdup(norm))) {
+        store_row_clear(&e->r);
+        return fail(s, REMEM_ENOMEM, "out of memory");
+    }
+    e->h = h;
+    s->n_held++;
+    s->next_pool++;
+    if (rowid) *rowid = e->r.rowid;
+    return REMEM_OK;
+}
+
+/* A duplicate of a row the batch holds (its insert carries the count)
+ * or read (one UPDATE per row at the flush: remem_memories_au moves the
+ * namespace's version once per row). */
+static int hold_bump(pg_store *s, held_row *e, int known, int64_t now) {
+    if (known) {
+        if (s->n_bumps == s->cap_bumps) {
+            size_t cap = s->cap_bumps ? s->cap_bumps * 2 : 64;
+            touch_ent *t = realloc(s->bumps, cap * sizeof *t);
+            if (!t) return fail(s, REMEM_ENOMEM, "out of memory");
+            s->bumps = t;
+            s->cap_bumps = cap;
+        }
+        s->bumps[s->n_bumps] = (touch_ent){e->r.rowid, now, s->n_bumps};
+        s->n_bumps++;
+        ns_row *r = e->bumped ? NULL : ns_row_find(s, e->r.m.ns);
+        if (r && r->state == 1)
+            r->version++;
+        else if (r)
+            r->state = 0;
+        e->bumped = 1;
+    }
+    e->r.m.duplicate_count++;
+    e->r.m.updated_at = now;
+    return REMEM_OK;
+}
+
+/* The held models of new namespaces, in one statement. */
+static int flush_models(pg_store *s) {
+    size_t n = 0;
+    for (int i = 0; i < s->n_rows_seen; i++) n += s->rows_seen[i].model_held != 0;
+    if (n == 0) return REMEM_OK;
+    const char **vals = malloc(n * 3 * sizeof *vals);
+    char(*dims)[16] = malloc(n * sizeof *dims);
+    size_t cap = 200 + n * 40;
+    char *sql = malloc(cap);
+    int rc = REMEM_OK;
+    if (!vals || !dims || !sql) {
+        rc = fail(s, REMEM_ENOMEM, "out of memory");
+    } else {
+        size_t len = (size_t)snprintf(sql, cap, "INSERT INTO namespaces(ns, model, dim) VALUES");
+        size_t j = 0;
+        for (int i = 0; i < s->n_rows_seen; i++) {
+            ns_row *r = &s->rows_seen[i];
+            if (!r->model_held) continue;
+            snprintf(dims[j], sizeof dims[j], "%d", r->dim);
+            vals[3 * j] = r->ns;
+            vals[3 * j + 1] = r->model;
+            vals[3 * j + 2] = dims[j];
+            len += (size_t)snprintf(sql + len, cap - len, "%s($%zu,$%zu,$%zu::int)", j ? "," : "",
+                                    3 * j + 1, 3 * j + 2, 3 * j + 3);
+            j++;
+        }
+        snprintf(sql + len, cap - len,
+                 " ON CONFLICT(ns) DO UPDATE SET model=EXCLUDED.model, dim=EXCLUDED.dim");
+        PQclear(run(s, sql, (int)(3 * n), vals, NULL, NULL, "recording the namespaces' models",
+                    &rc));
+    }
+    for (int i = 0; i < s->n_rows_seen; i++) s->rows_seen[i].model_held = 0;
+    free(vals);
+    free(dims);
+    free(sql);
+    return rc;
+}
+
+/* The type of each parameter of a held row (rowid, then p_memory's). */
+static const char *const held_cast[] = {
+    "::bigint", "",         "",         "",         "",         "",         "",
+    "::bigint", "::float8", "::bigint", "::bigint", "::bigint", "::bigint", "::bigint",
+    "::bigint", "",         "::bigint", "",         "",         "",         "::bytea"};
+#define HELD_COLS (int)(sizeof held_cast / sizeof held_cast[0])
+
+/* rows[0..n) in one INSERT. */
+static int insert_chunk(pg_store *s, const held_row *rows, size_t n) {
+    params *ps = malloc(n * sizeof *ps);
+    size_t np = n * HELD_COLS, cap = 400 + n * (HELD_COLS * 16 + 4);
+    const char **vals = malloc(np * sizeof *vals);
+    int *lens = malloc(np * sizeof *lens), *fmts = malloc(np * sizeof *fmts);
+    char *sql = malloc(cap);
+    int rc = REMEM_OK;
+    if (!ps || !vals || !lens || !fmts || !sql) {
+        rc = fail(s, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t len = (size_t)snprintf(
+        sql, cap,
+        "INSERT INTO memories(rowid, ns, id, kind, tier, text, norm, norm_hash, importance, "
+        "created_at, updated_at, accessed_at, access_count, expires_at, invalidated_at, "
+        "superseded_by, duplicate_count, metadata, links, model, embedding) VALUES");
+    for (size_t i = 0; i < n; i++) {
+        ps[i].n = 0;
+        p_i64(&ps[i], rows[i].r.rowid);
+        p_memory(&ps[i], &rows[i].r.m, rows[i].norm, rows[i].h);
+        for (int k = 0; k < HELD_COLS; k++) {
+            size_t at = i * HELD_COLS + (size_t)k;
+            vals[at] = ps[i].v[k];
+            lens[at] = ps[i].len[k];
+            fmts[at] = ps[i].fmt[k];
+            len += (size_t)snprintf(sql + len, cap - len, "%s$%zu%s", k ? "," : i ? ",(" : "(",
+                                    at + 1, held_cast[k]);
+        }
+        len += (size_t)snprintf(sql + len, cap - len, ")");
+    }
+    PQclear(run(s, sql, (int)np, vals, lens, fmts, "inserting memories", &rc));
+out:
+    free(ps);
+    free(vals);
+    free(lens);
+    free(fmts);
+    free(sql);
+    return rc;
+}
+
+/* Send what a batch holds: the new namespaces' models first (as
+ * pg_ns_set_model would have, before their rows), then the rows, at most
+ * HELD_CHUNK per statement. Held rows are dropped either way: on failure
+ * the transaction is lost. */
+static int flush_held(pg_store *s) {
+    if (!s->batch || s->flushing || !s->in_tx) return REMEM_OK;
+    s->flushing = 1;
+    int rc = flush_models(s);
+    for (size_t done = 0; !rc && done < s->n_held; done += HELD_CHUNK)
+        rc = insert_chunk(s, s->held + done,
+                          s->n_held - done > HELD_CHUNK ? HELD_CHUNK : s->n_held - done);
+    if (!rc)
+        rc = update_by_row(s, s->bumps, &s->n_bumps,
+                           "UPDATE memories m SET duplicate_count = m.duplicate_count + t.n,"
+                           " updated_at = t.at FROM unnest($1::bigint[], $2::bigint[],"
+                           " $3::bigint[]) AS t(r, at, n) WHERE m.rowid = t.r",
+                           "recording duplicates");
+    s->flushing = 0;
+    drop_held(s);
+    return rc;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The locks of b's namespaces this transaction does not hold yet, sorted
+ * (two batches lock in one order: no deadlock), as an array literal;
+ * NULL when there are none (*bad set out of memory). */
+static char *batch_lock_keys(pg_store *s, const store_batch *b, int *bad) {
+    int64_t *k = malloc((b->n_ns ? b->n_ns : 1) * sizeof *k);
+    char *a = NULL;
+    size_t n = 0, len = 0, cap = 0;
+    if (!k) {
+        *bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < b->n_ns; i++) {
+        uint64_t key = ns_key(b->ns[i]);
+        if (!has_lock(s, key)) k[n++] = (int64_t)key;
+    }
+    qsort(k, n, sizeof *k, cmp_i64);
+    for (size_t i = 0; i < n && !*bad; i++)
+        if (i == 0 || k[i] != k[i - 1]) *bad = arr_add(&a, &len, &cap, k[i]);
+    if (a && !*bad) {
+        a[len] = '}'; /* room: arr_add keeps 24 spare */
+        a[len + 1] = '\0';
+    }
+    free(k);
+    if (*bad) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* The statements of pg_batch, in one simple query; *what gets the kind
+ * of each result that returns rows, in order ('l'ocks, 'n'amespaces,
+ * 'p'ool, 'd'uplicates). */
+static char *batch_sql(pg_store *s, const store_batch *b, char what[5]) {
+    char *q = NULL, num[96];
+    size_t len = 0, cap = 0;
+    int bad = 0, w = 0;
+    char *locks = batch_lock_keys(s, b, &bad);
+    if (!s->tx_started) {
+        snprintf(num, sizeof num, "BEGIN; SET LOCAL lock_timeout = %d; ", s->busy_ms);
+        bad |= sql_add(&q, &len, &cap, num);
+    }
+    if (locks) {
+        bad |= sql_add(&q, &len, &cap, "SELECT pg_advisory_xact_lock(k) FROM unnest('") ||
+               sql_add(&q, &len, &cap, locks) || sql_add(&q, &len, &cap, "'::bigint[]) AS u(k); ");
+        what[w++] = 'l';
+    }
+    free(locks);
+    bad |= sql_add(&q, &len, &cap,
+                   "SELECT ns, coalesce(model,''), coalesce(dim,0), version, rows FROM "
+                   "namespaces WHERE ns IN (NULL");
+    for (size_t i = 0; i < b->n_ns && !bad; i++)
+        bad |= sql_add(&q, &len, &cap, ",") || sql_lit(s, &q, &len, &cap, b->ns[i]);
+    bad |= sql_add(&q, &len, &cap, "); ");
+    what[w++] = 'n';
+    if (b->n_new) {
+        snprintf(num, sizeof num,
+                 "SELECT nextval('memories_rowid_seq') FROM generate_series(1, %zu); ", b->n_new);
+        bad |= sql_add(&q, &len, &cap, num);
+        what[w++] = 'p';
+    }
+    int any = 0;
+    for (size_t k = 0; k < b->n_keys && !bad; k++) {
+        if (!b->norm[k]) continue;
+        snprintf(num, sizeof num, "%s(%zu,", any ? "," : "", k);
+        bad |= (!any && sql_add(&q, &len, &cap, "SELECT d.*, k.i FROM (VALUES")) ||
+               sql_add(&q, &len, &cap, num) || sql_lit(s, &q, &len, &cap, b->key_ns[k]);
+        snprintf(num, sizeof num, "::text,%lld::bigint,", (long long)(int64_t)b->hash[k]);
+        bad |= sql_add(&q, &len, &cap, num) || sql_lit(s, &q, &len, &cap, b->norm[k]) ||
+               sql_add(&q, &len, &cap, "::text)");
+        any = 1;
+    }
+    if (any) {
+        bad |= sql_add(&q, &len, &cap,
+                       ") AS k(i, ns, h, norm) CROSS JOIN LATERAL (SELECT " ROW_COLS
+                       " FROM memories m WHERE m.ns = k.ns AND m.norm_hash = k.h AND"
+                       " m.norm = k.norm ORDER BY rowid LIMIT 1) d");
+        what[w++] = 'd';
+    }
+    what[w] = '\0';
+    if (bad) {
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+static int by_rowid(const void *a, const void *b) {
+    int64_t x = ((const held_row *)a)->r.rowid, y = ((const held_row *)b)->r.rowid;
+    return x < y ? -1 : x > y;
+}
+
+/* The stored rows the batch duplicates (res: ROW_COLS, then the key),
+ * kept so that their duplicates cost no round trip (held_find). None
+ * when out of memory: each is then read again. */
+static void batch_known(pg_store *s, const PGresult *res) {
+    int n = PQntuples(res);
+    if (n == 0 || !(s->known = calloc((size_t)n, sizeof *s->known))) return;
+    for (int r = 0; r < n; r++) {
+        if (copy_row(s, res, r, 1, &s->known[s->n_known].r, "a memory")) break;
+        s->n_known++;
+    }
+    qsort(s->known, s->n_known, sizeof *s->known, by_rowid);
+    size_t u = 0; /* several keys may name one row */
+    for (size_t i = 0; i < s->n_known; i++) {
+        if (u && s->known[u - 1].r.rowid == s->known[i].r.rowid)
+            store_row_clear(&s->known[i].r);
+        else
+            s->known[u++] = s->known[i];
+    }
+    s->n_known = u;
+}
+
+/* The held insert or known row of rowid (*known says which), or NULL. */
+static held_row *held_find(pg_store *s, int64_t rowid, int *known) {
+    held_row key = {.r.rowid = rowid}, *e = NULL;
+    if (!s->batch || s->flushing) return NULL;
+    if (s->n_held) e = bsearch(&key, s->held, s->n_held, sizeof *e, by_rowid);
+    *known = !e;
+    if (!e && s->n_known) e = bsearch(&key, s->known, s->n_known, sizeof *e, by_rowid);
+    return e;
+}
+
+/* One result of pg_batch's query, of the kind `what`. */
+static void batch_take(pg_store *s, store_batch *b, char what, const PGresult *res) {
+    int n = PQntuples(res);
+    if (what == 'n') {
+        for (size_t i = 0; i < b->n_ns; i++) {
+            int row = -1;
+            for (int r = 0; r < n && row < 0; r++)
+                if (!strcmp(PQgetvalue(res, r, 0), b->ns[i])) row = r;
+            ns_row_put(s, b->ns[i], res, row, 1);
+        }
+    } else if (what == 'p' && n > 0) {
+        free(s->pool);
+        s->n_pool = s->next_pool = 0;
+        if (!(s->pool = malloc((size_t)n * sizeof *s->pool))) return; /* inserts go one by one */
+        for (int r = 0; r < n; r++) s->pool[r] = get_i64(res, r, 0);
+        qsort(s->pool, (size_t)n, sizeof *s->pool, cmp_i64);
+        s->n_pool = (size_t)n;
+        s->next_pool = 0;
+    } else if (what == 'd') {
+        for (int r = 0; r < n; r++) {
+            int64_t k = get_i64(res, r, 19);
+            if (k >= 0 && (size_t)k < b->n_keys) b->dup[k] = get_i64(res, r, 0);
+        }
+        batch_known(s, res);
+    }
+}
+
+/* Send pg_batch's query and take its results; 0 or the failure. */
+static int batch_run(pg_store *s, store_batch *b, const char *sql, const char *what) {
+    int began = !s->tx_started, rc = REMEM_OK, w = 0;
+    if (!PQsendQuery(s->conn, sql)) return pgfail(s, NULL, "beginning a batch");
+    PGresult *res;
+    while ((res = PQgetResult(s->conn))) {
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_COMMAND_OK && began && !rc)
+            s->tx_started = 1; /* the BEGIN: a failure now needs a ROLLBACK */
+        else if (st == PGRES_TUPLES_OK && !rc && what[w])
+            batch_take(s, b, what[w++], res);
+        else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !rc)
+            rc = pgfail(s, res, "beginning a batch");
+        PQclear(res);
+    }
+    if (!rc && what[w]) rc = pgfail(s, NULL, "beginning a batch");
+    return rc;
+}
+
+/* Before a batch of adds: the namespaces' locks and rows, the duplicate
+ * lookups and the rowids of the inserts to come, with the BEGIN when the
+ * transaction has not started: one round trip. The inserts are then held
+ * (hold_insert) and go in a few statements. */
+static int pg_batch(store *base, store_batch *b) {
+    pg_store *s = pg(base);
+    if (!s->in_tx) return fail(s, REMEM_EINVAL, "no transaction is open");
+    if (s->read_only) return fail(s, REMEM_EINVAL, "the store is open read-only");
+    for (size_t k = 0; k < b->n_keys; k++) b->dup[k] = 0;
+    int rc = flush_held(s);
+    if (rc) return rc;
+    char what[5];
+    char *sql = batch_sql(s, b, what);
+    if (!sql) return fail(s, REMEM_ENOMEM, "out of memory");
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!s->tx_started && lost(s) && (rc = connect_now(s))) break;
+        if (lost(s)) {
+            rc = pgfail(s, NULL, "beginning a batch");
+            break;
+        }
+        rc = batch_run(s, b, sql, what);
+        /* A connection that died while idle is replaced once: nothing had
+         * begun. */
+        if (!rc || s->tx_started || !lost(s)) break;
+    }
+    free(sql);
+    if (rc) return rc;
+    for (size_t i = 0; i < b->n_ns; i++) add_lock(s, ns_key(b->ns[i]));
+    s->batch = 1;
+    return REMEM_OK;
 }
 
 /* ---- namespaces ---- */
@@ -1208,6 +1733,17 @@ static int pg_ns_set_model(store *base, const char *ns, const char *model, int d
     pg_store *s = pg(base);
     int rc = ns_lock(s, ns);
     if (rc) return rc;
+    ns_row *r = ns_row_find(s, ns);
+    /* In a batch, held until the next statement (flush_models). */
+    int hold = s->batch && r && r->state && strlen(model) < sizeof r->model;
+    if (hold) {
+        if (r->state == 2) r->version = r->rows = 0;
+        r->state = 1;
+        r->model_held = 1;
+        snprintf(r->model, sizeof r->model, "%s", model);
+        r->dim = dim;
+        return REMEM_OK;
+    }
     params p = {.n = 0};
     p_text(&p, ns);
     p_text(&p, model);
@@ -1216,7 +1752,7 @@ static int pg_ns_set_model(store *base, const char *ns, const char *model, int d
                   "INSERT INTO namespaces(ns, model, dim) VALUES($1,$2,$3::int) "
                   "ON CONFLICT(ns) DO UPDATE SET model=$2, dim=$3::int",
                   &p, "recording the namespace's model", &rc));
-    ns_row *r = ns_row_find(s, ns);
+    r = ns_row_find(s, ns);
     if (r && !rc && r->state) { /* model and dim only: no trigger moves the version */
         if (r->state == 2) r->version = r->rows = 0;
         r->state = 1;
@@ -1433,6 +1969,7 @@ static int pg_scrub_deleted(store *base) {
 static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
     pg_store *s = pg(base);
     int rc = flush_touches(s);
+    if (!rc) rc = flush_held(s);
     if (rc) return rc;
     if (s->in_tx && !s->tx_started && (rc = start_tx(s))) return rc;
     const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=$1 ORDER BY rowid"
@@ -1565,6 +2102,7 @@ static const store_ops pg_ops = {
     .history_scrub = pg_history_scrub,
     .scrub_deleted = pg_scrub_deleted,
     .commit_report = pg_commit_report,
+    .batch = pg_batch,
 };
 
 static const char *const pg_schemes[] = {"postgres", "postgresql", NULL};

@@ -77,6 +77,23 @@ typedef struct store_history_row {
     int64_t at; /* ms */
 } store_history_row;
 
+/* What a batch of adds is about to write (the batch call): enough for a
+ * database server to do in one round trip what would otherwise cost one
+ * per memory. */
+typedef struct store_batch {
+    const char *const *ns; /* the namespaces it writes, each once */
+    size_t n_ns;
+    /* Duplicate lookups, as find_dup, for each k < n_keys whose norm[k]
+     * is not NULL: dup[k] gets the lowest rowid of key_ns[k] whose
+     * normalised text is norm[k] (hash[k]), or 0. */
+    size_t n_keys;
+    const char *const *key_ns;
+    const char *const *norm;
+    const uint64_t *hash;
+    int64_t *dup; /* OUT, n_keys long */
+    size_t n_new; /* at most this many inserts follow */
+} store_batch;
+
 /* Callbacks return non-zero to stop; the store then returns that value. */
 typedef int (*store_row_fn)(void *ctx, const store_row *r);
 typedef int (*store_ns_fn)(void *ctx, const store_ns *n);
@@ -93,7 +110,7 @@ typedef struct store_config {
     int read_only;
 } store_config;
 
-/* The operations; every one is required. */
+/* The operations; every one is required, unless it says NULL is allowed. */
 struct store_ops {
     const char *name; /* "sqlite" */
     void (*close)(store *s);
@@ -204,6 +221,14 @@ struct store_ops {
      * makes those three calls. */
     int (*commit_report)(store *s, const char *const *ns, size_t n, int64_t *version,
                          int64_t *hist_seq);
+    /* Inside the open write transaction, before a batch of adds: take the
+     * write lock of each of b's namespaces (as their first write would),
+     * answer b's duplicate lookups as of now, and get ready for b->n_new
+     * inserts, which the store may then hold and send together at its
+     * next statement or commit (the rowids insert returns are final, and
+     * every later call sees the rows). NULL in a table: the engine makes
+     * the calls one by one. */
+    int (*batch)(store *s, store_batch *b);
 };
 
 /* The part of every backend's handle the engine sees; a backend's own
@@ -247,6 +272,13 @@ static inline int store_commit_report(store *s, const char *const *ns, size_t n,
                                       int64_t *hist_seq) {
     if (!s->ops->commit_report) return REMEM_EUNSUPPORTED;
     return s->ops->commit_report(s, ns, n, version, hist_seq);
+}
+/* 1 when the backend has a batch call (else the engine need not prepare one). */
+static inline int store_has_batch(const store *s) { return s->ops->batch != NULL; }
+/* REMEM_EUNSUPPORTED (nothing done) when the backend has no batch call. */
+static inline int store_batch_begin(store *s, store_batch *b) {
+    if (!s->ops->batch) return REMEM_EUNSUPPORTED;
+    return s->ops->batch(s, b);
 }
 static inline void store_rollback(store *s) { s->ops->rollback(s); }
 static inline int store_changed(store *s) { return s->ops->changed(s); }
