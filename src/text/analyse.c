@@ -2,7 +2,7 @@
  * analyse.c: the word analyser of analyse.h: a one-pass scanner over
  * UTF-8 (ASCII on a fast path, the rest through utf8proc's categories and
  * lowercasing), the English clitic rules at apostrophes (ASCII ' and
- * U+2019), a sorted stopword list looked up by bsearch, and a light
+ * U+2019), a stopword list in a hash table built once, and a light
  * stemmer applied in place, or else Snowball's English stemmer through
  * libstemmer (a well-kept implementation: "deploy", "deploying" and
  * "deployments" become one stem, which the light stemmer misses). The
@@ -12,6 +12,7 @@
  */
 #include "text/analyse.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,8 @@
 
 enum { WORD_MAX = TEXT_TERM_MAX }; /* bytes; a longer run of letters is cut into pieces */
 
-/* Sorted (strcmp order): looked up with bsearch. Contractions appear
- * without their apostrophe, as the tokeniser leaves them. */
+/* Contractions appear without their apostrophe, as the tokeniser leaves
+ * them (kept sorted, for the reader). */
 static const char *const STOPWORDS[] = {
     "a",     "about",  "above",    "after",      "again",     "against", "all",        "also",
     "am",    "an",     "and",      "any",        "are",       "aren",    "arent",      "as",
@@ -50,25 +51,37 @@ enum { STOPWORD_MAX = 10 }; /* the longest: "yourselves" */
 /* Clitics dropped after an apostrophe ("I'm", "Caroline's", "we'll"). */
 static const char *const CLITICS[] = {"s", "m", "d", "ll", "ve", "re"};
 
-typedef struct word_key {
-    const char *w;
-    size_t len;
-} word_key;
+/* The stopwords in an open-addressing table, built once (pthread_once)
+ * and only read after: a lookup is a hash of the word and a compare or
+ * two, where a bsearch took eight compares, each with a strlen. */
+enum { N_STOPWORDS = sizeof STOPWORDS / sizeof *STOPWORDS, STOP_SLOTS = 512 };
+static unsigned char stop_slot[STOP_SLOTS]; /* 1 + index in STOPWORDS; 0: empty */
+static unsigned char stop_len[N_STOPWORDS];
+static pthread_once_t stop_once = PTHREAD_ONCE_INIT;
 
-static int compare_stopword(const void *key, const void *elem) {
-    const word_key *k = key;
-    const char *s = *(const char *const *)elem;
-    size_t slen = strlen(s);
-    int c = memcmp(k->w, s, k->len < slen ? k->len : slen);
-    if (c) return c;
-    return k->len < slen ? -1 : k->len > slen;
+static unsigned stop_hash(const char *w, size_t len) {
+    unsigned h = (unsigned)len;
+    for (size_t i = 0; i < len; i++) h = h * 31 + (unsigned char)w[i];
+    return h & (STOP_SLOTS - 1);
+}
+
+static void stop_init(void) {
+    for (size_t i = 0; i < N_STOPWORDS; i++) {
+        stop_len[i] = (unsigned char)strlen(STOPWORDS[i]);
+        unsigned j = stop_hash(STOPWORDS[i], stop_len[i]);
+        while (stop_slot[j]) j = (j + 1) & (STOP_SLOTS - 1);
+        stop_slot[j] = (unsigned char)(i + 1);
+    }
 }
 
 static int is_stopword(const char *w, size_t len) {
     if (len > STOPWORD_MAX) return 0;
-    word_key k = {w, len};
-    return bsearch(&k, STOPWORDS, sizeof STOPWORDS / sizeof *STOPWORDS, sizeof *STOPWORDS,
-                   compare_stopword) != NULL;
+    pthread_once(&stop_once, stop_init);
+    for (unsigned j = stop_hash(w, len); stop_slot[j]; j = (j + 1) & (STOP_SLOTS - 1)) {
+        size_t i = stop_slot[j] - 1u;
+        if (stop_len[i] == len && memcmp(STOPWORDS[i], w, len) == 0) return 1;
+    }
+    return 0;
 }
 
 static int is_vowel(char c) {
@@ -202,14 +215,15 @@ static void flush_word(scanner *s) {
     word_buf *w = &s->word;
     if (w->len == 0) return;
     w->bytes[w->len] = '\0';
-    if (!is_stopword(w->bytes, w->len) && s->word_fn) {
+    int stop = is_stopword(w->bytes, w->len);
+    if (!stop && s->word_fn) {
         unsigned flags = (w->has_digit ? TEXT_WORD_DIGIT : 0) |
                          (s->sentence_start ? TEXT_WORD_SENTENCE_START : 0) |
                          (w->capital ? TEXT_WORD_CAPITAL : 0);
         s->terms++;
         s->word_fn(w->bytes, w->len, flags, s->ctx);
         s->sentence_start = 0;
-    } else if (!is_stopword(w->bytes, w->len)) {
+    } else if (!stop) {
         size_t len = w->has_digit  ? w->len
                      : s->snowball ? snowball_stem(s->snowball, w)
                                    : stem(w->bytes, w->len);
