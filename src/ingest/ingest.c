@@ -231,20 +231,23 @@ typedef struct tally {
     llm_usage u;
 } tally;
 
-/* A turn's metadata, {"role", "name" (when not the role), "session"}, as
- * json_dumps (compact) writes that object, into b (reset). */
+/* A turn's metadata, {"role", "name" (null when it is the role),
+ * "session" (null when none)}, as json_pack's "s?" and json_dumps
+ * (compact) wrote that object, into b (reset). */
 static void turn_meta(strbuf *b, const msg *m, const char *session) {
     b->len = 0;
     sb_append(b, "{\"role\":", 8);
     eng_json_string(b, m->role);
-    if (strcmp(m->speaker, m->role)) {
-        sb_append(b, ",\"name\":", 8);
+    sb_append(b, ",\"name\":", 8);
+    if (strcmp(m->speaker, m->role))
         eng_json_string(b, m->speaker);
-    }
-    if (session) {
-        sb_append(b, ",\"session\":", 11);
+    else
+        sb_append(b, "null", 4);
+    sb_append(b, ",\"session\":", 11);
+    if (session)
         eng_json_string(b, session);
-    }
+    else
+        sb_append(b, "null", 4);
     sb_append(b, "}", 1);
 }
 
