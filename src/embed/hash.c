@@ -238,11 +238,30 @@ static void project(const feature_set *fs, int dim, float *out) {
         size_t bucket = (size_t)(((f->key >> 32) * (uint64_t)dim) >> 32);
         out[bucket] += (f->key & 1) ? -v : v;
     }
+    /* The squares are summed in order, one at a time (the same bits as
+     * ever: a stored vector must not move); each square is exact in a
+     * double, so four are made at once. The scaling is per element. */
     double sum = 0;
-    for (int i = 0; i < dim; i++) sum += (double)out[i] * out[i];
+    int i = 0;
+    for (; i + 4 <= dim; i += 4) {
+        double a = (double)out[i] * out[i], b = (double)out[i + 1] * out[i + 1];
+        double c = (double)out[i + 2] * out[i + 2], d = (double)out[i + 3] * out[i + 3];
+        sum += a;
+        sum += b;
+        sum += c;
+        sum += d;
+    }
+    for (; i < dim; i++) sum += (double)out[i] * out[i];
     if (sum <= 0) return;
     float scale = (float)(1.0 / sqrt(sum));
-    for (int i = 0; i < dim; i++) out[i] *= scale;
+    typedef float v4 __attribute__((vector_size(16), aligned(4)));
+    for (i = 0; i + 4 <= dim; i += 4) {
+        v4 v;
+        memcpy(&v, out + i, sizeof v);
+        v *= scale;
+        memcpy(out + i, &v, sizeof v);
+    }
+    for (; i < dim; i++) out[i] *= scale;
 }
 
 /* ---------------------------------------------------------- embedder */

@@ -6,6 +6,7 @@
 #include "util/utf8.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* The code point of the valid sequence at s (at most n bytes) and its
  * length in *len, or -1 when the bytes there are not valid UTF-8. */
@@ -37,6 +38,11 @@ size_t util_utf8_check(const char *s, size_t n) {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
+        uint64_t x;
+        if (i + 8 <= n && (memcpy(&x, p + i, 8), (x & 0x8080808080808080ULL) == 0)) {
+            i += 8; /* eight ASCII bytes */
+            continue;
+        }
         if (p[i] < 0x80) {
             i++;
             continue;
