@@ -18,6 +18,14 @@
 
 #include "embed/embed.h"
 #include "remem.h"
+#include "text/analyse.h"
+
+/* The checksums of test_vectors_pinned, from the code of 799127d. */
+#define PIN_ONE 0x3801a67c35d1c9edULL
+#define PIN_FIRST 0x6ab05ef9aa8b9b25ULL
+#define PIN_ALL 0x95389d7a2c79cd9dULL
+#define PIN_TERMS 0x006c65348e1f5078ULL
+#define PIN_SNOWBALL 0xb8200f310f474d10ULL
 
 static embedder *make(int dim) {
     embed_config cfg = {0};
@@ -487,6 +495,117 @@ static void test_buckets_and_signs_spread(void) {
     embed_destroy(e);
 }
 
+/* ---- the vectors themselves, pinned ----
+ * A stored vector stays valid only while the same text gives the same bits
+ * (the model id "hash-v1-384" promises it): a speed-up of the analyser or
+ * the embedder that moves one bit must fail here. The checksums below were
+ * computed by the code of 799127d; they are FNV-1a over the float bits of
+ * each vector, and over the analyser's terms (text, flags) of each text. */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+typedef struct term_sum {
+    uint64_t h;
+} term_sum;
+
+static void sum_term(const char *term, size_t len, int has_digit, int sentence_start, void *ctx) {
+    term_sum *t = ctx;
+    unsigned char flags = (unsigned char)(has_digit * 2 + sentence_start);
+    t->h = fnv(t->h, term, len + 1); /* with its NUL: "ab","c" != "a","bc" */
+    t->h = fnv(t->h, &flags, 1);
+}
+
+/* Texts made of every stopword, words just beside them ("thes", "ours1",
+ * "yourselve"), clitics, digits, Unicode, repeats and long words, drawn
+ * from a fixed generator, so that each comparison and branch of the
+ * analyser and the embedder is taken. */
+static const char *const PIN_WORDS[] = {
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "aren", "arent", "as", "at", "be", "because", "been", "before", "being", "below",
+    "between", "both", "but", "by", "can", "cant", "could", "couldnt", "did", "didnt", "do",
+    "does", "doesnt", "doing", "dont", "down", "during", "each", "even", "ever", "few", "for",
+    "from", "further", "had", "hadnt", "has", "hasnt", "have", "havent", "having", "he", "her",
+    "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is",
+    "isnt", "it", "its", "itself", "just", "me", "more", "most", "much", "my", "myself", "no",
+    "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "ourselves", "out", "over", "own", "same", "shall", "she", "should", "shouldnt", "so", "some",
+    "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us",
+    "very", "was", "wasnt", "we", "were", "werent", "what", "when", "where", "which", "while",
+    "who", "whom", "why", "will", "with", "wont", "would", "wouldnt", "you", "your", "yours",
+    "yourself", "yourselves", "thes", "ours1", "yourselve", "yourselvess", "whos", "b", "aa",
+    "zz", "abouts", "The", "YOU", "Don't", "I'm", "Caroline's", "we'll", "they've", "you're",
+    "it\xe2\x80\x99s", "o'clock", "2022", "2023-05-08", "v2", "caf\xc3\xa9", "na\xc3\xafve",
+    "\xd0\x9c\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0", "\xe6\x9d\xb1\xe4\xba\xac",
+    "\xf0\x9f\x98\x80", "painting", "painted", "paints", "running", "agreed", "studies",
+    "happily", "boxes", "support", "supportive", "educaton", "education", "LGBTQ", "group",
+    "yesterday", "sunrise", "lake", "pottery", "camping", "kids", "!", ".", "?", ";", ",", "\n",
+    "'", "\xff", "supercalifragilisticexpialidocious",
+    "pneumonoultramicroscopicsilicovolcanoconiosispneumonoultramicroscopicsilicovolcanoconiosis"
+    "pneumonoultramicroscopicsilicovolcanoconiosis",
+};
+
+static uint64_t pin_state;
+static uint64_t pin_next(void) {
+    pin_state = pin_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return pin_state >> 33;
+}
+
+enum { PIN_TEXTS = 600 };
+
+/* Text i of the pinned set, into buf. */
+static void pin_text(int i, char *buf, size_t cap) {
+    size_t len = 0, words = 1 + (size_t)(i % 40);
+    buf[0] = '\0';
+    for (size_t w = 0; w < words && len + 200 < cap; w++) {
+        const char *word = PIN_WORDS[pin_next() % (sizeof PIN_WORDS / sizeof *PIN_WORDS)];
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", word, pin_next() % 5 ? " " : "");
+    }
+}
+
+static void test_vectors_pinned(void) {
+    embedder *e = make(0);
+    if (!e) return;
+    static char buf[PIN_TEXTS][1024];
+    const char *texts[PIN_TEXTS];
+    pin_state = 19;
+    for (int i = 0; i < PIN_TEXTS; i++) pin_text(i, buf[i], sizeof buf[i]), texts[i] = buf[i];
+    float *out = malloc((size_t)PIN_TEXTS * 384 * sizeof *out);
+    char err[256];
+    CHECK_INT(e->embed(e, texts, PIN_TEXTS, out, err, sizeof err), REMEM_OK);
+    uint64_t vh = 0xcbf29ce484222325ULL, first = 0;
+    term_sum terms = {0xcbf29ce484222325ULL}, snow = {0xcbf29ce484222325ULL};
+    text_stemmer *st = text_stemmer_new(); /* the lexical lane's stemmer */
+    CHECK(st != NULL);
+    for (int i = 0; i < PIN_TEXTS; i++) {
+        vh = fnv(vh, out + (size_t)i * 384, 384 * sizeof *out);
+        if (i == 0) first = vh;
+        text_analyse(texts[i], sum_term, &terms);
+        if (st) text_analyse_with(texts[i], st, sum_term, &snow);
+    }
+    text_stemmer_free(st);
+    /* One text alone, as a failure is easier to read with it. */
+    const char *one = "Melanie: I painted that lake sunrise last year! It's special to me.";
+    float v[384];
+    CHECK_INT(e->embed(e, &one, 1, v, err, sizeof err), REMEM_OK);
+    uint64_t oh = fnv(0xcbf29ce484222325ULL, v, sizeof v);
+    fprintf(stderr,
+            "  pinned: one %016llx, first %016llx, all %016llx, terms %016llx, snowball %016llx\n",
+            (unsigned long long)oh, (unsigned long long)first, (unsigned long long)vh,
+            (unsigned long long)terms.h, (unsigned long long)snow.h);
+    CHECK(oh == PIN_ONE);
+    CHECK(first == PIN_FIRST);
+    CHECK(vh == PIN_ALL);
+    CHECK(terms.h == PIN_TERMS);
+    CHECK(snow.h == PIN_SNOWBALL);
+    free(out);
+    embed_destroy(e);
+}
+
 static void test_throughput(void) {
     embedder *e = make(0);
     if (!e) return;
@@ -536,6 +655,7 @@ int main(int argc, char **argv) {
     RUN(test_paraphrases_beat_unrelated);
     RUN(test_any_bytes_are_safe);
     RUN(test_buckets_and_signs_spread);
+    RUN(test_vectors_pinned);
     RUN(test_throughput);
     return TEST_EXIT();
 }

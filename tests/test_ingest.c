@@ -28,6 +28,12 @@
 #include "support/llm_standin.h"
 #include "util/util.h"
 
+/* The ids test_verbatim_stored_shape's turns were given by 799127d. */
+#define ID0 "msg_0187fba5cd8055d41209040b8c0f"
+#define ID1 "msg_0187fba5cd81c3db2b1854239745"
+#define ID2 "msg_fffffffffffbd63e0c2478d6466b"
+#define ID3 "msg_018df229280006228087eee40e80"
+
 static remem *open_with(const char *url) {
     remem_options o;
     remem_options_init(&o);
@@ -156,6 +162,57 @@ static void test_verbatim(void) {
     CHECK_HAS(remem_errmsg(db), "needs an LLM");
     CHECK_INT(count_kind(db, "u:2", "observation"), 0);
     free(conv);
+    remem_close(db);
+}
+
+/* What a turn is stored as stays what earlier versions stored: the ids
+ * derived from the session, speaker, time and text (so that a transcript
+ * sent again after an upgrade adds nothing) and the metadata text. The
+ * expected values were written by the code of 799127d. */
+static void test_verbatim_stored_shape(void) {
+    remem *db = open_with(NULL);
+    int rc;
+    json_t *r = ingest(db, "u:shape",
+                       "[{\"role\":\"user\",\"name\":\"Ada \\\"A\\\" L\\u00f6we\","
+                       "\"content\":\"I planted tomatoes\\nyesterday\"},"
+                       "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Nice\"},"
+                       "{\"type\":\"text\",\"text\":\"which kind?\"}]},"
+                       "{\"role\":\"user\",\"name\":\"user\",\"content\":\"Cherry\","
+                       "\"created_at\":-5}]",
+                       "\"session\":\"s-\\t1\",\"session_time\":\"2023-05-08T13:56:00Z\"", &rc);
+    CHECK_INT(rc, 0);
+    json_t *ids = json_object_get(r, "ids");
+    CHECK_INT(json_array_size(ids), 3);
+    static const char *const want_id[] = {ID0, ID1, ID2};
+    static const char *const want_meta[] = {
+        "{\"role\":\"user\",\"name\":\"Ada \\\"A\\\" L\xc3\xb6we\",\"session\":\"s-\\t1\"}",
+        "{\"role\":\"assistant\",\"name\":null,\"session\":\"s-\\t1\"}",
+        "{\"role\":\"user\",\"name\":null,\"session\":\"s-\\t1\"}",
+    };
+    for (size_t i = 0; i < 3 && i < json_array_size(ids); i++) {
+        const char *id = json_string_value(json_array_get(ids, i));
+        CHECK_STR(id, want_id[i]);
+        remem_record *rec = NULL;
+        CHECK_INT(remem_get(db, "u:shape", id, &rec), REMEM_OK);
+        if (rec) CHECK_STR(remem_record_memory(rec)->metadata, want_meta[i]);
+        remem_record_free(rec);
+    }
+    json_decref(r);
+    /* no session, a time given as a date */
+    r = ingest(db, "u:shape",
+               "[{\"role\":\"user\",\"name\":\"Bo\",\"content\":\"x\",\"created_at\":"
+               "\"2024-02-29\"}]",
+               NULL, &rc);
+    CHECK_INT(rc, 0);
+    const char *id = json_string_value(json_array_get(json_object_get(r, "ids"), 0));
+    CHECK_STR(id, ID3);
+    remem_record *rec = NULL;
+    CHECK_INT(remem_get(db, "u:shape", id ? id : "", &rec), REMEM_OK);
+    if (rec)
+        CHECK_STR(remem_record_memory(rec)->metadata,
+                  "{\"role\":\"user\",\"name\":\"Bo\",\"session\":null}");
+    remem_record_free(rec);
+    json_decref(r);
     remem_close(db);
 }
 
@@ -429,6 +486,7 @@ static void test_structured_output_ladder(void) {
 int main(int argc, char **argv) {
     test__only = argc > 1 ? argv[1] : NULL;
     RUN(test_verbatim);
+    RUN(test_verbatim_stored_shape);
     RUN(test_llm_chunks_and_links);
     RUN(test_consolidation);
     RUN(test_failures_then_resume);

@@ -120,6 +120,65 @@ static void test_escapes_everywhere(void) {
     }
 }
 
+/* Metadata and links as stored text: what jansson writes back unchanged is
+ * copied as it is (render.c's canon_json), anything else goes through
+ * jansson; either way the text is jansson's. Texts on both sides of each
+ * rule, then random strings of JSON tokens. */
+static void test_stored_json(void) {
+    static const char *const texts[] = {
+        "{\"role\":\"user\",\"name\":\"Caroline\",\"session\":\"s1\"}",
+        "{\"a\":{\"b\":[1,-2,0,true,false,null,\"x\"]},\"c\":[]}",
+        "{\"esc\":\"q\\\" b\\\\ \\n\\t\\r\\b\\f \\u0001\\u001F é ✓ 😀\"}",
+        "[\"a\",\"b\"]", "\"top string\"", "123", "-9", "0", "true", "null", "{}", "[]",
+        "{\"big\":123456789012345678}", "{\"big\":-123456789012345678}",
+        "{\"bigger\":1234567890123456789}", "{\"over\":9223372036854775808}",
+        "{ \"space\":1}", "{\"space\": 1}", "{\"a\":1 }", " {}", "{}\n",
+        "{\"lower\":\"\\u001f\"}", "{\"slash\":\"\\/\"}", "{\"e\":\"\\u00e9\"}",
+        "{\"short\":\"\\u000A\"}", "{\"nul\":\"\\u0000\"}", "{\"ctl\":\"a\x01\"}",
+        "{\"z\":-0}", "{\"z\":01}", "{\"r\":1.0}", "{\"r\":1e5}", "{\"r\":1E5}", "{\"r\":-1.25}",
+        "{\"a\":1,\"a\":2}", "{\"a\":1,\"b\":{\"a\":2}}", "{\"\":1}",
+        "{\"bad\":\"\xc3\x28\"}", "{\"surrogate\":\"\xed\xa0\x80\"}", "{\"cut\":\"\xe2\x9c\"}",
+        "{}x", "", "[", "{", "tru", "nul", "[1,]", "{\"a\"}", "{\"a\":}", "{,}", "[,1]",
+        "\"unterminated", "{\"a\":1,}",
+    };
+    remem_memory m = sample_memory();
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        m.metadata = texts[i];
+        m.links = texts[sizeof texts / sizeof *texts - 1 - i];
+        check_memory(&m);
+    }
+    /* Nesting and width at and past the reader's limits. */
+    char deep[200] = "", wide[2000] = "{";
+    for (int d = 0; d < 40; d++) strcat(deep, "[");
+    for (int d = 0; d < 40; d++) strcat(deep, "]");
+    for (int k = 0; k < 70; k++)
+        snprintf(wide + strlen(wide), sizeof wide - strlen(wide), "%s\"k%d\":%d", k ? "," : "", k,
+                 k);
+    strcat(wide, "}");
+    m.metadata = deep;
+    m.links = wide;
+    check_memory(&m);
+    static const char *const tokens[] = {
+        "{", "}", "[", "]", ",", ":", "\"a\"", "\"b\"", "\"\\n\"", "\"\\u001F\"", "\"\\u001f\"",
+        "\"\\/\"", "1", "-0", "0", "12", "1.5", "true", "null", " ", "\"\xc3\xa9\"", "-", "\"",
+        "\\", "\"\\u0000\"", "\"\\u007F\"", "\"\x7f\"",
+    };
+    char buf[256];
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0, n = 1 + next_random() % 14;
+        buf[0] = '\0';
+        for (size_t t = 0; t < n; t++) {
+            const char *tok = tokens[next_random() % (sizeof tokens / sizeof *tokens)];
+            if (len + strlen(tok) + 1 >= sizeof buf) break;
+            strcpy(buf + len, tok);
+            len += strlen(tok);
+        }
+        m.metadata = buf;
+        m.links = NULL;
+        check_memory(&m);
+    }
+}
+
 static void test_times(void) {
     remem_memory m = sample_memory();
     const int64_t fixed[] = {0,
@@ -284,6 +343,7 @@ int main(int argc, char **argv) {
     TEST_INIT(argc, argv);
     RUN(test_memory_fields);
     RUN(test_escapes_everywhere);
+    RUN(test_stored_json);
     RUN(test_times);
     RUN(test_reals);
     RUN(test_hits_and_result);

@@ -175,14 +175,36 @@ static void feature_set_free(feature_set *fs) {
     free(fs->slots);
 }
 
+/* The n-grams of the short words of a batch, remembered for the rest of
+ * the call: the words of a conversation repeat, and hashing a word's
+ * grams (about 20 for a word of 8 letters) cost more than adding them.
+ * Direct-mapped by the word's own hash; a word that does not fit (longer,
+ * or more grams) is hashed each time, as before. The keys are added in the
+ * same order either way, so the vector is the same to the bit. Made per
+ * call (no state shared between threads), only for batches. */
+enum { MEMO_SLOTS = 1024, MEMO_TERM = 15, MEMO_GRAMS = 42, MEMO_MIN_TEXTS = 8 };
+
+typedef struct ngram_memo {
+    uint8_t len; /* 0: empty */
+    uint8_t n;   /* grams */
+    char term[MEMO_TERM];
+    float w; /* each gram's weight */
+    uint64_t keys[MEMO_GRAMS];
+} ngram_memo;
+
 typedef struct text_features {
     feature_set set;
     uint64_t prev_word; /* hash of the previous term, for pairs */
     float prev_weight;
     int have_prev;
+    ngram_memo *memo; /* MEMO_SLOTS, or NULL */
 } text_features;
 
-static void add_ngrams(feature_set *fs, const char *term, size_t len, float word_weight) {
+/* The grams of term (its code points marked "<term>") as keys, at most
+ * cap of them; how many there are (more than cap: only cap written), and
+ * each one's weight in *w. */
+static size_t ngram_keys(const char *term, size_t len, float word_weight, uint64_t *keys,
+                         size_t cap, float *w) {
     char marked[WORD_MAX + 8];
     size_t starts[WORD_MAX + 8], ncp = 0;
     marked[0] = '<';
@@ -195,15 +217,39 @@ static void add_ngrams(feature_set *fs, const char *term, size_t len, float word
         if (((unsigned char)marked[i] & 0xC0) != 0x80) starts[ncp++] = i;
     starts[ncp] = mlen;
 
-    size_t grams = 0;
+    size_t grams = 0, k = 0;
     for (size_t n = NGRAM_MIN; n <= NGRAM_MAX && n <= ncp; n++) grams += ncp - n + 1;
-    if (grams == 0) return;
-    float w = word_weight * NGRAM_WEIGHT / sqrtf((float)grams);
+    if (grams == 0 || grams > cap) return grams;
+    *w = word_weight * NGRAM_WEIGHT / sqrtf((float)grams);
     for (size_t n = NGRAM_MIN; n <= NGRAM_MAX && n <= ncp; n++)
         for (size_t i = 0; i + n <= ncp; i++)
-            feature_add(
-                fs, XXH3_64bits_withSeed(marked + starts[i], starts[i + n] - starts[i], SEED_NGRAM),
-                w);
+            keys[k++] =
+                XXH3_64bits_withSeed(marked + starts[i], starts[i + n] - starts[i], SEED_NGRAM);
+    return grams;
+}
+
+static void add_ngrams(text_features *tf, const char *term, size_t len, float word_weight,
+                       uint64_t word_hash) {
+    ngram_memo *m = tf->memo && len <= MEMO_TERM ? &tf->memo[word_hash & (MEMO_SLOTS - 1)] : NULL;
+    if (m && !(m->len == len && memcmp(m->term, term, len) == 0)) {
+        float w = 0;
+        size_t n = ngram_keys(term, len, word_weight, m->keys, MEMO_GRAMS, &w);
+        m->len = 0;
+        if (n <= MEMO_GRAMS) { /* remembered (0 grams too) */
+            m->len = (uint8_t)len;
+            m->n = (uint8_t)n;
+            m->w = w;
+            memcpy(m->term, term, len);
+        }
+    }
+    if (m && m->len == len) {
+        for (size_t i = 0; i < m->n; i++) feature_add(&tf->set, m->keys[i], m->w);
+        return;
+    }
+    uint64_t keys[3 * (WORD_MAX + 8)];
+    float w = 0;
+    size_t n = ngram_keys(term, len, word_weight, keys, sizeof keys / sizeof *keys, &w);
+    for (size_t i = 0; i < n; i++) feature_add(&tf->set, keys[i], w);
 }
 
 static size_t codepoints(const char *s, size_t len) {
@@ -223,7 +269,7 @@ static void add_term(const char *term, size_t len, int has_digit, int sentence_s
         float pw = PAIR_WEIGHT * (weight < tf->prev_weight ? weight : tf->prev_weight);
         feature_add(&tf->set, XXH3_64bits_withSeed(pair, sizeof pair, SEED_PAIR), pw);
     }
-    if (!has_digit) add_ngrams(&tf->set, term, len, weight);
+    if (!has_digit) add_ngrams(tf, term, len, weight, h);
     tf->prev_word = h;
     tf->prev_weight = weight;
     tf->have_prev = 1;
@@ -238,11 +284,30 @@ static void project(const feature_set *fs, int dim, float *out) {
         size_t bucket = (size_t)(((f->key >> 32) * (uint64_t)dim) >> 32);
         out[bucket] += (f->key & 1) ? -v : v;
     }
+    /* The squares are summed in order, one at a time (the same bits as
+     * ever: a stored vector must not move); each square is exact in a
+     * double, so four are made at once. The scaling is per element. */
     double sum = 0;
-    for (int i = 0; i < dim; i++) sum += (double)out[i] * out[i];
+    int i = 0;
+    for (; i + 4 <= dim; i += 4) {
+        double a = (double)out[i] * out[i], b = (double)out[i + 1] * out[i + 1];
+        double c = (double)out[i + 2] * out[i + 2], d = (double)out[i + 3] * out[i + 3];
+        sum += a;
+        sum += b;
+        sum += c;
+        sum += d;
+    }
+    for (; i < dim; i++) sum += (double)out[i] * out[i];
     if (sum <= 0) return;
     float scale = (float)(1.0 / sqrt(sum));
-    for (int i = 0; i < dim; i++) out[i] *= scale;
+    typedef float v4 __attribute__((vector_size(16), aligned(4)));
+    for (i = 0; i + 4 <= dim; i += 4) {
+        v4 v;
+        memcpy(&v, out + i, sizeof v);
+        v *= scale;
+        memcpy(out + i, &v, sizeof v);
+    }
+    for (; i < dim; i++) out[i] *= scale;
 }
 
 /* ---------------------------------------------------------- embedder */
@@ -259,6 +324,8 @@ static int hash_embed(embedder *e, const char *const *texts, size_t n, float *ou
             return REMEM_EINVAL;
         }
     text_features tf = {0};
+    /* No memory for the memo: the grams are hashed each time. */
+    if (n >= MEMO_MIN_TEXTS) tf.memo = calloc(MEMO_SLOTS, sizeof *tf.memo);
     int rc = REMEM_OK;
     for (size_t i = 0; i < n; i++) {
         feature_set_clear(&tf.set);
@@ -272,6 +339,7 @@ static int hash_embed(embedder *e, const char *const *texts, size_t n, float *ou
         project(&tf.set, e->dim, out + i * (size_t)e->dim);
     }
     feature_set_free(&tf.set);
+    free(tf.memo);
     return rc;
 }
 

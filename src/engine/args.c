@@ -79,22 +79,32 @@ static int type_ok(const char *t, json_t *v) {
 }
 
 /* Does v fit "type" (a string or a list of strings)? */
-static int types_ok(json_t *type, json_t *v, char *want, size_t cap) {
+static int types_ok(json_t *type, json_t *v) {
     if (!type) return 1;
+    if (json_is_string(type)) return type_ok(json_string_value(type), v);
+    size_t i;
+    json_t *t;
+    json_array_foreach(type, i, t) {
+        if (json_is_string(t) && type_ok(json_string_value(t), v)) return 1;
+    }
+    return 0;
+}
+
+/* What "type" asks for, in words ("string or array"), for the error of a
+ * value that does not fit (written only then: every value is checked). */
+static void types_want(json_t *type, char *want, size_t cap) {
+    want[0] = '\0';
     if (json_is_string(type)) {
         snprintf(want, cap, "%s", json_string_value(type));
-        return type_ok(json_string_value(type), v);
+        return;
     }
     size_t i;
     json_t *t;
-    want[0] = '\0';
     json_array_foreach(type, i, t) {
         if (!json_is_string(t)) continue;
         size_t l = strlen(want);
         snprintf(want + l, cap - l, "%s%s", l ? " or " : "", json_string_value(t));
-        if (type_ok(json_string_value(t), v)) return 1;
     }
-    return 0;
 }
 
 /* Where in the arguments a value sits: a chain of keys and indexes up to
@@ -129,9 +139,11 @@ static int fail_at(char *err, size_t cap, const at *path, const char *fmt, const
 }
 
 static int check(json_t *s, json_t *v, const at *path, char *err, size_t cap) {
-    char want[128];
     if (!json_is_object(s)) return 0;
-    if (!types_ok(json_object_get(s, "type"), v, want, sizeof want))
+    json_t *type = json_object_get(s, "type");
+    if (!types_ok(type, v)) {
+        char want[128];
+        types_want(type, want, sizeof want);
         return fail_at(err, cap, path, "expected %s, got %s",
                        !strcmp(want, "integer") || !strcmp(want, "object") || !strcmp(want, "array")
                            ? (!strcmp(want, "integer")  ? "an integer"
@@ -139,6 +151,7 @@ static int check(json_t *s, json_t *v, const at *path, char *err, size_t cap) {
                                                         : "an array")
                            : want,
                        json_kind(v));
+    }
     json_t *en = json_object_get(s, "enum");
     if (json_is_array(en)) {
         size_t i;

@@ -311,6 +311,9 @@ json_t *eng_memory_json(const remem_memory *m, int with_vec);
 /* The memory as remem_memory_to_json renders it, without the size check:
  * for the engine's own memories (store rows, history). malloc'd. */
 char *eng_memory_text(const remem_memory *m);
+/* s (UTF-8) as a JSON string, quoted and escaped as jansson writes it,
+ * appended to o. */
+void eng_json_string(strbuf *o, const char *s);
 
 /* The checks remem_add makes of a memory's fields (not of its vector's
  * dimension): REMEM_OK or the error, with the message set. */
@@ -448,6 +451,12 @@ int eng_history(remem *db, const remem_memory *before, const remem_memory *after
  * changes. */
 int eng_add_in_txn(remem *db, txn *x, const remem_memory *m, const float *vec, int64_t now,
                    char *id_out, size_t id_cap, int *outcome);
+/* eng_add_in_txn for a memory the caller has looked up in this
+ * transaction: m->id is set and not stored in m->ns, and its text is no
+ * exact duplicate to fold; norm is util_normalize_text(m->text) and h its
+ * util_hash64. Saves the two lookups (ingest's turns, write.c). */
+int eng_insert_in_txn(remem *db, txn *x, const remem_memory *m, const float *vec, int64_t now,
+                      const char *norm, uint64_t h);
 /* Update (the patch's fields; a new text with its unit vector newvec) or
  * invalidate the memory (ns, id) inside the open transaction x, with one
  * history row, as remem_update and remem_invalidate do in their own

@@ -6,6 +6,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,24 +82,26 @@ json_t *eng_memory_json(const remem_memory *m, int with_vec) {
 
 #define PUT_LIT(o, lit) sb_append((o), (lit), sizeof(lit) - 1)
 
+/* None of the 8 bytes of x is a control byte, '"' or '\\' (the bit tricks
+ * of "Bit Twiddling Hacks": a byte below n, a byte equal to one). */
+static int plain8(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    return !(((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs) |
+             ((b - ones) & ~b & highs));
+}
+
 static void put_string(strbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789ABCDEF";
     if (sb_reserve(o, n + 2)) return;
     sb_append(o, "\"", 1);
     size_t run = 0; /* start of the bytes not yet copied */
     for (size_t i = 0; i < n; i++) {
-        /* Eight bytes at a time while none needs escaping: no byte below
-         * 0x20, no '"', no '\\' (each test sets a byte's high bit). */
-        while (i + 8 <= n) {
-            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-            uint64_t w, q, b;
-            memcpy(&w, s + i, 8);
-            q = w ^ (ones * '"');
-            b = w ^ (ones * '\\');
-            if (((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & highs) break;
-            i += 8;
+        uint64_t x;
+        if (i + 8 <= n && (memcpy(&x, s + i, 8), plain8(x))) {
+            i += 7; /* eight bytes that need no escape */
+            continue;
         }
-        if (i >= n) break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         sb_append(o, s + run, i - run);
@@ -334,18 +337,117 @@ static void put_time_field(strbuf *o, int *first, const char *key, int64_t ms, i
     put_string(o, buf, strlen(buf));
 }
 
-/* A JSON value stored as text, as set_json_text makes it: the empty object
- * and list (what most memories hold) directly, anything else through
- * jansson so that its spacing and numbers come out the same. */
+void eng_json_string(strbuf *o, const char *s) { put_string(o, s, strlen(s)); }
+
+/* ---- stored JSON that jansson would write back unchanged ----
+ * Metadata and links are kept as JSON text and rendered as jansson prints
+ * their parse. Most were written by jansson (compact) in the first place:
+ * this reader says so without building the tree, and leaves whatever it is
+ * not sure of to jansson (reals, white space, escapes jansson would spell
+ * otherwise, a key given twice, deep nesting). Each returns the end of the
+ * value it read, or NULL. */
+
+enum { CANON_DEPTH = 32, CANON_KEYS = 64 };
+
+static const char *canon_value(const char *p, int depth);
+
+static int canon_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); }
+
+/* A string as jansson writes it: no control byte, and of the escapes only
+ * the ones it uses (\uXXXX upper case, for the control bytes without a
+ * short one, never \u0000, which jansson does not read). */
+static const char *canon_string(const char *p) {
+    for (p++;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p + 1;
+        if (c < 0x20) return NULL; /* the text's end, too */
+        if (c != '\\') continue;
+        c = (unsigned char)*++p;
+        if (c == '"' || c == '\\' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't')
+            continue;
+        if (c != 'u' || p[1] != '0' || p[2] != '0' || (p[3] != '0' && p[3] != '1') ||
+            !canon_hex(p[4]))
+            return NULL;
+        int v = (p[3] - '0') * 16 + (p[4] <= '9' ? p[4] - '0' : p[4] - 'A' + 10);
+        if (v == 0 || v == '\b' || v == '\f' || v == '\n' || v == '\r' || v == '\t') return NULL;
+        p += 4;
+    }
+}
+
+/* An integer as "%lld" writes it (no "-0", no leading zero, and short
+ * enough that no int64 overflows). */
+static const char *canon_int(const char *p) {
+    const char *s = p;
+    if (*p == '-') p++;
+    if (*p == '0' && p == s)
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9') p++;
+    else
+        return NULL;
+    if (p - s > 18 || *p == '.' || *p == 'e' || *p == 'E') return NULL;
+    return p;
+}
+
+static const char *canon_object(const char *p, int depth) {
+    const char *key[CANON_KEYS];
+    size_t len[CANON_KEYS], n = 0;
+    if (*++p == '}') return p + 1;
+    for (;;) {
+        if (*p != '"' || n == CANON_KEYS) return NULL;
+        const char *end = canon_string(p);
+        if (!end || *end != ':') return NULL;
+        for (size_t i = 0; i < n; i++) /* jansson keeps one of the two */
+            if (len[i] == (size_t)(end - p) && !memcmp(key[i], p, len[i])) return NULL;
+        key[n] = p, len[n++] = (size_t)(end - p);
+        if (!(p = canon_value(end + 1, depth + 1))) return NULL;
+        if (*p == '}') return p + 1;
+        if (*p++ != ',') return NULL;
+    }
+}
+
+static const char *canon_array(const char *p, int depth) {
+    if (*++p == ']') return p + 1;
+    for (;;) {
+        if (!(p = canon_value(p, depth + 1))) return NULL;
+        if (*p == ']') return p + 1;
+        if (*p++ != ',') return NULL;
+    }
+}
+
+static const char *canon_value(const char *p, int depth) {
+    if (depth > CANON_DEPTH) return NULL;
+    switch (*p) {
+    case '"': return canon_string(p);
+    case '{': return canon_object(p, depth);
+    case '[': return canon_array(p, depth);
+    case 't': return strncmp(p, "true", 4) ? NULL : p + 4;
+    case 'f': return strncmp(p, "false", 5) ? NULL : p + 5;
+    case 'n': return strncmp(p, "null", 4) ? NULL : p + 4;
+    default: return canon_int(p);
+    }
+}
+
+/* Would jansson print text's parse (compact, JSON_ENCODE_ANY) as text? */
+static int canon_json(const char *text, size_t n) {
+    if (util_utf8_check(text, n) != n) return 0;
+    const char *end = canon_value(text, 0);
+    return end && *end == '\0';
+}
+
+/* A JSON value stored as text, as set_json_text makes it: text jansson would
+ * print unchanged (what most memories hold) directly, anything else
+ * through jansson so that its spacing and numbers come out the same. */
 static void put_json_text_field(strbuf *o, int *first, const char *key, const char *text) {
     if (!text) {
         put_key(o, first, key);
         PUT_LIT(o, "null");
         return;
     }
-    if (strcmp(text, "{}") == 0 || strcmp(text, "[]") == 0) {
+    size_t n = strlen(text);
+    if (canon_json(text, n)) {
         put_key(o, first, key);
-        sb_append(o, text, 2);
+        sb_append(o, text, n);
         return;
     }
     json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);

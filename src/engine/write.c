@@ -29,27 +29,71 @@ typedef struct add_hint {
     int64_t rowid; /* OUT: the row written */
 } add_hint;
 
+/* m: in with the defaults filled (kind, tier, importance, times) and
+ * the vector vec of the handle's model (NULL: pending, pending.c). */
+static void with_defaults(remem *db, const remem_memory *in, const float *vec, int64_t now,
+                          remem_memory *m) {
+    *m = *in;
+    m->kind = m->kind ? m->kind : "observation";
+    m->tier = m->tier ? m->tier : (strcmp(m->kind, "static") == 0 ? "static" : "short");
+    if (m->importance < 0) m->importance = eng_kind_importance(m->kind);
+    if (m->created_at == 0) m->created_at = now;
+    m->updated_at = now;
+    m->accessed_at = m->created_at;
+    m->access_count = 0;
+    /* invalidated_at and superseded_by are kept as given, so that an
+     * export imported again keeps its replaced facts out of recall. */
+    m->duplicate_count = 0;
+    m->vector = vec;
+    m->dim = vec ? db->emb->dim : 0;
+    m->model = vec ? db->emb->model_id : NULL;
+    /* eng_validate ran: what is stored is within the documented ranges. */
+    assert(m->ns && m->text && m->kind && m->tier);
+    assert(m->importance >= 0 && m->importance <= 1);
+}
+
+/* The namespace's model lock: checked and recorded once per transaction,
+ * not per memory. */
+static int model_lock(remem *db, txn *x, const char *ns) {
+    int rc = REMEM_OK;
+    touched *t = eng_txn_ns(db, x, ns, &rc);
+    if (!t) return rc;
+    if (!t->model_ok) {
+        if ((rc = eng_check_model(db, ns)) || (rc = eng_set_model(db, ns))) return rc;
+        t->model_ok = 1;
+    }
+    return REMEM_OK;
+}
+
+/* The new row m (defaults filled, id set), its history and its place in
+ * the transaction; *rowid (may be NULL) the row written. */
+static int insert_row(remem *db, txn *x, const remem_memory *m, const char *norm, uint64_t h,
+                      int64_t now, char *id_out, size_t id_cap, int64_t *rowid_out) {
+    int64_t rowid = 0;
+    int rc = store_insert(db->st, m, norm, h, &rowid);
+    if (rc) return eng_store_fail(db, rc);
+    rc = eng_history(db, NULL, m, "add", NULL, now);
+    if (!rc) rc = eng_txn_row(db, x, m->ns, rowid);
+    if (!rc && id_out) snprintf(id_out, id_cap, "%s", m->id);
+    if (!rc && rowid_out) *rowid_out = rowid;
+    return rc;
+}
+
+int eng_insert_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
+                      const char *norm, uint64_t h) {
+    remem_memory m;
+    with_defaults(db, in, vec, now, &m);
+    assert(m.id && norm);
+    int rc = model_lock(db, x, m.ns);
+    return rc ? rc : insert_row(db, x, &m, norm, h, now, NULL, 0, NULL);
+}
+
 /* Write one validated memory with its final vector, inside the open
  * transaction; hint (may be NULL) for a memory without an id. */
 static int add_in_txn(remem *db, txn *x, const remem_memory *in, const float *vec, int64_t now,
                       char *id_out, size_t id_cap, int *outcome, add_hint *hint) {
-    remem_memory m = *in;
-    m.kind = m.kind ? m.kind : "observation";
-    m.tier = m.tier ? m.tier : (strcmp(m.kind, "static") == 0 ? "static" : "short");
-    if (m.importance < 0) m.importance = eng_kind_importance(m.kind);
-    if (m.created_at == 0) m.created_at = now;
-    m.updated_at = now;
-    m.accessed_at = m.created_at;
-    m.access_count = 0;
-    /* invalidated_at and superseded_by are kept as given, so that an
-     * export imported again keeps its replaced facts out of recall. */
-    m.duplicate_count = 0;
-    m.vector = vec;
-    m.dim = vec ? db->emb->dim : 0;
-    m.model = vec ? db->emb->model_id : NULL; /* no vector: pending (pending.c) */
-    /* eng_validate ran: what is stored is within the documented ranges. */
-    assert(m.ns && m.text && m.kind && m.tier);
-    assert(m.importance >= 0 && m.importance <= 1);
+    remem_memory m;
+    with_defaults(db, in, vec, now, &m);
     char idbuf[27];
     if (m.id) hint = NULL;
     char *norm = hint ? hint->norm : util_normalize_text(m.text);
@@ -57,15 +101,8 @@ static int add_in_txn(remem *db, txn *x, const remem_memory *in, const float *ve
     uint64_t h = hint ? hint->h : util_hash64(norm, strlen(norm));
     int64_t rowid = 0;
     int out = REMEM_ADDED;
-    /* The namespace's model lock: checked and recorded once per
-     * transaction, not per memory. */
-    int rc = REMEM_OK;
-    touched *t = eng_txn_ns(db, x, m.ns, &rc);
-    if (!t) goto done;
-    if (!t->model_ok) {
-        if ((rc = eng_check_model(db, m.ns)) || (rc = eng_set_model(db, m.ns))) goto done;
-        t->model_ok = 1;
-    }
+    int rc = model_lock(db, x, m.ns);
+    if (rc) goto done;
     if (m.id) {
         store_row old;
         rc = store_find(db->st, m.ns, m.id, 0, &old);
@@ -83,7 +120,9 @@ static int add_in_txn(remem *db, txn *x, const remem_memory *in, const float *ve
                 rc = eng_history(db, &old.m, &m, "update", NULL, now);
             store_row_clear(&old);
             out = REMEM_UPSERTED;
-            goto wrote;
+            if (!rc) rc = eng_txn_row(db, x, m.ns, rowid);
+            if (!rc && id_out) snprintf(id_out, id_cap, "%s", m.id);
+            goto done;
         }
         if (rc != REMEM_ENOTFOUND) {
             eng_store_fail(db, rc);
@@ -126,14 +165,7 @@ static int add_in_txn(remem *db, txn *x, const remem_memory *in, const float *ve
         util_new_id(now, idbuf);
         m.id = idbuf;
     }
-    rc = store_insert(db->st, &m, norm, h, &rowid);
-    if (rc)
-        eng_store_fail(db, rc);
-    else
-        rc = eng_history(db, NULL, &m, "add", NULL, now);
-wrote:
-    if (!rc) rc = eng_txn_row(db, x, m.ns, rowid);
-    if (!rc && id_out) snprintf(id_out, id_cap, "%s", m.id);
+    rc = insert_row(db, x, &m, norm, h, now, id_out, id_cap, &rowid);
 done:
     if (!hint) free(norm);
     if (!rc && hint) hint->rowid = rowid;

@@ -85,20 +85,51 @@ static char *content_of(json_t *c) {
     return b.len ? sb_take(&b) : (sb_free(&b), NULL);
 }
 
+/* v as exactly `digits` lower-case hex digits (as "%0*llx" would write it
+ * when v fits). */
+static char *put_hex(char *out, uint64_t v, int digits) {
+    for (int i = digits - 1; i >= 0; i--, v >>= 4) out[i] = "0123456789abcdef"[v & 15];
+    return out + digits;
+}
+
+/* v in decimal, as "%lld" writes it; the length. */
+static size_t dec(char buf[24], long long v) {
+    char tmp[24], *p = tmp + sizeof tmp;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--p = '-';
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(buf, p, n);
+    return n;
+}
+
+static void sb_put(strbuf *b, const char *s) { sb_append(b, s, strlen(s)); }
+
 /* 0, or -1 out of memory (an id hashed from a cut buffer would name
- * another message). */
-static int derive_id(const char *session, const msg *m, char out[64]) {
-    strbuf b;
-    sb_init(&b);
-    sb_printf(&b, "%s\x1f%s\x1f%s\x1f%lld\x1f%s", session ? session : "", m->role, m->speaker,
-              (long long)m->at, m->content);
-    if (b.oom || !b.data) return sb_free(&b), -1;
-    uint64_t h = util_hash64(b.data, b.len);
-    sb_free(&b);
+ * another message). The hashed key is session, role, speaker, time and
+ * content joined by \x1f, built in key (reused from message to message:
+ * a call of a thousand messages hashed each through printf before). */
+static int derive_id(const char *session, const msg *m, strbuf *key, char out[64]) {
+    char num[24];
+    key->len = 0;
+    sb_put(key, session ? session : "");
+    sb_append(key, "\x1f", 1);
+    sb_put(key, m->role);
+    sb_append(key, "\x1f", 1);
+    sb_put(key, m->speaker);
+    sb_append(key, "\x1f", 1);
+    sb_append(key, num, dec(num, (long long)m->at));
+    sb_append(key, "\x1f", 1);
+    sb_put(key, m->content);
+    if (key->oom || !key->data) return -1;
+    uint64_t h = util_hash64(key->data, key->len);
     /* The time first: a transcript's ids then sort as its turns do, and
      * the store's id index grows at its end instead of everywhere. */
-    snprintf(out, 64, "msg_%012llx%016llx", (unsigned long long)(m->at & 0xffffffffffffLL),
-             (unsigned long long)h);
+    char *p = out;
+    memcpy(p, "msg_", 4);
+    p = put_hex(p + 4, (uint64_t)(m->at & 0xffffffffffffLL), 12);
+    *put_hex(p, h, 16) = '\0';
     return 0;
 }
 
@@ -106,7 +137,8 @@ static int derive_id(const char *session, const msg *m, char out[64]) {
  * ("messages[3].content: ..."). Times: the message's created_at, else the
  * session time plus its position in milliseconds (turns keep their order),
  * else 0 (the store's clock). */
-static int read_messages(remem *db, json_t *args, int64_t session_time, msgs *out) {
+static int read_messages_into(remem *db, json_t *args, int64_t session_time, msgs *out,
+                              strbuf *key) {
     json_t *arr = json_object_get(args, "messages");
     const char *session = op_str(args, "session", NULL);
     size_t n = json_array_size(arr);
@@ -139,18 +171,28 @@ static int read_messages(remem *db, json_t *args, int64_t session_time, msgs *ou
             if (util_parse_time_field(field, json_string_value(ca), &m->at, err, sizeof err))
                 return eng_fail(db, REMEM_EINVAL, "%s", err);
         }
-        size_t tl = strlen(m->speaker) + strlen(m->content) + 3;
-        if (!(m->text = malloc(tl))) return eng_fail(db, REMEM_ENOMEM, "out of memory");
-        snprintf(m->text, tl, "%s: %s", m->speaker, m->content);
+        size_t sl = strlen(m->speaker), cl = strlen(m->content);
+        if (!(m->text = malloc(sl + cl + 3))) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        memcpy(m->text, m->speaker, sl);
+        memcpy(m->text + sl, ": ", 2);
+        memcpy(m->text + sl + 2, m->content, cl + 1);
         if (id && *id) {
             if (strlen(id) >= sizeof m->id)
                 return eng_fail(db, REMEM_EINVAL, "messages[%zu].id: longer than 63 bytes", i);
             snprintf(m->id, sizeof m->id, "%s", id);
-        } else if (derive_id(session, m, m->id)) {
+        } else if (derive_id(session, m, key, m->id)) {
             return eng_fail(db, REMEM_ENOMEM, "out of memory");
         }
     }
     return REMEM_OK;
+}
+
+static int read_messages(remem *db, json_t *args, int64_t session_time, msgs *out) {
+    strbuf key;
+    sb_init(&key);
+    int rc = read_messages_into(db, args, session_time, out, &key);
+    sb_free(&key);
+    return rc;
 }
 
 /* Mark the messages already stored in ns (by id). */
@@ -189,6 +231,66 @@ typedef struct tally {
     llm_usage u;
 } tally;
 
+/* A turn's metadata, {"role", "name" (null when it is the role),
+ * "session" (null when none)}, as json_pack's "s?" and json_dumps
+ * (compact) wrote that object, into b (reset). */
+static void turn_meta(strbuf *b, const msg *m, const char *session) {
+    b->len = 0;
+    sb_append(b, "{\"role\":", 8);
+    eng_json_string(b, m->role);
+    sb_append(b, ",\"name\":", 8);
+    if (strcmp(m->speaker, m->role))
+        eng_json_string(b, m->speaker);
+    else
+        sb_append(b, "null", 4);
+    sb_append(b, ",\"session\":", 11);
+    if (session)
+        eng_json_string(b, session);
+    else
+        sb_append(b, "null", 4);
+    sb_append(b, "}", 1);
+}
+
+/* Store turn m (its vector vec, NULL when pending) unless its id is
+ * stored (another writer got there first): as a new observation, or
+ * folded into a stored exact duplicate. */
+static int verbatim_turn(remem *db, txn *x, const char *ns, const msg *m, const char *meta,
+                         const float *vec, int64_t now, json_t *ids, tally *t) {
+    remem_memory mm;
+    remem_memory_init(&mm);
+    mm.ns = ns;
+    mm.id = m->id;
+    mm.text = m->text;
+    mm.kind = "observation";
+    mm.importance = -1;
+    mm.created_at = m->at;
+    mm.metadata = meta;
+    store_row old;
+    int rc = store_find(db->st, ns, m->id, 0, &old);
+    if (rc == REMEM_OK) {
+        store_row_clear(&old); /* stored meanwhile by another writer */
+        t->existing++;
+        return REMEM_OK;
+    }
+    if (rc != REMEM_ENOTFOUND) return eng_store_fail(db, rc);
+    char *norm = util_normalize_text(m->text);
+    if (!norm) return eng_fail(db, REMEM_ENOMEM, "out of memory");
+    uint64_t h = util_hash64(norm, strlen(norm));
+    int64_t dup = 0;
+    if ((rc = store_find_dup(db->st, ns, h, norm, &dup))) {
+        eng_store_fail(db, rc);
+    } else if (dup) { /* folds into the stored twin: no id of its own */
+        mm.id = NULL;
+        rc = eng_add_in_txn(db, x, &mm, vec, now, NULL, 0, NULL);
+        if (!rc) t->duplicates++;
+    } else {
+        rc = eng_insert_in_txn(db, x, &mm, vec, now, norm, h);
+        if (!rc) t->added++, json_array_append_new(ids, json_string(m->id));
+    }
+    free(norm);
+    return rc;
+}
+
 static int verbatim(remem *db, const char *ns, json_t *args, msgs *ms, json_t *ids, tally *t) {
     const char *session = op_str(args, "session", NULL);
     int rc = REMEM_OK;
@@ -215,44 +317,16 @@ static int verbatim(remem *db, const char *ns, json_t *args, msgs *ms, json_t *i
     if (!rc && n && (rc = store_begin(db->st))) rc = eng_store_fail(db, rc);
     txn x = {0};
     int64_t now = util_now_ms();
+    strbuf meta;
+    sb_init(&meta);
     for (size_t k = 0; !rc && k < n; k++) {
-        msg *m = &ms->v[which[k]];
-        json_t *meta = json_pack("{s:s, s:s?, s:s?}", "role", m->role, "name",
-                                 strcmp(m->speaker, m->role) ? m->speaker : NULL, "session", session);
-        char *mt = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
-        json_decref(meta);
-        remem_memory mm;
-        remem_memory_init(&mm);
-        mm.ns = ns;
-        mm.text = m->text;
-        mm.kind = "observation";
-        mm.importance = -1;
-        mm.created_at = m->at;
-        mm.metadata = mt;
-        store_row old;
-        int64_t dup = 0;
-        char *norm = util_normalize_text(m->text);
-        if (!mt || !norm) rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
-        if (!rc && (rc = store_find(db->st, ns, m->id, 0, &old)) == REMEM_OK) {
-            store_row_clear(&old); /* stored meanwhile by another writer */
-            t->existing++;
-        } else if (rc == REMEM_ENOTFOUND) {
-            rc = store_find_dup(db->st, ns, util_hash64(norm, strlen(norm)), norm, &dup);
-            if (rc) eng_store_fail(db, rc);
-            mm.id = dup ? NULL : m->id; /* NULL: folds into the stored twin */
-            char id[64] = "";
-            if (!rc) rc = eng_add_in_txn(db, &x, &mm, pending ? NULL : vecs + k * db->emb->dim,
-                                         now, id, sizeof id, NULL);
-            if (!rc) {
-                dup ? t->duplicates++ : t->added++;
-                if (!dup) json_array_append_new(ids, json_string(id));
-            }
-        } else {
-            eng_store_fail(db, rc);
-        }
-        free(norm);
-        free(mt);
+        const msg *m = &ms->v[which[k]];
+        turn_meta(&meta, m, session);
+        rc = meta.oom ? eng_fail(db, REMEM_ENOMEM, "out of memory")
+                      : verbatim_turn(db, &x, ns, m, meta.data,
+                                      pending ? NULL : vecs + k * db->emb->dim, now, ids, t);
     }
+    sb_free(&meta);
     if (n) rc = eng_txn_end(db, &x, rc);
     free(vecs);
     free(texts);

@@ -2,7 +2,7 @@
  * analyse.c: the word analyser of analyse.h: a one-pass scanner over
  * UTF-8 (ASCII on a fast path, the rest through utf8proc's categories and
  * lowercasing), the English clitic rules at apostrophes (ASCII ' and
- * U+2019), a sorted stopword list looked up by bsearch, and a light
+ * U+2019), a stopword list in a hash table built once, and a light
  * stemmer applied in place, or else Snowball's English stemmer through
  * libstemmer (a well-kept implementation: "deploy", "deploying" and
  * "deployments" become one stem, which the light stemmer misses). The
@@ -22,9 +22,8 @@
 
 enum { WORD_MAX = TEXT_TERM_MAX }; /* bytes; a longer run of letters is cut into pieces */
 
-/* Sorted (strcmp order), for reading; looked up by hash (is_stopword).
- * Contractions appear
- * without their apostrophe, as the tokeniser leaves them. */
+/* Contractions appear without their apostrophe, as the tokeniser leaves
+ * them (kept sorted, for the reader). */
 static const char *const STOPWORDS[] = {
     "a",     "about",  "above",    "after",      "again",     "against", "all",        "also",
     "am",    "an",     "and",      "any",        "are",       "aren",    "arent",      "as",
@@ -52,39 +51,35 @@ enum { STOPWORD_MAX = 10 }; /* the longest: "yourselves" */
 /* Clitics dropped after an apostrophe ("I'm", "Caroline's", "we'll"). */
 static const char *const CLITICS[] = {"s", "m", "d", "ll", "ve", "re"};
 
-/* The stopwords by hash: an open-addressed table of indexes into
- * STOPWORDS (plus one; 0 is empty), filled once per process. Every word of
- * every text is looked up, a namespace's load analyses all its texts, and
- * a binary search with its string comparisons cost several hundred
- * instructions a word; this costs a hash of at most STOPWORD_MAX bytes and
- * one comparison. */
-enum { STOP_SLOTS = 512 }; /* a power of two, over three times the words */
-static uint8_t stop_slot[STOP_SLOTS];
-static uint8_t stop_len[sizeof STOPWORDS / sizeof *STOPWORDS];
+/* The stopwords in an open-addressing table, built once (pthread_once)
+ * and only read after: a lookup is a hash of the word and a compare or
+ * two, where a bsearch took eight compares, each with a strlen. */
+enum { N_STOPWORDS = sizeof STOPWORDS / sizeof *STOPWORDS, STOP_SLOTS = 512 };
+static unsigned char stop_slot[STOP_SLOTS]; /* 1 + index in STOPWORDS; 0: empty */
+static unsigned char stop_len[N_STOPWORDS];
 static pthread_once_t stop_once = PTHREAD_ONCE_INIT;
 
-static uint32_t stop_hash(const char *w, size_t len) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)w[i]) * 16777619u;
-    return h;
+static unsigned stop_hash(const char *w, size_t len) {
+    unsigned h = (unsigned)len;
+    for (size_t i = 0; i < len; i++) h = h * 31 + (unsigned char)w[i];
+    return h & (STOP_SLOTS - 1);
 }
 
-static void stop_fill(void) {
-    for (size_t i = 0; i < sizeof STOPWORDS / sizeof *STOPWORDS; i++) {
-        stop_len[i] = (uint8_t)strlen(STOPWORDS[i]);
-        uint32_t at = stop_hash(STOPWORDS[i], stop_len[i]) & (STOP_SLOTS - 1);
-        while (stop_slot[at]) at = (at + 1) & (STOP_SLOTS - 1);
-        stop_slot[at] = (uint8_t)(i + 1);
+static void stop_init(void) {
+    for (size_t i = 0; i < N_STOPWORDS; i++) {
+        stop_len[i] = (unsigned char)strlen(STOPWORDS[i]);
+        unsigned j = stop_hash(STOPWORDS[i], stop_len[i]);
+        while (stop_slot[j]) j = (j + 1) & (STOP_SLOTS - 1);
+        stop_slot[j] = (unsigned char)(i + 1);
     }
 }
 
 static int is_stopword(const char *w, size_t len) {
     if (len > STOPWORD_MAX) return 0;
-    pthread_once(&stop_once, stop_fill);
-    for (uint32_t at = stop_hash(w, len) & (STOP_SLOTS - 1); stop_slot[at];
-         at = (at + 1) & (STOP_SLOTS - 1)) {
-        size_t i = stop_slot[at] - 1u;
-        if (stop_len[i] == len && !memcmp(STOPWORDS[i], w, len)) return 1;
+    pthread_once(&stop_once, stop_init);
+    for (unsigned j = stop_hash(w, len); stop_slot[j]; j = (j + 1) & (STOP_SLOTS - 1)) {
+        size_t i = stop_slot[j] - 1u;
+        if (stop_len[i] == len && memcmp(STOPWORDS[i], w, len) == 0) return 1;
     }
     return 0;
 }

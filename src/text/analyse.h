@@ -23,8 +23,8 @@
  * Any change to the terms changes the hash embedder's vectors: its model
  * id ("hash-v1-...") must then be bumped (src/embed/hash.c).
  *
- * text_analyse is pure and thread-safe: no global mutable state, no
- * allocation. text_analyse_with uses its stemmer's state (one thread at a
+ * text_analyse is pure and thread-safe: no allocation, and no global state
+ * but the stopword table, built once (pthread_once) and only read. text_analyse_with uses its stemmer's state (one thread at a
  * time per stemmer).
  */
 #ifndef REMEM_TEXT_ANALYSE_H

@@ -38,15 +38,13 @@ size_t util_utf8_check(const char *s, size_t n) {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
+        uint64_t x;
+        if (i + 8 <= n && (memcpy(&x, p + i, 8), (x & 0x8080808080808080ULL) == 0)) {
+            i += 8; /* eight ASCII bytes */
+            continue;
+        }
         if (p[i] < 0x80) {
             i++;
-            /* then eight ASCII bytes at a time (most text is all ASCII) */
-            while (i + 8 <= n) {
-                uint64_t w;
-                memcpy(&w, p + i, 8);
-                if (w & 0x8080808080808080ULL) break;
-                i += 8;
-            }
             continue;
         }
         size_t len;
