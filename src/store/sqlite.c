@@ -349,19 +349,20 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
     /* Deleted content is overwritten, so a purged memory's text does not
      * linger in free pages of the file. */
     if ((rc = exec(s, "PRAGMA secure_delete=ON"))) return rc;
-    /* Reads through a memory map (no copy from the kernel per page) of at
-     * most REMEM_SQLITE_MMAP_MB of the file per connection, 16 by default:
-     * mapped pages count in the process's resident size once per
-     * connection, and a server has one connection per worker, so a large
-     * map would let the store file, not the cache budget, set a server's
-     * memory (100,000 namespaces recalled at random by 8 threads: RSS
-     * 717 MB with 64 MB maps, 637 MB with 16, at the same rate; the cache
-     * holds what recall reads, so the map mostly serves loads). Beyond it
-     * pages are read into SQLite's own page cache. */
+    /* Reads through a memory map of at most REMEM_SQLITE_MMAP_MB of the
+     * file per connection, none by default: mapped pages count in the
+     * process's resident size once per connection, and a server has one
+     * connection per worker, so a map lets the store file, not the cache
+     * budget, set a server's memory. 100,000 namespaces recalled at random
+     * by 8 threads under a 512 MB budget: RSS 646 MB and 3,396 recalls/s
+     * with no map, 655 MB and 3,139/s with 4 MB maps, 687-700 MB and
+     * 3,000-3,058/s with 16 (bench/README.md): since the cache holds what
+     * recall reads, a map only served loads, and those read pages beyond
+     * a few MB of a large file anyway. */
     char mm[64];
     const char *mv = getenv("REMEM_SQLITE_MMAP_MB");
-    long mmb = mv && *mv ? strtol(mv, NULL, 10) : 16;
-    if (mmb < 0 || mmb > 1 << 20) mmb = 16;
+    long mmb = mv && *mv ? strtol(mv, NULL, 10) : 0;
+    if (mmb < 0 || mmb > 1 << 20) mmb = 0;
     snprintf(mm, sizeof mm, "PRAGMA mmap_size=%lld", (long long)mmb << 20);
     exec(s, mm);
     /* A write transaction keeps up to 4096 dirty pages (16 MB of 4 KB
