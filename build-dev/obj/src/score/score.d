@@ -1,4 +1,0 @@
-build-dev/obj/src/score/score.o: src/score/score.c src/score/score.h \
- include/remem.h
-src/score/score.h:
-include/remem.h:
