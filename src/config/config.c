@@ -1074,7 +1074,8 @@ static void seed001_tier_rules(cfg_policy *p, unsigned set) {
 
 static int resolve(cfg *c, const block **bs, size_t n, cfg_policy *p) {
     policy_defaults(p);
-    if (!(p->summarization_strategy = strdup("llm"))) return -1; /* seed 003's default */
+    /* seed 003's default */
+    if (!(p->summarization_strategy = strdup("llm"))) return -1;
     json_t *ov = json_object();
     if (!ov) return -1;
     p->patterns = calloc(n + 1, sizeof *p->patterns);

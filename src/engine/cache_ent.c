@@ -105,8 +105,6 @@ fail:
     return NULL;
 }
 
-int cache_ent_in(const char *text) { return text && text_entities(text, NULL, NULL) > 0; }
-
 lex_index *cache_entities(ns_cache *c, int *built) {
     pthread_mutex_lock(&c->ent_lock);
     *built = 0;

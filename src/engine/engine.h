@@ -227,8 +227,6 @@ void cache_ent_set(ns_cache *c, size_t row, const char *text);
 void cache_ent_remove(ns_cache *c, size_t row);
 /* Its bytes (0 while there is none), under c->ent_lock (cache_rows.c). */
 size_t cache_ent_bytes(const ns_cache *c);
-/* Whether text names any entity (the entity lane has work for it). */
-int cache_ent_in(const char *text);
 /* The entity keys of text (src/text/entities.h) as cache_terms gives
  * terms: copies in buf, their offsets appended to *offs; how many, or
  * -1 when out of memory. */

@@ -516,8 +516,7 @@ static int entity_lane(query_ctx *x) {
     const char **rare = NULL;
     double *rw = NULL;
     int rc = REMEM_OK;
-    if (qterms_entities(x->text, q) < 0) goto oom;
-    if (q->n == 0) goto out;
+    if (q->n == 0) goto out; /* the query's entities: recall_one, before the loads */
     if (!(x->ents = calloc(x->n_caches, sizeof *x->ents))) goto oom;
     for (size_t j = 0; j < x->n_caches; j++) {
         int built = 0;
@@ -1183,7 +1182,14 @@ static int recall_one(remem *db, const remem_query *in, int explain, size_t near
     ranked *rk = NULL;
     result_impl *res = NULL;
     if ((rc = prepare(&x))) goto out;
-    db->load_entities = x.p.w_entity > 0 && cache_ent_in(x.text);
+    /* The query's entities before the loads: a namespace loaded for a
+     * query that has some reads its entity keys in the same scan as its
+     * terms (cache.c), for the entity lane to come. */
+    if (x.p.w_entity > 0 && qterms_entities(x.text, &x.entq) < 0) {
+        rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    db->load_entities = x.entq.n > 0;
     rc = vector_lane(&x); /* loads the namespaces not in the cache */
     db->load_entities = 0;
     if (rc) goto out;

@@ -479,31 +479,26 @@ static int decode_row(sqlite3_stmt *st, int with_vec, store_row *r) {
 }
 
 /* Step a one-row lookup into out (a copy it owns); ENOTFOUND when there
- * is no row. The statement is left on its row (the caller resets it). */
-/* The row st finds into out. what names it in the messages: the row's
- * (ns, id) ("no memory NS/ID"), or with no id the text what_ns itself;
- * written only when it fails (ingest asks for ids that are not there yet,
- * a thousand a call). */
+ * is no row. The statement is left on its row (the caller resets it).
+ * The messages name the row's (ns, id) ("no memory NS/ID"), or with no
+ * id the text what_ns itself; written only when it fails (ingest asks
+ * for ids that are not there yet, a thousand a call). */
 static int lookup(sqlite_store *s, sqlite3_stmt *st, int with_vec, store_row *out,
                   const char *what_ns, const char *what_id) {
     memset(out, 0, sizeof *out);
     int rc = sqlite3_step(st);
+    store_row row;
+    if (rc == SQLITE_ROW && !decode_row(st, with_vec, &row) && !store_row_copy(out, &row))
+        return REMEM_OK;
     char what[300];
-    if (rc != SQLITE_ROW && what_id)
+    if (what_id)
         snprintf(what, sizeof what, "no memory %s%s%.200s", what_ns ? what_ns : "",
                  what_ns ? "/" : "", what_id);
-    else if (rc != SQLITE_ROW)
+    else
         snprintf(what, sizeof what, "%s", what_ns);
     if (rc == SQLITE_DONE) return fail(s, REMEM_ENOTFOUND, "%s", what);
     if (rc != SQLITE_ROW) return sqlfail(s, what);
-    store_row row;
-    if (decode_row(st, with_vec, &row) || store_row_copy(out, &row)) {
-        if (what_id)
-            return fail(s, REMEM_ENOMEM, "out of memory reading no memory %s%s%.200s",
-                        what_ns ? what_ns : "", what_ns ? "/" : "", what_id);
-        return fail(s, REMEM_ENOMEM, "out of memory reading %s", what_ns);
-    }
-    return REMEM_OK;
+    return fail(s, REMEM_ENOMEM, "out of memory reading %s", what);
 }
 
 static int sqlite_find(store *base, const char *ns, const char *id, int with_vec, store_row *out) {
