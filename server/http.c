@@ -61,6 +61,9 @@
 /* While draining, an open connection with no request for this long is let
  * go (closed by the daemon's stop). */
 #define DRAIN_IDLE_MS    500
+/* glibc heap arenas a core (mallopt M_ARENA_MAX, in server_run). */
+#define ARENAS_PER_CORE 4
+
 /* Bodies from this size up are followed by malloc_trim once done. */
 #define TRIM_AFTER_BYTES (256 * 1024)
 /* A client still sending this far past --max-body is cut off. */
@@ -876,10 +879,13 @@ int serve_run(const serve_config *cfg, FILE *out) {
      * namespaces loaded by one worker and evicted by another, every arena
      * kept its share of the cache budget's churn, and the heap grew with
      * the thread count (anonymous memory 564 / 593 / 669 MB at 1 / 4 / 8
-     * threads under a 512 MB budget, bench/bench_tenants.sh). One arena a
-     * core keeps the heap the budget's whatever the threads. */
+     * threads under a 512 MB budget, bench/bench_tenants.sh). A few arenas
+     * a core keep the heap the budget's whatever the threads (the free
+     * pages of every arena go back every 5 s: wait_for_signal); one a core
+     * was too few: workers queued on the arenas' locks, about three futex
+     * calls a recall. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mallopt(M_ARENA_MAX, cores > 0 ? (int)cores : 2);
+    mallopt(M_ARENA_MAX, ARENAS_PER_CORE * (cores > 0 ? (int)cores : 2));
     char err[1024];
     int rc = 1, pool_ready = 0;
     listen_addr la;

@@ -131,8 +131,12 @@ int work_submit(work_pool *w, request *rq) {
         pthread_mutex_unlock(&w->mu);
         return -1;
     }
-    pthread_cond_signal(&w->ready);
     pthread_mutex_unlock(&w->mu);
+    /* Signalled after the unlock: a worker woken while the mutex is still
+     * held wakes only to wait for it (two more futex calls and a context
+     * switch a request). A worker that is about to wait holds the mutex
+     * until it waits, so the request queued above cannot be missed. */
+    pthread_cond_signal(&w->ready);
     return 0;
 }
 

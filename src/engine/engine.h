@@ -321,6 +321,11 @@ int eng_check_memory(remem *db, const remem_memory *m);
  * REMEM_EINVAL with "FIELD: PROBLEM" in err. NaN and k, candidates <= 0
  * mean "the profile's" and pass. */
 int eng_query_check(const remem_query *q, char *err, size_t cap);
+/* remem_query_parse of a query already parsed (an object built by an
+ * operation from its arguments): the same checks and messages, without
+ * printing and reading the JSON again. The parsed query holds its own
+ * reference to root. */
+int eng_query_from_json(json_t *root, remem_query_json **out, char *err, size_t errcap);
 /* The memories of *ns most like text by their vectors alone (relevance
  * weight 1, every other 0, no touch), at most k, similarity at least
  * min_sim, filter applied (may be NULL): what consolidate and ingest show

@@ -20,8 +20,9 @@
 
 /* ---- recall ---- */
 
-/* args with "ns" and "query" under the query parser's names. */
-static int recall_body(remem *db, json_t *args, char **text) {
+/* args with "ns" and "query" under the query parser's names, parsed as a
+ * query (a shallow copy: the values are args's). */
+static int recall_body(remem *db, json_t *args, remem_query_json **pq, const char *op) {
     static const char *const any[][3] = {{"ns", "namespaces",
                                           "ns: missing; name at least one "
                                           "namespace"},
@@ -46,23 +47,22 @@ static int recall_body(remem *db, json_t *args, char **text) {
             return eng_fail(db, REMEM_EINVAL, "recall: give %s or %s, not both", names[i][0],
                             names[i][1]);
         }
-        json_object_set(q, names[i][1], v);
-        json_object_del(q, names[i][0]);
+        if (json_object_set(q, names[i][1], v) || json_object_del(q, names[i][0])) {
+            json_decref(q);
+            return eng_fail(db, REMEM_ENOMEM, "out of memory");
+        }
     }
-    *text = json_dumps(q, JSON_COMPACT);
+    char err[512];
+    int rc = eng_query_from_json(q, pq, err, sizeof err);
     json_decref(q);
-    return *text ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
+    return rc ? eng_fail(db, rc, "%s: %s", op, err) : REMEM_OK;
 }
 
 static int op_recall(remem *db, json_t *args, json_t **result) {
     (void)result; /* the answer goes out as text: eng_answer_text */
-    char *body = NULL, err[512];
-    int rc = recall_body(db, args, &body);
-    if (rc) return rc;
     remem_query_json *pq = NULL;
-    rc = remem_query_parse(body, strlen(body), &pq, err, sizeof err);
-    free(body);
-    if (rc) return eng_fail(db, rc, "recall: %s", err);
+    int rc = recall_body(db, args, &pq, "recall");
+    if (rc) return rc;
     remem_result *r = NULL;
     rc = remem_recall(db, remem_query_json_get(pq), &r);
     remem_query_json_free(pq);
@@ -89,14 +89,10 @@ static int op_recall_explain(remem *db, json_t *args, json_t **result) {
     if (!a) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     json_object_del(a, "near");
     if (!json_object_get(a, "touch")) json_object_set_new(a, "touch", json_false());
-    char *body = NULL, err[512];
-    int rc = recall_body(db, a, &body);
+    remem_query_json *pq = NULL;
+    int rc = recall_body(db, a, &pq, "recall.explain");
     json_decref(a);
     if (rc) return rc;
-    remem_query_json *pq = NULL;
-    rc = remem_query_parse(body, strlen(body), &pq, err, sizeof err);
-    free(body);
-    if (rc) return eng_fail(db, rc, "recall.explain: %s", err);
     rc = eng_recall_explain(db, remem_query_json_get(pq), near, result);
     remem_query_json_free(pq);
     if (rc) {

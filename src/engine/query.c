@@ -363,22 +363,18 @@ static int read_query(reader *r, remem_query_json *p) {
     return REMEM_OK;
 }
 
-int remem_query_parse(const char *json, size_t len, remem_query_json **out, char *err,
-                      size_t errcap) {
-    if (err && errcap) err[0] = '\0';
-    if (!out) return util_errf(err, errcap, REMEM_EINVAL, "no place for the parsed query");
-    *out = NULL;
-    if (!json) return util_errf(err, errcap, REMEM_EINVAL, "no query given");
+/* The query read from root (an object, or not: then refused), which the
+ * parsed query keeps a reference to. */
+static int query_from_tree(json_t *root, remem_query_json **out, char *err, size_t errcap) {
     remem_query_json *p = calloc(1, sizeof *p);
-    if (!p) return util_errf(err, errcap, REMEM_ENOMEM, "out of memory");
+    if (!p) {
+        json_decref(root);
+        return util_errf(err, errcap, REMEM_ENOMEM, "out of memory");
+    }
     remem_query_init(&p->q);
-    json_error_t je;
+    p->root = root;
     int rc;
-    p->root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
-    if (!p->root)
-        rc = util_errf(err, errcap, REMEM_EPARSE, "query: not valid JSON: %s (line %d, column %d)",
-                       je.text, je.line, je.column);
-    else if (!json_is_object(p->root))
+    if (!json_is_object(p->root))
         rc = util_errf(err, errcap, REMEM_EPARSE, "query: must be a JSON object, got %s",
                        type_word(p->root));
     else {
@@ -391,6 +387,27 @@ int remem_query_parse(const char *json, size_t len, remem_query_json **out, char
     }
     *out = p;
     return REMEM_OK;
+}
+
+int remem_query_parse(const char *json, size_t len, remem_query_json **out, char *err,
+                      size_t errcap) {
+    if (err && errcap) err[0] = '\0';
+    if (!out) return util_errf(err, errcap, REMEM_EINVAL, "no place for the parsed query");
+    *out = NULL;
+    if (!json) return util_errf(err, errcap, REMEM_EINVAL, "no query given");
+    json_error_t je;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return util_errf(err, errcap, REMEM_EPARSE, "query: not valid JSON: %s (line %d, column %d)",
+                         je.text, je.line, je.column);
+    return query_from_tree(root, out, err, errcap);
+}
+
+int eng_query_from_json(json_t *root, remem_query_json **out, char *err, size_t errcap) {
+    if (err && errcap) err[0] = '\0';
+    *out = NULL;
+    if (!root) return util_errf(err, errcap, REMEM_EINVAL, "no query given");
+    return query_from_tree(json_incref(root), out, err, errcap);
 }
 
 const remem_query *remem_query_json_get(const remem_query_json *p) { return &p->q; }

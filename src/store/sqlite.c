@@ -24,6 +24,7 @@
  */
 #include "store/store.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -328,7 +329,17 @@ static void sqlite_close(store *base) {
     free(s);
 }
 
+/* SQLite counts every allocation of every connection under one global
+ * mutex (its memory statistics, which remem never reads): with many
+ * threads each reading a namespace that mutex was taken about fifty times
+ * a recall, and contended. Off, once per process, before the first open
+ * (where SQLite is already in use in the process, the call is refused and
+ * nothing changes). */
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static void configure_sqlite(void) { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
 static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
+    pthread_once(&config_once, configure_sqlite);
     int read_only = cfg && cfg->read_only;
     int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     flags |= SQLITE_OPEN_NOMUTEX;
