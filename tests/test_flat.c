@@ -525,6 +525,70 @@ static void test_n_beyond_count(void) {
 /* After set and swap_remove the quantised copy must describe the new rows:
  * a stale code or bound would let the pre-scan drop the row that should
  * win. */
+/* A small index keeps its float rows alone (no int8 codes: a namespace of
+ * ten memories costs its vectors, not a quarter more); growing past 1,024
+ * rows gives every row its codes, and searches stay exact before and after,
+ * a forced pre-scan included, through swap_remove and set too. */
+static void test_small_index_keeps_no_codes(void) {
+    const int dim = 384;
+    flat_index *ix = flat_new(dim);
+    float *q = malloc(sizeof(float) * dim), *v = malloc(sizeof(float) * dim);
+    CHECK_INT(flat_reserve(ix, 10), 0); /* as a namespace's load sizes it */
+    for (size_t r = 0; r < 10; r++) {
+        random_unit(v, dim);
+        CHECK_INT(flat_append(ix, v), r);
+    }
+    size_t vec_bytes = 10 * (size_t)dim * sizeof(float);
+    CHECK(flat_memory_bytes(ix) < vec_bytes + 1024); /* codes would add 3,840 + quant */
+    const float *vecs;
+    const uint8_t *codes;
+    const void *quant;
+    flat_raw(ix, &vecs, &codes, &quant);
+    CHECK(codes == NULL && quant == NULL);
+    for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_NEVER; mode++) {
+        flat_set_prescan(mode);
+        for (int t = 0; t < 4; t++) {
+            flat_trace tr;
+            query_near_row(ix, q, 0.2);
+            CHECK(search_matches(ix, q, NULL, 5, &tr));
+            CHECK_INT(tr.prescanned, mode == FLAT_PRESCAN_ALWAYS);
+        }
+    }
+    flat_set_prescan(FLAT_PRESCAN_AUTO);
+    for (size_t r = 10; r < 3000; r++) {
+        random_unit(v, dim);
+        CHECK_INT(flat_append(ix, v), r);
+    }
+    flat_raw(ix, &vecs, &codes, &quant);
+    CHECK(codes != NULL && quant != NULL);
+    /* The codes of the first rows, made when the index grew, are the ones a
+     * row quantised on its own gets. */
+    uint8_t *one = malloc(flat_code_stride(ix) + flat_quant_bytes());
+    for (size_t r = 0; r < 3000; r += 97) {
+        flat_quantise_copy(ix, r, one, one + flat_code_stride(ix));
+        CHECK(memcmp(one, codes + r * flat_code_stride(ix), (size_t)dim) == 0);
+        CHECK(memcmp(one + flat_code_stride(ix), (const char *)quant + r * flat_quant_bytes(),
+                     flat_quant_bytes()) == 0);
+    }
+    flat_swap_remove(ix, 3);
+    random_unit(v, dim);
+    flat_set(ix, 5, v);
+    for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_NEVER; mode++) {
+        flat_set_prescan(mode);
+        for (int t = 0; t < 6; t++) {
+            flat_trace tr;
+            query_near_row(ix, q, 0.2);
+            CHECK(search_matches(ix, q, NULL, 10, &tr));
+            if (mode == FLAT_PRESCAN_ALWAYS) CHECK_INT(tr.prescanned, 1);
+        }
+    }
+    flat_set_prescan(FLAT_PRESCAN_AUTO);
+    free(one);
+    free(q);
+    free(v);
+    flat_free(ix);
+}
+
 static void test_set_and_swap_remove_keep_codes(void) {
     int dim = 384;
     FOR_EACH_LEVEL(l) {
@@ -763,6 +827,7 @@ int main(int argc, char **argv) {
     RUN(test_allow_bitmaps);
     RUN(test_n_beyond_count);
     RUN(test_set_and_swap_remove_keep_codes);
+    RUN(test_small_index_keeps_no_codes);
     RUN(test_odd_values);
     RUN(test_rows_that_test_the_bounds);
     RUN(test_spiky_query_scans_float);

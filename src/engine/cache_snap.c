@@ -337,6 +337,26 @@ static int write_rows(snap_writer *w, snap_head *h, const ns_cache *c) {
     return w->err;
 }
 
+/* A codes or quant section (sec) of an index too small to keep codes (a
+ * snapshot of a small namespace, which only a lowered REMEM_SNAPSHOT_MIN
+ * makes): each row quantised as it is written, as a larger index holds it,
+ * so that the file is the same either way. */
+static int put_codes(snap_writer *w, snap_head *h, const ns_cache *c, int sec) {
+    size_t stride = flat_code_stride(c->ix), qb = flat_quant_bytes();
+    uint8_t *row = malloc(stride + qb); /* codes, then quant (stride: 64 | it) */
+    if (!row || begin_section(w, h, sec)) {
+        free(row);
+        return -1;
+    }
+    for (size_t i = 0; i < c->n && !w->err; i++) {
+        flat_quantise_copy(c->ix, i, row, row + stride);
+        put(w, sec == SEC_CODES ? row : row + stride, sec == SEC_CODES ? stride : qb);
+    }
+    end_section(w, h, sec);
+    free(row);
+    return w->err ? -1 : 0;
+}
+
 static int write_body(snap_writer *w, snap_head *h, const ns_cache *c, const char *fp) {
     /* The header's room first; it is written last, over it. */
     snap_head blank;
@@ -363,12 +383,16 @@ static int write_body(snap_writer *w, snap_head *h, const ns_cache *c, const cha
     begin_section(w, h, SEC_VECS);
     if (c->n) put(w, vecs, c->n * (size_t)c->dim * sizeof(float));
     end_section(w, h, SEC_VECS);
-    begin_section(w, h, SEC_CODES);
-    if (c->n) put(w, codes, c->n * flat_code_stride(c->ix));
-    end_section(w, h, SEC_CODES);
-    begin_section(w, h, SEC_QUANT);
-    if (c->n) put(w, quant, c->n * flat_quant_bytes());
-    end_section(w, h, SEC_QUANT);
+    if (!codes && c->n) {
+        if (put_codes(w, h, c, SEC_CODES) || put_codes(w, h, c, SEC_QUANT)) return -1;
+    } else {
+        begin_section(w, h, SEC_CODES);
+        if (c->n) put(w, codes, c->n * flat_code_stride(c->ix));
+        end_section(w, h, SEC_CODES);
+        begin_section(w, h, SEC_QUANT);
+        if (c->n) put(w, quant, c->n * flat_quant_bytes());
+        end_section(w, h, SEC_QUANT);
+    }
     if (write_rows(w, h, c)) return -1;
     return w->err || flush_out(w);
 }

@@ -6,7 +6,11 @@
  * [-127, 127] stored as c + 128, stride padded to 64 bytes) and a
  * flat_row_quant with the scale s and two upper bounds, |x| and |e| where
  * e = x - s*c is what the quantisation lost. Append, set and swap_remove keep
- * both copies in step.
+ * both copies in step. Only an index that has held FLAT_QUANT_MIN_ROWS rows
+ * keeps the codes (the pre-scan runs from FLAT_PRESCAN_MIN_ROWS up): a small
+ * namespace's index is its float rows alone, a quarter less memory and no
+ * quantising at load; a forced pre-scan (tests) quantises such an index's
+ * rows for the one search.
  *
  * Why the pre-scan is exact. The query q is quantised the same way per query
  * (scale t, codes d, residue f = q - t*d). For row x with integer
@@ -44,6 +48,9 @@
 
 /* Below this many rows a float32 scan is as fast as anything else. */
 #define FLAT_PRESCAN_MIN_ROWS  2048
+/* An index keeps int8 codes from this capacity up (at most half the rows
+ * the pre-scan needs, so that codes are there before it runs). */
+#define FLAT_QUANT_MIN_ROWS    1024
 /* The pre-scan pays off when few rows can reach the result. */
 #define FLAT_PRESCAN_MAX_SHARE 16
 /* Below this dimension int8 codes save too little to matter. */
@@ -73,6 +80,7 @@ struct flat_index {
     int dim;
     size_t count, cap;
     size_t code_stride; /* bytes per quantised row, a multiple of 64 */
+    int quantised;      /* codes and quant hold every row (else both NULL) */
     float *vecs;
     uint8_t *codes;
     flat_row_quant *quant;
@@ -358,25 +366,31 @@ static int reserve(flat_index *ix, size_t need) {
     if (cap < need) return -1;
     size_t dim = (size_t)ix->dim;
     if (cap > SIZE_MAX / sizeof(float) / dim || cap > SIZE_MAX / ix->code_stride) return -1;
+    int quantise = cap >= FLAT_QUANT_MIN_ROWS;
     float *vecs = alloc_aligned(cap * dim * sizeof(float), 0);
-    uint8_t *codes = alloc_aligned(cap * ix->code_stride, 1);
-    flat_row_quant *quant = malloc(cap * sizeof *quant);
-    if (!vecs || !codes || !quant) {
+    uint8_t *codes = quantise ? alloc_aligned(cap * ix->code_stride, 1) : NULL;
+    flat_row_quant *quant = quantise ? malloc(cap * sizeof *quant) : NULL;
+    if (!vecs || (quantise && (!codes || !quant))) {
         free(vecs);
         free(codes);
         free(quant);
         return -1;
     }
-    if (ix->count) {
-        memcpy(vecs, ix->vecs, ix->count * dim * sizeof(float));
+    if (ix->count) memcpy(vecs, ix->vecs, ix->count * dim * sizeof(float));
+    if (ix->count && ix->quantised) {
         memcpy(codes, ix->codes, ix->count * ix->code_stride);
         memcpy(quant, ix->quant, ix->count * sizeof *quant);
+    } else if (quantise) { /* codes from now on: the rows so far get theirs */
+        quantise_fn q = quantiser();
+        for (size_t r = 0; r < ix->count; r++)
+            q(ix->dim, ix->code_stride, vecs + r * dim, codes + r * ix->code_stride, &quant[r]);
     }
     release_rows(ix);
     free(ix->quant);
     ix->vecs = vecs;
     ix->codes = codes;
     ix->quant = quant;
+    ix->quantised = quantise;
     ix->cap = cap;
     return 0;
 }
@@ -385,11 +399,13 @@ size_t flat_memory_bytes(const flat_index *ix) {
     if (!ix) return 0;
     size_t dim = (size_t)ix->dim;
     size_t vecs = ix->vecs_map ? ix->vecs_map : round_up_size(ix->cap * dim * sizeof(float), 64);
-    size_t codes = ix->codes_map ? ix->codes_map : round_up_size(ix->cap * ix->code_stride, 64);
+    size_t codes = ix->codes_map  ? ix->codes_map
+                   : ix->quantised ? round_up_size(ix->cap * ix->code_stride, 64)
+                                   : 0;
     /* aligned_alloc(64) blocks carry up to a line of padding and a header */
-    size_t pad = ix->vecs_map ? 0 : 2 * (64 + 16);
+    size_t pad = ix->vecs_map ? 0 : (ix->quantised ? 2 : 1) * (64 + 16);
     return util_heap_bytes(sizeof *ix) + vecs + codes + pad +
-           util_heap_bytes(ix->cap * sizeof(flat_row_quant));
+           (ix->quantised ? util_heap_bytes(ix->cap * sizeof(flat_row_quant)) : 0);
 }
 
 int flat_reserve(flat_index *ix, size_t rows) {
@@ -399,7 +415,8 @@ int flat_reserve(flat_index *ix, size_t rows) {
 
 static void store_row(flat_index *ix, size_t i, const float *v) {
     memcpy(ix->vecs + i * (size_t)ix->dim, v, (size_t)ix->dim * sizeof(float));
-    quantiser()(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride, &ix->quant[i]);
+    if (ix->quantised)
+        quantiser()(ix->dim, ix->code_stride, v, ix->codes + i * ix->code_stride, &ix->quant[i]);
 }
 
 long flat_append(flat_index *ix, const float *v) {
@@ -419,7 +436,7 @@ long flat_append_many(flat_index *ix, const float *vecs, size_t n) {
      * place in the index (the caller's rows may come from anywhere). */
     memcpy(dst, vecs, n * dim * sizeof(float));
     quantise_fn quantise = quantiser();
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; ix->quantised && r < n; r++)
         quantise(ix->dim, ix->code_stride, dst + r * dim, ix->codes + (first + r) * ix->code_stride,
                  &ix->quant[first + r]);
     ix->count += n;
@@ -431,8 +448,13 @@ size_t flat_quant_bytes(void) { return sizeof(flat_row_quant); }
 
 void flat_raw(const flat_index *ix, const float **vecs, const uint8_t **codes, const void **quant) {
     *vecs = ix->vecs;
-    *codes = ix->codes;
-    *quant = ix->quant;
+    *codes = ix->quantised ? ix->codes : NULL;
+    *quant = ix->quantised ? ix->quant : NULL;
+}
+
+void flat_quantise_copy(const flat_index *ix, size_t i, uint8_t *codes, void *quant) {
+    memset(codes, 0, ix->code_stride);
+    quantiser()(ix->dim, ix->code_stride, ix->vecs + i * (size_t)ix->dim, codes, quant);
 }
 
 int flat_adopt_mapped(flat_index *ix, size_t n, size_t cap, float *vecs, size_t vecs_bytes,
@@ -449,6 +471,7 @@ int flat_adopt_mapped(flat_index *ix, size_t n, size_t cap, float *vecs, size_t 
     ix->codes = codes;
     ix->vecs_map = vecs_bytes;
     ix->codes_map = codes_bytes;
+    ix->quantised = 1;
     ix->count = n;
     ix->cap = cap;
     return 0;
@@ -470,9 +493,11 @@ void flat_swap_remove(flat_index *ix, size_t i) {
     if (i != last) {
         memcpy(ix->vecs + i * (size_t)ix->dim, ix->vecs + last * (size_t)ix->dim,
                (size_t)ix->dim * sizeof(float));
-        memcpy(ix->codes + i * ix->code_stride, ix->codes + last * ix->code_stride,
-               ix->code_stride);
-        ix->quant[i] = ix->quant[last];
+        if (ix->quantised) {
+            memcpy(ix->codes + i * ix->code_stride, ix->codes + last * ix->code_stride,
+                   ix->code_stride);
+            ix->quant[i] = ix->quant[last];
+        }
     }
     ix->count = last;
 }
@@ -683,9 +708,10 @@ static int candidates_push(candidate_list *cl, uint32_t row, float upper) {
 /* Pre-scan with int8 codes, then float32 for the rows that may be in the
  * top m. Returns the hit count, or -1 when out of memory (out is then
  * scratch and the caller scans in float32). */
-static long search_prescan(const flat_index *ix, const flat_kernels *k, const query_quant *qq,
-                           const float *q, const uint64_t *allow, size_t m, flat_hit *out,
-                           size_t *rescored) {
+static long search_prescan(const flat_index *ix, const uint8_t *codes,
+                           const flat_row_quant *quant, const flat_kernels *k,
+                           const query_quant *qq, const float *q, const uint64_t *allow, size_t m,
+                           flat_hit *out, size_t *rescored) {
     candidate_list cl = {0};
     hit_heap lower = {out, 0, m}; /* the m best lower bounds, as (row, bound) */
     double lambda = -INFINITY;
@@ -695,9 +721,9 @@ static long search_prescan(const flat_index *ix, const flat_kernels *k, const qu
 
     size_t w = 0, got;
     while ((got = next_rows(allow, ix->count, &w, rows)) > 0) {
-        k->dot_i8_rows(ix->codes, ix->code_stride, qq->codes, qq->sum, rows, got, dots);
+        k->dot_i8_rows(codes, ix->code_stride, qq->codes, qq->sum, rows, got, dots);
         for (size_t j = 0; j < got; j++) {
-            const flat_row_quant *rq = &ix->quant[rows[j]];
+            const flat_row_quant *rq = &quant[rows[j]];
             double approx = (double)dots[j] * ((double)rq->scale * qq->scale);
             double bound = rq->xnorm * qq->k_xnorm + rq->enorm * qq->k_enorm + qq->slack;
             double upper = approx + bound;
@@ -754,8 +780,22 @@ size_t flat_search_traced(const flat_index *ix, const float *q, const uint64_t *
         query_quant qq = {0};
         qq.codes = ix->code_stride <= sizeof stack_codes ? stack_codes : malloc(ix->code_stride);
         long got = -1;
-        if (qq.codes && quantise_query(ix, q, &qq) == 0)
-            got = search_prescan(ix, k, &qq, q, allow, m, out, &trace->rescored);
+        /* An index without codes (small: only a forced pre-scan gets here)
+         * has its rows quantised for this search. */
+        uint8_t *codes = ix->codes;
+        flat_row_quant *quant = ix->quant;
+        if (!ix->quantised) {
+            codes = alloc_aligned(ix->count * ix->code_stride, 0);
+            quant = malloc(ix->count * sizeof *quant);
+            for (size_t r = 0; codes && quant && r < ix->count; r++)
+                flat_quantise_copy(ix, r, codes + r * ix->code_stride, &quant[r]);
+        }
+        if (qq.codes && codes && quant && quantise_query(ix, q, &qq) == 0)
+            got = search_prescan(ix, codes, quant, k, &qq, q, allow, m, out, &trace->rescored);
+        if (!ix->quantised) {
+            free(codes);
+            free(quant);
+        }
         if (qq.codes != stack_codes) free(qq.codes);
         if (got >= 0) {
             trace->prescanned = 1;

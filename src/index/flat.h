@@ -52,8 +52,13 @@ long flat_append_many(flat_index *ix, const float *vecs, size_t n);
  * another layout (refuse the saved one). */
 size_t flat_code_stride(const flat_index *ix);
 size_t flat_quant_bytes(void);
-/* The arrays of rows [0, flat_count) (valid until the next change). */
+/* The arrays of rows [0, flat_count) (valid until the next change); codes
+ * and quant are NULL for an index too small to keep codes (under 1,024
+ * rows): flat_quantise_copy gives a row's. */
 void flat_raw(const flat_index *ix, const float **vecs, const uint8_t **codes, const void **quant);
+/* Row i's codes (code_stride bytes, zero padded) and quant (quant_bytes), as
+ * an index that keeps codes holds them. */
+void flat_quantise_copy(const flat_index *ix, size_t i, uint8_t *codes, void *quant);
 /* Take n saved rows without copying them: vecs and codes are private
  * writable memory maps (mmap) of vecs_bytes and codes_bytes, with room for
  * cap rows each, holding rows [0, n) in flat_raw's layout; quant (n
