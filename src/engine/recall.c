@@ -53,6 +53,7 @@ typedef struct cand_ref {
 typedef struct pool {
     cand_ref *v;
     size_t n, cap;
+    size_t rows; /* the caches' rows in all: no pool holds more */
     uint32_t *slot;
     size_t slots; /* a power of two, at least twice cap */
 } pool;
@@ -79,6 +80,9 @@ static cand_ref *pool_find(const pool *p, const ns_cache *c, size_t row) {
 
 static int pool_grow(pool *p) {
     size_t cap = p->cap ? p->cap * 2 : 256; /* `default` gathers about 200 */
+    /* A recall over small namespaces sizes the pool by what they hold. */
+    if (!p->cap)
+        for (cap = 8; cap < 256 && cap < p->rows;) cap *= 2; /* slots stay a power of two */
     uint32_t *slot = calloc(cap * 2, sizeof *slot);
     cand_ref *v = slot ? realloc(p->v, cap * sizeof *v) : NULL;
     if (!v) {
@@ -1064,6 +1068,7 @@ static int vector_lane(query_ctx *x) {
     if (!rc) rc = pick_namespaces(x, names, version, rows, &m);
     if (!rc) rc = get_caches(x, names, version, rows, m);
     store_read_end(db->st);
+    for (size_t j = 0; j < x->n_caches && !rc; j++) x->pool.rows += x->caches[j]->n;
     for (size_t j = 0; j < x->n_caches && !rc; j++) {
         ns_cache *c = x->caches[j];
         size_t allowed = 0;

@@ -187,10 +187,8 @@ static long dict_find(const lex_index *ix, const char *s, size_t len, uint32_t h
     }
 }
 
-static int dict_grow(lex_index *ix) {
-    /* Small first (a namespace of one memory has a dozen terms), then
-     * doubling: an index costs what it holds. */
-    size_t cap = ix->slot_cap ? ix->slot_cap * 2 : 16;
+/* The slots rehashed into a table of cap (a power of two). */
+static int dict_rehash(lex_index *ix, size_t cap) {
     uint64_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return LEX_ENOMEM;
     for (size_t j = 0; j < ix->slot_cap; j++) {
@@ -204,6 +202,40 @@ static int dict_grow(lex_index *ix) {
     ix->slots = slots;
     ix->slot_cap = cap;
     return LEX_OK;
+}
+
+static int dict_grow(lex_index *ix) {
+    /* Small first (a namespace of one memory has a dozen terms), then
+     * doubling: an index costs what it holds. */
+    return dict_rehash(ix, ix->slot_cap ? ix->slot_cap * 2 : 16);
+}
+
+/* Room for up to n terms of bytes spellings in an empty dictionary, at
+ * once instead of by doubling (a namespace's load knows its term count:
+ * an upper bound of its distinct terms; lex_trim gives back the rest).
+ * Room it cannot get is left to the doubling. */
+static void dict_reserve(lex_index *ix, size_t n, size_t bytes) {
+    if (ix->n_terms || ix->slot_cap || n > UINT32_MAX / 4) return;
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    uint64_t *slots = calloc(cap, sizeof *slots);
+    plist *terms = aligned_alloc(64, (n ? n : 1) * sizeof *terms);
+    char *arena = malloc(bytes ? bytes : 1);
+    if (!slots || !terms || !arena) {
+        free(slots);
+        free(terms);
+        free(arena);
+        return;
+    }
+    free(ix->slots);
+    free(ix->terms);
+    free(ix->arena);
+    ix->slots = slots;
+    ix->slot_cap = cap;
+    ix->terms = terms;
+    ix->terms_cap = n;
+    ix->arena = arena;
+    ix->arena_cap = bytes ? bytes : 1;
 }
 
 /* The id of term s, added (with an empty list) when new; -1 when out of
@@ -597,6 +629,11 @@ int lex_reserve(lex_index *ix, size_t docs) {
  * up to half of it empty, 64 bytes a term). A failed shrink keeps the
  * larger block. */
 static void dict_trim(lex_index *ix) {
+    /* Slots for the terms there are (a load reserved for its term count),
+     * at the load dict_intern keeps: at most half full. */
+    size_t cap = ix->slot_cap;
+    while (cap > 16 && cap / 2 >= 2 * (ix->n_terms + 1)) cap /= 2;
+    if (cap != ix->slot_cap) dict_rehash(ix, cap); /* failing, keeps the larger */
     if (ix->n_terms && (ix->terms_cap - ix->n_terms) * sizeof *ix->terms >= 1024) {
         plist *terms = aligned_alloc(64, ix->n_terms * sizeof *terms);
         if (terms) {
@@ -606,7 +643,7 @@ static void dict_trim(lex_index *ix) {
             ix->terms_cap = ix->n_terms;
         }
     }
-    if (ix->arena_len && ix->arena_cap - ix->arena_len >= 1024) {
+    if (ix->arena_len && ix->arena_cap - ix->arena_len >= 64) { /* shrinks in place */
         char *arena = realloc(ix->arena, ix->arena_len);
         if (arena) {
             ix->arena = arena;
@@ -743,6 +780,11 @@ int lex_add_many(lex_index *ix, uint32_t first, const char *const *terms, const 
     for (size_t d = 0; d < count; d++) total += lens[d];
     if (check_terms(terms, total)) return LEX_EINVAL;
     if (!count) return LEX_OK;
+    if (!ix->n_terms) { /* a load: the dictionary sized once */
+        size_t bytes = 0;
+        for (size_t i = 0; i < total; i++) bytes += strlen(terms[i]);
+        dict_reserve(ix, total, bytes);
+    }
     size_t need = ix->n_docs + count;
     if (need > ix->docs_cap && lex_reserve(ix, need > ix->docs_cap * 2 ? need : ix->docs_cap * 2))
         return LEX_ENOMEM;
