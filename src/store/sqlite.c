@@ -360,6 +360,15 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
     int busy = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
     sqlite3_busy_timeout(s->db, busy);
     int rc;
+    /* The page size of a new store file (an existing one keeps its own):
+     * REMEM_SQLITE_PAGE_KB, a power of two from 1 to 64. */
+    const char *pk = getenv("REMEM_SQLITE_PAGE_KB");
+    long kb = pk && *pk ? strtol(pk, NULL, 10) : 0;
+    if (!read_only && kb >= 1 && kb <= 64 && (kb & (kb - 1)) == 0) {
+        char ps[48];
+        snprintf(ps, sizeof ps, "PRAGMA page_size=%ld", kb * 1024);
+        exec(s, ps);
+    }
     if (!read_only && (rc = exec(s, "PRAGMA journal_mode=WAL"))) return rc;
     if ((rc = exec(s, cfg && cfg->durability ? "PRAGMA synchronous=FULL"
                                              : "PRAGMA synchronous=NORMAL")))
