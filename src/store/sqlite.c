@@ -93,9 +93,9 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_FIND_NS] = "SELECT " ROW_COLS " FROM memories WHERE ns=? AND id=?",
     [ST_FIND_ANY] = "SELECT " ROW_COLS " FROM memories WHERE id=? LIMIT 2",
     [ST_GET] = "SELECT " ROW_COLS " FROM memories WHERE rowid=?",
-    [ST_DUP] = "SELECT rowid FROM memories WHERE ns=? AND norm_hash=? AND norm=?",
-    [ST_DUP_AFTER] = "SELECT rowid FROM memories WHERE ns=? AND norm_hash=? AND norm=? "
-                     "AND rowid>? ORDER BY rowid LIMIT 1",
+    [ST_DUP] = "SELECT rowid, norm, text FROM memories WHERE ns=? AND norm_hash=? ORDER BY rowid",
+    [ST_DUP_AFTER] = "SELECT rowid, norm, text FROM memories WHERE ns=? AND norm_hash=? "
+                     "AND rowid>? ORDER BY rowid",
     [ST_BUMPDUP] = "UPDATE memories SET duplicate_count=duplicate_count+1, "
                    "updated_at=? WHERE rowid=?",
     [ST_DELETE] = "DELETE FROM memories WHERE rowid=?",
@@ -560,18 +560,45 @@ static int sqlite_get_rowid(store *base, int64_t rowid, int with_vec, store_row 
     return rc;
 }
 
-/* A row of ns with this normalised text: any (ST_DUP), or the first after
- * rowid `after` (ST_DUP_AFTER, after >= 0). 0 in *rowid when none. */
+/* Whether a row's text, normalised, is norm (*same): by the row's own
+ * normalised copy when it has one (rows written before remem stopped
+ * storing it), else by its text normalised here. -1 when out of memory. */
+static int row_is(sqlite3_stmt *st, const char *norm, int *same) {
+    const char *have = (const char *)sqlite3_column_text(st, 1);
+    if (have && *have) {
+        *same = strcmp(have, norm) == 0;
+        return 0;
+    }
+    char *n = util_normalize_text((const char *)sqlite3_column_text(st, 2));
+    if (!n) return -1;
+    *same = strcmp(n, norm) == 0;
+    free(n);
+    return 0;
+}
+
+/* A row of ns with this normalised text: the first (ST_DUP), or the first
+ * after rowid `after` (ST_DUP_AFTER, after >= 0). 0 in *rowid when none.
+ * The rows of the same hash are few (all but always the duplicates
+ * themselves): each is compared by its text. */
 static int dup_lookup(sqlite_store *s, int which, const char *ns, uint64_t h, const char *norm,
                       int64_t after, int64_t *rowid) {
     sqlite3_stmt *st = s->st[which];
     sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (int64_t)h);
-    sqlite3_bind_text(st, 3, norm, -1, SQLITE_STATIC);
-    if (which == ST_DUP_AFTER) sqlite3_bind_int64(st, 4, after);
-    int rc = sqlite3_step(st);
-    *rowid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    int out = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? REMEM_OK : sqlfail(s, "duplicate lookup");
+    if (which == ST_DUP_AFTER) sqlite3_bind_int64(st, 3, after);
+    int rc, out = REMEM_OK, same = 0;
+    *rowid = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (row_is(st, norm, &same)) {
+            out = fail(s, REMEM_ENOMEM, "out of memory");
+            break;
+        }
+        if (same) {
+            *rowid = sqlite3_column_int64(st, 0);
+            break;
+        }
+    }
+    if (!out && rc != SQLITE_ROW && rc != SQLITE_DONE) out = sqlfail(s, "duplicate lookup");
     sqlite3_reset(st);
     return out;
 }
@@ -599,7 +626,12 @@ static void bind_memory(sqlite3_stmt *st, const remem_memory *m, const char *nor
     sqlite3_bind_text(st, 3, m->kind, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, m->tier, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, m->text, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, norm, -1, SQLITE_STATIC);
+    /* The normalised text is not stored: its hash finds a row's duplicates,
+     * which are then compared by their text (dup_lookup). A copy made a row
+     * 2.3 KB on average, over the half page two rows of a 4 KB page need:
+     * a namespace's rows took a page each. */
+    (void)norm;
+    sqlite3_bind_text(st, 6, "", 0, SQLITE_STATIC);
     sqlite3_bind_int64(st, 7, (int64_t)h);
     sqlite3_bind_double(st, 8, m->importance);
     sqlite3_bind_int64(st, 9, m->created_at);
