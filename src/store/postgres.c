@@ -28,8 +28,17 @@
  * transaction-scoped. LISTEN/NOTIFY is not used: it needs a session.
  *
  * Touches (accessed_at) are buffered and written in one statement when a
- * row is next read through this handle, at a commit once a second old or
- * 512 long, or at close: recall does not write on every hit.
+ * row is next read through this handle by key or by a scan, at a commit
+ * once a second old or 512 long (a commit of touches alone sends that
+ * statement alone: one round trip), or at close: recall does not write on
+ * every hit. A load of a namespace for the cache (pg_load) does not write
+ * them: it applies them to the rows it reads.
+ *
+ * Loads (pg_load, the table's load call): a recall of a namespace that is
+ * not cached reads its namespace row, its newest history seq and its rows
+ * in one statement (a join, so one snapshot): one round trip, where the
+ * three calls it replaces were three, and four with the touches' UPDATE
+ * that a scan sends first.
  *
  * Batches (pg_batch, the table's batch call: remem_add_batch, copy): one
  * simple query takes the namespaces' locks, reads their rows, draws the
@@ -751,8 +760,14 @@ static int pg_commit(store *base) {
     int rc = flush_held(s);
     if (!rc) rc = flush_history(s);
     if (!rc && s->n_touches &&
-        (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS))
+        (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS)) {
+        /* A transaction that only touched (a recall's) sends the UPDATE on
+         * its own, one round trip, not BEGIN, UPDATE and COMMIT. */
+        int alone = !s->tx_started;
+        if (alone) s->in_tx = 0;
         rc = flush_touches(s);
+        if (alone) s->in_tx = 1;
+    }
     if (!s->tx_started || rc) {
         if (rc && s->tx_started) PQclear(PQexec(s->conn, "ROLLBACK"));
         end_tx(s);
@@ -1298,7 +1313,9 @@ static int update_by_row(pg_store *s, touch_ent *e, size_t *n, const char *sql, 
 }
 
 /* Write the buffered touches in one statement: per row, the latest time
- * and the number of hits. Dropped on failure (a read is not a change). */
+ * and the number of hits. Dropped on failure (a read is not a change).
+ * A load reads them from the buffer instead (pg_load), so that a read
+ * never waits for them. */
 static int flush_touches(pg_store *s) {
     return update_by_row(s, s->touches, &s->n_touches,
                          "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count"
@@ -1966,23 +1983,24 @@ static int pg_scrub_deleted(store *base) {
 
 /* ---- scans ---- */
 
-static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
-    pg_store *s = pg(base);
-    int rc = flush_touches(s);
-    if (!rc) rc = flush_held(s);
+typedef int (*res_row_fn)(pg_store *s, const PGresult *res, void *ctx);
+
+/* Run sql (n text parameters, results in binary) and hand each row of
+ * its result to fn as it arrives (single-row mode: a namespace of 100k
+ * vectors is never held twice in memory). A non-zero fn stops the rows
+ * and is returned. Outside a transaction, a connection found dead before
+ * any row came is replaced once and the statement sent again. */
+static int stream(pg_store *s, const char *sql, int n, const char *const *vals, res_row_fn fn,
+                  void *ctx, const char *what) {
+    int rc = flush_held(s);
     if (rc) return rc;
     if (s->in_tx && !s->tx_started && (rc = start_tx(s))) return rc;
-    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=$1 ORDER BY rowid"
-                         : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
-    const char *vals[1] = {ns};
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!s->in_tx && lost(s) && (rc = connect_now(s))) return rc;
-        /* One row at a time: a namespace of 100k vectors is never held
-         * twice in memory. */
-        int sent = PQsendQueryParams(s->conn, sql, ns ? 1 : 0, NULL, vals, NULL, NULL, 1) &&
+        int sent = PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 1) &&
                    PQsetSingleRowMode(s->conn);
         if (!sent) {
-            rc = pgfail(s, NULL, "scanning memories");
+            rc = pgfail(s, NULL, what);
             if (!s->in_tx && lost(s) && attempt == 0) continue;
             return rc;
         }
@@ -1993,19 +2011,133 @@ static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, v
             ExecStatusType st = PQresultStatus(res);
             if (st == PGRES_SINGLE_TUPLE) {
                 rows++;
-                if (!stop) {
-                    store_row r;
-                    decode_row(res, 0, with_vec, &r);
-                    if ((stop = fn(ctx, &r))) rc = stop;
-                }
+                if (!stop && (stop = fn(s, res, ctx))) rc = stop;
             } else if (st != PGRES_TUPLES_OK && !rc) {
-                rc = pgfail(s, res, "scanning memories");
+                rc = pgfail(s, res, what);
             }
             PQclear(res);
         }
         if (rc && !stop && rows == 0 && !s->in_tx && lost(s) && attempt == 0) continue;
         return rc;
     }
+    return rc;
+}
+
+typedef struct scan_ctx {
+    int with_vec;
+    store_row_fn fn;
+    void *ctx;
+} scan_ctx;
+
+static int scan_row(pg_store *s, const PGresult *res, void *vctx) {
+    (void)s;
+    scan_ctx *x = vctx;
+    store_row r;
+    decode_row(res, 0, x->with_vec, &r);
+    return x->fn(x->ctx, &r);
+}
+
+static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    int rc = flush_touches(s);
+    if (rc) return rc;
+    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=$1 ORDER BY rowid"
+                         : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
+    const char *vals[1] = {ns};
+    scan_ctx x = {with_vec, fn, ctx};
+    return stream(s, sql, ns ? 1 : 0, vals, scan_row, &x, "scanning memories");
+}
+
+/* ---- a load: the namespace row, its history seq and its rows at once ---- */
+
+/* ROW_COLS, then the namespace row's model, dim, version, rows and the
+ * newest history seq on every row: one statement, so one snapshot and
+ * one round trip. A namespace row without memories gives one row whose
+ * memory columns are NULL; no namespace row, none. */
+#define LOAD_SQL                                                                         \
+    "SELECT " ROW_COLS ", n.n_model, n.n_dim, n.n_version, n.n_rows, n.n_seq"            \
+    " FROM (SELECT coalesce(model,'') AS n_model, coalesce(dim,0) AS n_dim,"             \
+    " version AS n_version, rows AS n_rows,"                                             \
+    " (SELECT coalesce(max(seq),0) FROM history WHERE ns=$1) AS n_seq"                   \
+    " FROM namespaces WHERE ns=$1) n LEFT JOIN memories ON memories.ns=$1"               \
+    " ORDER BY memories.rowid"
+#define LOAD_NS_COL 19
+
+typedef struct load_ctx {
+    const char *ns;
+    store_load_fn start;
+    store_row_fn fn;
+    void *ctx;
+    int started;
+    touch_ent *touches; /* this handle's unwritten touches, by row (then order) */
+    size_t n_touches;
+} load_ctx;
+
+/* Row r with the unwritten touches of its rowid applied, as their flush
+ * would write them (update_by_row): the latest time, one more access
+ * each. */
+static void overlay_touches(const load_ctx *x, store_row *r) {
+    size_t lo = 0, hi = x->n_touches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->touches[mid].rowid < r->rowid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t j = lo;
+    while (j < x->n_touches && x->touches[j].rowid == r->rowid) j++;
+    if (j == lo) return;
+    r->m.accessed_at = x->touches[j - 1].at;
+    r->m.access_count += (int64_t)(j - lo);
+}
+
+static int load_row(pg_store *s, const PGresult *res, void *vctx) {
+    (void)s;
+    load_ctx *x = vctx;
+    if (!x->started) {
+        store_ns n = {.ns = x->ns,
+                      .model = PQgetvalue(res, 0, LOAD_NS_COL),
+                      .dim = (int)get_i64(res, 0, LOAD_NS_COL + 1),
+                      .version = get_i64(res, 0, LOAD_NS_COL + 2),
+                      .rows = get_i64(res, 0, LOAD_NS_COL + 3)};
+        x->started = 1;
+        int stop = x->start(x->ctx, &n, get_i64(res, 0, LOAD_NS_COL + 4));
+        if (stop) return stop;
+    }
+    if (PQgetisnull(res, 0, 0)) return 0; /* a namespace row without memories */
+    store_row r;
+    decode_row(res, 0, 1, &r);
+    overlay_touches(x, &r);
+    return x->fn(x->ctx, &r);
+}
+
+/* Inside a write transaction: the namespace's lock and the calls one by
+ * one, as the engine would make them (the transaction sees its own
+ * writes, which a load outside one must not). */
+static int load_slowly(pg_store *s, const char *ns, store_load_fn start, store_row_fn fn,
+                       void *ctx) {
+    char model[128];
+    store_ns n = {.ns = ns, .model = model};
+    int64_t seq = 0;
+    int rc = pg_history_max(&s->base, ns, &seq);
+    if (!rc) rc = pg_ns_info(&s->base, ns, model, sizeof model, &n.dim, &n.version, &n.rows);
+    if (!rc) rc = start(ctx, &n, seq);
+    if (!rc) rc = pg_scan(&s->base, ns, 1, fn, ctx);
+    return rc;
+}
+
+static int pg_load(store *base, const char *ns, store_load_fn start, store_row_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    if (s->in_tx) return load_slowly(s, ns, start, fn, ctx);
+    /* The touches stay buffered (a read costs no write): sorted by row
+     * here, which their flush does anyway, and applied to the rows. */
+    qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
+    load_ctx x = {.ns = ns, .start = start, .fn = fn, .ctx = ctx,
+                  .touches = s->touches, .n_touches = s->n_touches};
+    const char *vals[1] = {ns};
+    int rc = stream(s, LOAD_SQL, 1, vals, load_row, &x, "loading a namespace");
+    if (!rc && !x.started) rc = fail(s, REMEM_ENOTFOUND, "no namespace %.200s", ns);
     return rc;
 }
 
@@ -2103,6 +2235,7 @@ static const store_ops pg_ops = {
     .scrub_deleted = pg_scrub_deleted,
     .commit_report = pg_commit_report,
     .batch = pg_batch,
+    .load = pg_load,
 };
 
 static const char *const pg_schemes[] = {"postgres", "postgresql", NULL};
