@@ -682,6 +682,10 @@ static int pg_open(const char *uri, const store_config *cfg, store **out, char *
     else
         snprintf(s->base.path, sizeof s->base.path, "%s", uri);
     s->read_only = cfg && cfg->read_only;
+    /* REMEM_PG_PREPARE=0: every statement unnamed (a pooler that loses
+     * prepared statements without saying so). */
+    const char *prep = getenv("REMEM_PG_PREPARE");
+    s->prep_off = prep && !strcmp(prep, "0");
     s->busy_ms = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
     int rc = connect_now(s);
     if (!rc && !s->read_only) rc = migrate(s);
