@@ -63,6 +63,16 @@ static void pg_admin(const char *sql) {
     PQfinish(c);
 }
 
+/* A query whose rows do not matter, on the same server. */
+static void pg_query(const char *sql) {
+    PGconn *c = PQconnectdb(getenv("REMEM_TEST_PG_URI"));
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        fprintf(stderr, "  postgres: %s: %s", sql, PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+}
+
 static void pg_fresh(char *uri, size_t cap) {
     static int n;
     char sql[128];
@@ -929,6 +939,21 @@ static void test_load(void) {
     CHECK_INT(l.starts, 1);
     CHECK_INT(l.rows, 0);
     CHECK_INT(l.rows_seen.calls, 0);
+    /* On a new connection (the server ended ours: a restart, a failover)
+     * the load runs again there, its statement prepared anew. */
+    if (be->fresh == pg_fresh) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s'"
+                 " AND pid <> pg_backend_pid()",
+                 strrchr(uri, '/') + 1);
+        pg_query(sql);
+        usleep(200000);
+        l = load_of(s, "b", REMEM_OK);
+        CHECK_STR(l.rows_seen.text, "b/1:first+v b/3:third+v ");
+        l = load_of(s, "b", REMEM_OK);
+        CHECK_STR(l.rows_seen.text, "b/1:first+v b/3:third+v ");
+    }
     /* A callback's stop is returned. */
     l = (load_log){.rows_seen = {"", 0, 1, 1, 1, 0}};
     CHECK_INT(store_load(s, "b", on_load_start, on_load_row, &l), 7);

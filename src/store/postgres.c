@@ -24,8 +24,10 @@
  * after this handle's own last commit (one small query per call). That is
  * the source of truth and needs no session state, so it works behind
  * PgBouncer in transaction mode, as does everything else here: statements
- * are unnamed (PQexecParams), settings are SET LOCAL, locks are
- * transaction-scoped. LISTEN/NOTIFY is not used: it needs a session.
+ * are unnamed (PQexecParams) but for a recall's two, which are prepared
+ * where the server keeps them and sent unnamed where it does not
+ * (prepared), settings are SET LOCAL, locks are transaction-scoped.
+ * LISTEN/NOTIFY is not used: it needs a session.
  *
  * Touches (accessed_at) are buffered and written in one statement when a
  * row is next read through this handle by key or by a scan, at a commit
