@@ -2219,7 +2219,7 @@ static int pg_load(store *base, const char *ns, store_load_fn start, store_row_f
     if (s->in_tx) return load_slowly(s, ns, start, fn, ctx);
     /* The touches stay buffered (a read costs no write): sorted by row
      * here, which their flush does anyway, and applied to the rows. */
-    qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
+    if (s->n_touches > 1) qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
     load_ctx x = {.ns = ns, .start = start, .fn = fn, .ctx = ctx,
                   .touches = s->touches, .n_touches = s->n_touches};
     const char *vals[1] = {ns};
