@@ -63,6 +63,16 @@ static void pg_admin(const char *sql) {
     PQfinish(c);
 }
 
+/* A query whose rows do not matter, on the same server. */
+static void pg_query(const char *sql) {
+    PGconn *c = PQconnectdb(getenv("REMEM_TEST_PG_URI"));
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        fprintf(stderr, "  postgres: %s: %s", sql, PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+}
+
 static void pg_fresh(char *uri, size_t cap) {
     static int n;
     char sql[128];
@@ -822,6 +832,135 @@ static void test_scan(void) {
     done(s);
 }
 
+/* ---- a load: namespace row, history seq and rows in one call ---- */
+
+typedef struct load_log {
+    int starts, dim;
+    char model[64];
+    int64_t version, rows, hist_seq;
+    scan_log rows_seen;
+    int64_t accessed_at[4], access_count[4];
+} load_log;
+
+static int on_load_start(void *ctx, const store_ns *n, int64_t hist_seq) {
+    load_log *l = ctx;
+    l->starts++;
+    snprintf(l->model, sizeof l->model, "%s", n->model);
+    l->dim = n->dim;
+    l->version = n->version;
+    l->rows = n->rows;
+    l->hist_seq = hist_seq;
+    return 0;
+}
+
+static int on_load_row(void *ctx, const store_row *r) {
+    load_log *l = ctx;
+    int at = l->rows_seen.calls;
+    if (at < 4) {
+        l->accessed_at[at] = r->m.accessed_at;
+        l->access_count[at] = r->m.access_count;
+    }
+    return log_row(&l->rows_seen, r);
+}
+
+static load_log load_of(store *s, const char *ns, int want) {
+    load_log l = {.rows_seen = {"", 0, 1, 1, 0, 0}};
+    CHECK_INT(store_load(s, ns, on_load_start, on_load_row, &l), want);
+    return l;
+}
+
+/* Where a backend has the call: it gives what ns_info, history_max and a
+ * scan with vectors give, with this handle's unwritten touches applied. */
+static void test_load(void) {
+    store *s = open_fresh();
+    if (!s) return;
+    if (!store_has_load(s)) {
+        CHECK_INT(store_load(s, "b", on_load_start, on_load_row, NULL), REMEM_EUNSUPPORTED);
+        done(s);
+        return;
+    }
+    load_log l = load_of(s, "b", REMEM_ENOTFOUND);
+    CHECK_INT(l.starts, 0);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_ns_set_model(s, "b", "test-model", DIM), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    remem_memory m = memory("b", "1", "first", V1);
+    int64_t b1 = put(s, &m);
+    m = memory("a", "2", "second", V2);
+    put(s, &m);
+    m = memory("b", "3", "third", V1);
+    put(s, &m);
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_history_add(s, "b", "1", 5, "add", NULL, NULL, NULL), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    int64_t seq = -1;
+    CHECK_INT(store_history_max(s, "b", &seq), REMEM_OK);
+    /* A touch the handle holds (the store may write it later). */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_touch(s, &b1, 1, 7777), REMEM_OK);
+    CHECK_INT(store_touch(s, &b1, 1, 6666), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    l = load_of(s, "b", REMEM_OK);
+    CHECK_INT(l.starts, 1);
+    CHECK_STR(l.model, "test-model");
+    CHECK_INT(l.dim, DIM);
+    CHECK_INT(l.version, version_of(s, "b"));
+    CHECK_INT(l.rows, 2);
+    CHECK_INT(l.hist_seq, seq);
+    CHECK_STR(l.rows_seen.text, "b/1:first+v b/3:third+v ");
+    CHECK(l.rows_seen.order_ok && l.rows_seen.vec_ok);
+    CHECK_INT(l.accessed_at[0], 6666); /* the latest touch, as a flush writes it */
+    CHECK_INT(l.access_count[0], 6);
+    CHECK_INT(l.accessed_at[1], 3000);
+    CHECK_INT(l.access_count[1], 4);
+    /* The same as a scan reads once the touches are written. */
+    scan_log sl = {"", 0, 1, 1, 0, 0};
+    CHECK_INT(store_scan(s, "b", 1, log_row, &sl), REMEM_OK);
+    CHECK_STR(sl.text, l.rows_seen.text);
+    store_row r;
+    CHECK_INT(store_get_rowid(s, b1, 0, &r), REMEM_OK);
+    CHECK_INT(r.m.accessed_at, 6666);
+    CHECK_INT(r.m.access_count, 6);
+    store_row_clear(&r);
+    /* Inside a write transaction it sees the transaction's own rows. */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    m = memory("b", "4", "fourth", V1);
+    int64_t b4 = 0;
+    CHECK_INT(store_insert(s, &m, m.text, 4, &b4), REMEM_OK);
+    l = load_of(s, "b", REMEM_OK);
+    CHECK_INT(l.rows, 3);
+    CHECK_STR(l.rows_seen.text, "b/1:first+v b/3:third+v b/4:fourth+v ");
+    store_rollback(s);
+    /* A namespace row without rows: the start, and no row. */
+    CHECK_INT(store_begin(s), REMEM_OK);
+    CHECK_INT(store_clear(s, "a", NULL), REMEM_OK);
+    CHECK_INT(store_commit(s), REMEM_OK);
+    l = load_of(s, "a", REMEM_OK);
+    CHECK_INT(l.starts, 1);
+    CHECK_INT(l.rows, 0);
+    CHECK_INT(l.rows_seen.calls, 0);
+    /* On a new connection (the server ended ours: a restart, a failover)
+     * the load runs again there, its statement prepared anew. */
+    if (be->fresh == pg_fresh) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s'"
+                 " AND pid <> pg_backend_pid()",
+                 strrchr(uri, '/') + 1);
+        pg_query(sql);
+        usleep(200000);
+        l = load_of(s, "b", REMEM_OK);
+        CHECK_STR(l.rows_seen.text, "b/1:first+v b/3:third+v ");
+        l = load_of(s, "b", REMEM_OK);
+        CHECK_STR(l.rows_seen.text, "b/1:first+v b/3:third+v ");
+    }
+    /* A callback's stop is returned. */
+    l = (load_log){.rows_seen = {"", 0, 1, 1, 1, 0}};
+    CHECK_INT(store_load(s, "b", on_load_start, on_load_row, &l), 7);
+    CHECK_INT(l.rows_seen.calls, 1);
+    done(s);
+}
+
 /* ---- statistics and clear ---- */
 
 typedef struct count_log {
@@ -1150,6 +1289,7 @@ int main(int argc, char **argv) {
         RUN(test_transactions);
         RUN(test_history);
         RUN(test_scan);
+        RUN(test_load);
         RUN(test_stats);
         RUN(test_clear);
         RUN(test_changed_by_another);

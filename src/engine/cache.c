@@ -400,7 +400,117 @@ static ns_cache *adopt_snapshot(remem *db, const char *ns, const char *model, in
     return c;
 }
 
+/* The empty cache of ns a scan fills (lc->c, its batch, entities on when
+ * the handle loads them), every array sized once for rows rows: growing
+ * by doubling would copy (and have the kernel zero) the vectors several
+ * times over. Room for writes to come only in a large namespace: a small
+ * one costs what it holds. REMEM_OK, or ENOMEM (nothing kept). */
+static int load_open(remem *db, const char *ns, int dim, int64_t version, int64_t rows,
+                     int64_t hist_seq, int64_t touch_seq, load_ctx *lc) {
+    memset(lc, 0, sizeof *lc);
+    ns_cache *c = cache_new(db, ns, dim);
+    /* A small namespace's batch is its size: a load allocates what the
+     * namespace holds, not what a large one needs. */
+    size_t batch_cap = (size_t)rows < LOAD_BATCH ? (size_t)rows + 1 : LOAD_BATCH;
+    lc->c = c;
+    lc->batch = malloc(batch_cap * (size_t)dim * sizeof(float));
+    lc->batch_cap = batch_cap;
+    if (c && db->load_entities && (c->ent = lex_new())) lc->ents_on = 1;
+    size_t room = (size_t)rows >= 1024 ? (size_t)rows + rows / 8 : (size_t)rows;
+    if (!c || !lc->batch || cache_reserve(c, room)) {
+        free(lc->batch);
+        cache_destroy(c);
+        memset(lc, 0, sizeof *lc);
+        return eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
+    }
+    c->version = version;
+    c->hist_seq = hist_seq;
+    c->touch_seq = touch_seq;
+    return REMEM_OK;
+}
+
+/* The end of a scan into lc->c (rc: how it went): the cache, complete,
+ * or NULL with the failure reported in *rc. */
+static ns_cache *load_close(remem *db, load_ctx *lc, int rc, double t0, int refused, int *out) {
+    ns_cache *c = lc->c;
+    if (!rc) rc = load_flush(lc);
+    free(lc->batch);
+    doc_scratch_free(&lc->terms);
+    doc_scratch_free(&lc->ents);
+    if (!rc) lex_trim(c->lex);
+    if (!rc && c->ent) lex_trim(c->ent);
+    *out = rc;
+    if (rc) {
+        if (rc == REMEM_ENOMEM)
+            eng_fail(db, rc, "out of memory loading namespace %s", c->ns);
+        else
+            eng_store_fail(db, rc);
+        cache_destroy(c);
+        return NULL;
+    }
+    c->snap_version = -1;
+    c->snap_refused = refused;
+    c->load_ms = snap_clock_ms() - t0;
+    return c;
+}
+
+/* A load in one read of the store (store_load): what its start gave. */
+typedef struct one_read {
+    remem *db;
+    const char *ns;
+    load_ctx lc;
+    char *model;
+    size_t model_cap;
+    int64_t version, rows;
+    int rc; /* of load_open */
+} one_read;
+
+static int one_read_start(void *ctx, const store_ns *n, int64_t hist_seq) {
+    one_read *o = ctx;
+    if (o->model) snprintf(o->model, o->model_cap, "%s", n->model);
+    o->version = n->version;
+    o->rows = n->rows;
+    if (n->rows <= 0) return 0; /* nothing to cache; no rows follow */
+    int dim = n->dim > 0 ? n->dim : o->db->emb ? o->db->emb->dim : 1;
+    o->rc = load_open(o->db, o->ns, dim, n->version, n->rows, hist_seq, -1, &o->lc);
+    return o->rc;
+}
+
+static int one_read_row(void *ctx, const store_row *r) {
+    one_read *o = ctx;
+    return o->lc.c ? load_row(&o->lc, r) : 0;
+}
+
+ns_cache *cache_load_read(remem *db, const char *ns, char *model, size_t model_cap,
+                          int64_t *version, int64_t *rows, int *rc) {
+    double t0 = snap_clock_ms();
+    one_read o = {.db = db, .ns = ns, .model = model, .model_cap = model_cap};
+    if (model && model_cap) model[0] = '\0';
+    int r = store_load(db->st, ns, one_read_start, one_read_row, &o);
+    *version = o.version;
+    *rows = o.rows;
+    if (o.rc) { /* load_open failed and said why */
+        *rc = o.rc;
+        return NULL;
+    }
+    if (r == REMEM_ENOTFOUND && !o.lc.c) {
+        *rc = REMEM_ENOTFOUND;
+        return NULL;
+    }
+    if (!o.lc.c) { /* empty, or the read failed before any row */
+        *rc = r ? eng_store_fail(db, r) : REMEM_OK;
+        return NULL;
+    }
+    return load_close(db, &o.lc, r, t0, 0, rc);
+}
+
 ns_cache *cache_load(remem *db, const char *ns, int *rc) {
+    if (store_has_load(db->st)) {
+        int64_t version, rows;
+        ns_cache *c = cache_load_read(db, ns, NULL, 0, &version, &rows, rc);
+        if (*rc == REMEM_ENOTFOUND) *rc = REMEM_OK;
+        return c;
+    }
     char model[128];
     int dim;
     int64_t version, rows, hist_seq = 0;
@@ -432,52 +542,10 @@ ns_cache *cache_load(remem *db, const char *ns, int *rc) {
         ns_cache *c = adopt_snapshot(db, ns, model, dim, version, rows, &refused);
         if (c) return c;
     }
-    ns_cache *c = cache_new(db, ns, dim);
-    /* A small namespace's batch is its size: a load allocates what the
-     * namespace holds, not what a large one needs. */
-    size_t batch_cap = (size_t)rows < LOAD_BATCH ? (size_t)rows + 1 : LOAD_BATCH;
-    load_ctx lc = {.c = c,
-                   .batch = malloc(batch_cap * (size_t)dim * sizeof(float)),
-                   .batch_cap = batch_cap};
-    if (c && db->load_entities && (c->ent = lex_new())) lc.ents_on = 1;
-    if (!c || !lc.batch) {
-        free(lc.batch);
-        cache_destroy(c);
-        *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
-        return NULL;
-    }
-    c->version = version;
-    c->hist_seq = hist_seq;
-    c->touch_seq = touch_seq;
-    /* Size everything once: growing by doubling would copy (and have the
-     * kernel zero) the vectors several times over. Room for writes to
-     * come only in a large namespace: a small one costs what it holds. */
-    size_t room = (size_t)rows >= 1024 ? (size_t)rows + rows / 8 : (size_t)rows;
-    if (cache_reserve(c, room)) {
-        free(lc.batch);
-        cache_destroy(c);
-        *rc = eng_fail(db, REMEM_ENOMEM, "out of memory loading namespace %s", ns);
-        return NULL;
-    }
-    *rc = store_scan(db->st, ns, 1, load_row, &lc);
-    if (!*rc) *rc = load_flush(&lc);
-    free(lc.batch);
-    doc_scratch_free(&lc.terms);
-    doc_scratch_free(&lc.ents);
-    if (!*rc) lex_trim(c->lex);
-    if (!*rc && c->ent) lex_trim(c->ent);
-    if (*rc) {
-        if (*rc == REMEM_ENOMEM)
-            eng_fail(db, *rc, "out of memory loading namespace %s", ns);
-        else
-            eng_store_fail(db, *rc);
-        cache_destroy(c);
-        return NULL;
-    }
-    c->snap_version = -1;
-    c->snap_refused = refused;
-    c->load_ms = snap_clock_ms() - t0;
-    return c;
+    load_ctx lc;
+    if ((*rc = load_open(db, ns, dim, version, rows, hist_seq, touch_seq, &lc))) return NULL;
+    int r = store_scan(db->st, ns, 1, load_row, &lc);
+    return load_close(db, &lc, r, t0, refused, rc);
 }
 
 /* Bring row (re-read from the store) into the cache; 0 (r is then

@@ -373,6 +373,26 @@ ns_cache *cache_peek(remem *db, const char *ns) {
     return c;
 }
 
+int cache_has(remem *db, const char *ns) {
+    pthread_mutex_lock(&g.lock);
+    int has = table_find(db->shelf, ns) != NULL;
+    pthread_mutex_unlock(&g.lock);
+    return has;
+}
+
+ns_cache *cache_get_loaded(remem *db, ns_cache *c, int *rc) {
+    *rc = REMEM_OK;
+    pthread_mutex_lock(&g.lock);
+    g.misses++; /* as pin counts the miss of a load cache_get_known makes */
+    pthread_mutex_unlock(&g.lock);
+    if (!(c = share(db, c))) { /* c is gone with its name */
+        *rc = eng_fail(db, REMEM_ENOMEM, "out of memory sharing a namespace's cache");
+        return NULL;
+    }
+    pthread_rwlock_rdlock(&c->lock);
+    return c;
+}
+
 ns_cache *cache_get(remem *db, const char *ns, int *rc) {
     int64_t version = 0, rows = 0;
     int r = store_ns_info(db->st, ns, NULL, 0, NULL, &version, &rows);

@@ -182,6 +182,13 @@ ns_cache *cache_get_known(remem *db, const char *ns, int64_t version, int64_t ro
 /* The cache of ns when it is loaded (no load, no catch-up), pinned and
  * locked for reading as cache_get; NULL when it is not. */
 ns_cache *cache_peek(remem *db, const char *ns);
+/* 1 when ns is cached for db's store right now (a hint: it may be
+ * evicted the next moment), else 0. */
+int cache_has(remem *db, const char *ns);
+/* Share c, a cache_load_read of this handle (which it takes over): as
+ * cache_get_known gives it, pinned and read-locked; another thread's
+ * cache of the namespace instead when that one is not older. */
+ns_cache *cache_get_loaded(remem *db, ns_cache *c, int *rc);
 /* Release a cache_get: cache_unlock then cache_unpin (NULL ok). */
 void cache_put(remem *db, ns_cache *c);
 void cache_unlock(ns_cache *c);
@@ -250,6 +257,12 @@ long cache_entity_keys(const char *text, strbuf *buf, size_t **offs, size_t *n, 
  * snapshot or a scan (not shared yet; NULL with *rc as cache_get), and our
  * own rows applied to c (0, or -1: drop it). */
 ns_cache *cache_load(remem *db, const char *ns, int *rc);
+/* Where the store reads a load in one call (store_has_load): ns's
+ * namespace row (model, may be NULL; version; rows) and, when it holds
+ * rows, its cache (not shared yet) from the same read; NULL when empty.
+ * *rc: REMEM_ENOTFOUND (nothing reported) when ns was never written. */
+ns_cache *cache_load_read(remem *db, const char *ns, char *model, size_t model_cap,
+                          int64_t *version, int64_t *rows, int *rc);
 int cache_apply_rows(remem *db, ns_cache *c, int64_t before, int64_t after, int64_t hist_seq,
                      const int64_t *rowids, size_t n);
 /* A cache's storage (cache_rows.c), which a scan (cache.c) and a snapshot

@@ -984,11 +984,29 @@ static int prepare(query_ctx *x) {
     return REMEM_OK;
 }
 
+/* ns's namespace row (model, version, rows); and, where the store reads
+ * a namespace in one call and ns is not cached, its cache from that same
+ * read in *pre (not shared yet; NULL when none): a recall of an uncached
+ * namespace is then one read of the store, not three. REMEM_ENOTFOUND
+ * (not reported) when ns was never written. */
+static int read_namespace(remem *db, const char *ns, char *model, size_t cap, int64_t *version,
+                          int64_t *rows, ns_cache **pre) {
+    *pre = NULL;
+    if (store_has_load(db->st) && !cache_has(db, ns)) {
+        int rc;
+        *pre = cache_load_read(db, ns, model, cap, version, rows, &rc);
+        return rc;
+    }
+    int r = store_ns_info(db->st, ns, model, cap, NULL, version, rows);
+    return r && r != REMEM_ENOTFOUND ? eng_store_fail(db, r) : r;
+}
+
 /* The namespaces of the query to read, in query order (no repeats, none
  * never written), each checked to hold the handle's model; their
- * versions and row counts in version[] and rows[]. *m gets the count. */
+ * versions and row counts in version[] and rows[], and the caches read
+ * with them in pre[] (read_namespace). *m gets the count. */
 static int pick_namespaces(query_ctx *x, const char **names, int64_t *version, int64_t *rows,
-                           size_t *m) {
+                           ns_cache **pre, size_t *m) {
     remem *db = x->db;
     const remem_query *q = x->q;
     *m = 0;
@@ -998,15 +1016,15 @@ static int pick_namespaces(query_ctx *x, const char **names, int64_t *version, i
         for (size_t j = 0; j < i; j++) dup |= strcmp(q->namespaces[j], ns) == 0;
         if (dup) continue;
         char model[128] = "";
-        int r = store_ns_info(db->st, ns, model, sizeof model, NULL, &version[*m], &rows[*m]);
+        int r = read_namespace(db, ns, model, sizeof model, &version[*m], &rows[*m], &pre[*m]);
         if (r == REMEM_ENOTFOUND) continue;
-        if (r) return eng_store_fail(db, r);
+        if (r) return r;
+        names[(*m)++] = ns;
         if (model[0] && strcmp(model, db->emb->model_id) != 0)
             return eng_fail(db, REMEM_EMODEL,
                             "namespace %s holds vectors of model %s; this handle embeds with "
                             "%s. Open it with the same embedder, or run `remem reindex --ns %s`",
                             ns, model, db->emb->model_id, ns);
-        names[(*m)++] = ns;
     }
     return REMEM_OK;
 }
@@ -1016,7 +1034,7 @@ static int pick_namespaces(query_ctx *x, const char **names, int64_t *version, i
  * order, so locks never wait in a circle), then kept in x->caches in
  * query order. */
 static int get_caches(query_ctx *x, const char **names, const int64_t *version,
-                      const int64_t *rows, size_t m) {
+                      const int64_t *rows, ns_cache **pre, size_t m) {
     size_t order_local[8];
     ns_cache *got_local[8];
     size_t *order = scratch(order_local, sizeof order_local, m, sizeof *order);
@@ -1034,7 +1052,11 @@ static int get_caches(query_ctx *x, const char **names, const int64_t *version,
     int rc = REMEM_OK;
     for (size_t i = 0; i < m && !rc; i++) {
         size_t at = order[i];
-        got[at] = cache_get_known(x->db, names[at], version[at], rows[at], &rc);
+        if (pre[at])
+            got[at] = cache_get_loaded(x->db, pre[at], &rc);
+        else
+            got[at] = cache_get_known(x->db, names[at], version[at], rows[at], &rc);
+        pre[at] = NULL;
     }
     x->locked = 1;
     for (size_t i = 0; i < m; i++)
@@ -1053,21 +1075,27 @@ static int vector_lane(query_ctx *x) {
     x->allow_owned = scratch(x->owned_local, sizeof x->owned_local, nns, 1);
     const char *names_local[8];
     int64_t ver_local[8], rows_local[8];
+    ns_cache *pre_local[8];
     const char **names = scratch(names_local, sizeof names_local, nns, sizeof *names);
+    ns_cache **pre = scratch(pre_local, sizeof pre_local, nns, sizeof *pre);
     int64_t *version = scratch(ver_local, sizeof ver_local, nns, sizeof *version);
     int64_t *rows = scratch(rows_local, sizeof rows_local, nns, sizeof *rows);
     flat_hit hits_local[256];
     flat_hit *hits = scratch(hits_local, sizeof hits_local, x->n_cand, sizeof *hits);
     int rc = REMEM_OK;
     size_t m = 0;
-    if (!x->caches || !x->allow || !x->allow_owned || !hits || !names || !version || !rows)
+    if (!x->caches || !x->allow || !x->allow_owned || !hits || !names || !version || !rows ||
+        !pre)
         rc = eng_fail(db, REMEM_ENOMEM, "out of memory");
+    else
+        memset(pre, 0, nns * sizeof *pre);
     /* The namespaces' versions and any loads read one snapshot of the
      * store, under one lock (SQLite: one shared lock, not one a query). */
     if (!rc) rc = store_read_begin(db->st);
-    if (!rc) rc = pick_namespaces(x, names, version, rows, &m);
-    if (!rc) rc = get_caches(x, names, version, rows, m);
+    if (!rc) rc = pick_namespaces(x, names, version, rows, pre, &m);
+    if (!rc) rc = get_caches(x, names, version, rows, pre, m);
     store_read_end(db->st);
+    for (size_t j = 0; pre && j < m; j++) cache_destroy(pre[j]); /* those a failure left */
     for (size_t j = 0; j < x->n_caches && !rc; j++) x->pool.rows += x->caches[j]->n;
     for (size_t j = 0; j < x->n_caches && !rc; j++) {
         ns_cache *c = x->caches[j];
@@ -1096,6 +1124,7 @@ static int vector_lane(query_ctx *x) {
     scratch_free(names, names_local);
     scratch_free(version, ver_local);
     scratch_free(rows, rows_local);
+    scratch_free(pre, pre_local);
     return rc;
 }
 

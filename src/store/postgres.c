@@ -24,12 +24,23 @@
  * after this handle's own last commit (one small query per call). That is
  * the source of truth and needs no session state, so it works behind
  * PgBouncer in transaction mode, as does everything else here: statements
- * are unnamed (PQexecParams), settings are SET LOCAL, locks are
- * transaction-scoped. LISTEN/NOTIFY is not used: it needs a session.
+ * are unnamed (PQexecParams) but for a recall's two, which are prepared
+ * where the server keeps them and sent unnamed where it does not
+ * (prepared), settings are SET LOCAL, locks are transaction-scoped.
+ * LISTEN/NOTIFY is not used: it needs a session.
  *
  * Touches (accessed_at) are buffered and written in one statement when a
- * row is next read through this handle, at a commit once a second old or
- * 512 long, or at close: recall does not write on every hit.
+ * row is next read through this handle by key or by a scan, at a commit
+ * once a second old or 512 long (a commit of touches alone sends that
+ * statement alone: one round trip), or at close: recall does not write on
+ * every hit. A load of a namespace for the cache (pg_load) does not write
+ * them: it applies them to the rows it reads.
+ *
+ * Loads (pg_load, the table's load call): a recall of a namespace that is
+ * not cached reads its namespace row, its newest history seq and its rows
+ * in one statement (a join, so one snapshot): one round trip, where the
+ * three calls it replaces were three, and four with the touches' UPDATE
+ * that a scan sends first.
  *
  * Batches (pg_batch, the table's batch call: remem_add_batch, copy): one
  * simple query takes the namespaces' locks, reads their rows, draws the
@@ -125,6 +136,8 @@ typedef struct pg_store {
     size_t n_bumps, cap_bumps;
     int watching; /* `changed` was called: commits keep the change mark */
     char *uri; /* what to connect to; base.path shows it without a password */
+    unsigned prep_done; /* the statements prepared on this connection (bits of PREP_*) */
+    int prep_off;       /* a pooler that does not keep them: send every statement unnamed */
 } pg_store;
 
 static pg_store *pg(store *s) { return (pg_store *)s; }
@@ -250,6 +263,7 @@ static int connect_now(pg_store *s) {
                     s->base.err[0] ? s->base.err : "no connection",
                     (long long)(s->next_try_ms - now));
     if (s->conn) PQfinish(s->conn);
+    s->prep_done = 0; /* a new connection has none */
     /* Keywords before dbname are defaults the URI may override. */
     const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
     const char *vals[] = {"5", "remem", s->uri, NULL};
@@ -670,6 +684,10 @@ static int pg_open(const char *uri, const store_config *cfg, store **out, char *
     else
         snprintf(s->base.path, sizeof s->base.path, "%s", uri);
     s->read_only = cfg && cfg->read_only;
+    /* REMEM_PG_PREPARE=0: every statement unnamed (a pooler that loses
+     * prepared statements without saying so). */
+    const char *prep = getenv("REMEM_PG_PREPARE");
+    s->prep_off = prep && !strcmp(prep, "0");
     s->busy_ms = cfg && cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms : 10000;
     int rc = connect_now(s);
     if (!rc && !s->read_only) rc = migrate(s);
@@ -751,8 +769,14 @@ static int pg_commit(store *base) {
     int rc = flush_held(s);
     if (!rc) rc = flush_history(s);
     if (!rc && s->n_touches &&
-        (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS))
+        (s->n_touches >= TOUCH_BATCH || mono_ms() - s->touch_since >= TOUCH_AGE_MS)) {
+        /* A transaction that only touched (a recall's) sends the UPDATE on
+         * its own, one round trip, not BEGIN, UPDATE and COMMIT. */
+        int alone = !s->tx_started;
+        if (alone) s->in_tx = 0;
         rc = flush_touches(s);
+        if (alone) s->in_tx = 1;
+    }
     if (!s->tx_started || rc) {
         if (rc && s->tx_started) PQclear(PQexec(s->conn, "ROLLBACK"));
         end_tx(s);
@@ -959,6 +983,83 @@ static void pg_rollback(store *base) {
     "rowid, ns, id, kind, tier, text, importance, created_at, updated_at, "  \
     "accessed_at, access_count, expires_at, invalidated_at, superseded_by, " \
     "duplicate_count, metadata, links, model, embedding"
+
+/* ROW_COLS, then the namespace row's model, dim, version, rows and the
+ * newest history seq on every row: one statement, so one snapshot and
+ * one round trip. A namespace row without memories gives one row whose
+ * memory columns are NULL; no namespace row, none. */
+#define LOAD_SQL                                                                         \
+    "SELECT " ROW_COLS ", n.n_model, n.n_dim, n.n_version, n.n_rows, n.n_seq"            \
+    " FROM (SELECT coalesce(model,'') AS n_model, coalesce(dim,0) AS n_dim,"             \
+    " version AS n_version, rows AS n_rows,"                                             \
+    " (SELECT coalesce(max(seq),0) FROM history WHERE ns=$1) AS n_seq"                   \
+    " FROM namespaces WHERE ns=$1) n LEFT JOIN memories ON memories.ns=$1"               \
+    " ORDER BY memories.rowid"
+#define LOAD_NS_COL 19
+
+/* The statements of a recall, kept prepared (named) on each connection
+ * outside transactions: parsed and planned once per connection instead of
+ * at every call (planning the load's join is ~0.5 ms of the server's
+ * CPU). Prepared on first use (one round trip, once per connection). A
+ * pooler that moves a session's statements between server connections
+ * (PgBouncer in transaction mode without max_prepared_statements) answers
+ * "prepared statement does not exist": the handle then sends them unnamed
+ * from then on, as every other statement is. The names carry a version:
+ * a change of the text gets a new name. */
+enum { PREP_LOAD, PREP_NS_ROW, N_PREP };
+static const char *const prep_sql[N_PREP] = {LOAD_SQL, NS_ROW_SQL " WHERE ns=$1"};
+static const char *const prep_name[N_PREP] = {"remem_load_1", "remem_ns_row_1"};
+
+/* The name of statement i, prepared on this connection (preparing it
+ * now), or NULL: send it unnamed (inside a transaction, where a failure
+ * would abort it; a pooler; a failure). */
+static const char *prepared(pg_store *s, int i) {
+    if (s->prep_off || s->in_tx || lost(s)) return NULL;
+    if (s->prep_done & (1u << i)) return prep_name[i];
+    PGresult *res = PQprepare(s->conn, prep_name[i], prep_sql[i], 1, NULL);
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    /* 42P05: there already (a pooler's server connection another client
+     * of this remem prepared it on: the same text under the same name). */
+    int ok = PQresultStatus(res) == PGRES_COMMAND_OK || (state && !strcmp(state, "42P05"));
+    PQclear(res);
+    if (!ok) {
+        s->prep_off = !lost(s); /* a dead connection is replaced, then tried again */
+        return NULL;
+    }
+    s->prep_done |= 1u << i;
+    return prep_name[i];
+}
+
+/* A failed prepared statement whose name the server did not know (26000:
+ * a pooler): 1, and the handle sends every statement unnamed from now. */
+static int prep_unknown(pg_store *s, const PGresult *res) {
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    if (!state || strcmp(state, "26000") != 0) return 0;
+    s->prep_off = 1;
+    return 1;
+}
+
+/* run_p of statement i, prepared where it can be (prepared). */
+static PGresult *run_prep(pg_store *s, int i, params *p, const char *what, int *rc) {
+    const char *name = prepared(s, i);
+    if (name) {
+        PGresult *res = PQexecPrepared(s->conn, name, p->n, p->v, p->len, p->fmt, 1);
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+            *rc = REMEM_OK;
+            return res;
+        }
+        /* A pooler, or a dead connection: run sends it unnamed (on a new
+         * connection). Any other failure is the statement's. */
+        if (!prep_unknown(s, res) && !lost(s)) {
+            *rc = pgfail(s, res, what);
+            PQclear(res);
+            return NULL;
+        }
+        PQclear(res);
+    }
+    return run_p(s, prep_sql[i], p, what, rc);
+}
 
 /* Point r at row i of res (ROW_COLS order) without copying. */
 static void decode_row(const PGresult *res, int i, int with_vec, store_row *r) {
@@ -1298,7 +1399,9 @@ static int update_by_row(pg_store *s, touch_ent *e, size_t *n, const char *sql, 
 }
 
 /* Write the buffered touches in one statement: per row, the latest time
- * and the number of hits. Dropped on failure (a read is not a change). */
+ * and the number of hits. Dropped on failure (a read is not a change).
+ * A load reads them from the buffer instead (pg_load), so that a read
+ * never waits for them. */
 static int flush_touches(pg_store *s) {
     return update_by_row(s, s->touches, &s->n_touches,
                          "UPDATE memories m SET accessed_at = t.at, access_count = m.access_count"
@@ -1714,7 +1817,7 @@ static int pg_ns_info(store *base, const char *ns, char *model, size_t model_cap
     }
     params p = {.n = 0};
     p_text(&p, ns);
-    PGresult *res = run_p(s, NS_ROW_SQL " WHERE ns=$1", &p, "reading a namespace", &rc);
+    PGresult *res = run_prep(s, PREP_NS_ROW, &p, "reading a namespace", &rc);
     if (!res) return rc;
     if (s->in_tx) ns_row_take(s, ns, res);
     if (PQntuples(res)) {
@@ -1966,46 +2069,162 @@ static int pg_scrub_deleted(store *base) {
 
 /* ---- scans ---- */
 
-static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
-    pg_store *s = pg(base);
-    int rc = flush_touches(s);
-    if (!rc) rc = flush_held(s);
+typedef int (*res_row_fn)(pg_store *s, const PGresult *res, void *ctx);
+
+/* Run sql (n text parameters, results in binary) and hand each row of
+ * its result to fn as it arrives (single-row mode: a namespace of 100k
+ * vectors is never held twice in memory). A non-zero fn stops the rows
+ * and is returned. Outside a transaction, a connection found dead before
+ * any row came is replaced once and the statement sent again. */
+/* stream, of statement prep (a PREP_*, prepared where it can be; -1:
+ * sql, unnamed). */
+static int stream_as(pg_store *s, int prep, const char *sql, int n, const char *const *vals,
+                     res_row_fn fn, void *ctx, const char *what) {
+    int rc = flush_held(s);
     if (rc) return rc;
     if (s->in_tx && !s->tx_started && (rc = start_tx(s))) return rc;
-    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=$1 ORDER BY rowid"
-                         : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
-    const char *vals[1] = {ns};
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!s->in_tx && lost(s) && (rc = connect_now(s))) return rc;
-        /* One row at a time: a namespace of 100k vectors is never held
-         * twice in memory. */
-        int sent = PQsendQueryParams(s->conn, sql, ns ? 1 : 0, NULL, vals, NULL, NULL, 1) &&
+        const char *name = prep >= 0 ? prepared(s, prep) : NULL;
+        int sent = (name ? PQsendQueryPrepared(s->conn, name, n, vals, NULL, NULL, 1)
+                         : PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 1)) &&
                    PQsetSingleRowMode(s->conn);
         if (!sent) {
-            rc = pgfail(s, NULL, "scanning memories");
+            rc = pgfail(s, NULL, what);
             if (!s->in_tx && lost(s) && attempt == 0) continue;
             return rc;
         }
-        int rows = 0, stop = 0;
+        int rows = 0, stop = 0, unknown = 0;
         rc = REMEM_OK;
         PGresult *res;
         while ((res = PQgetResult(s->conn))) {
             ExecStatusType st = PQresultStatus(res);
             if (st == PGRES_SINGLE_TUPLE) {
                 rows++;
-                if (!stop) {
-                    store_row r;
-                    decode_row(res, 0, with_vec, &r);
-                    if ((stop = fn(ctx, &r))) rc = stop;
-                }
+                if (!stop && (stop = fn(s, res, ctx))) rc = stop;
             } else if (st != PGRES_TUPLES_OK && !rc) {
-                rc = pgfail(s, res, "scanning memories");
+                unknown = name && prep_unknown(s, res);
+                rc = pgfail(s, res, what);
             }
             PQclear(res);
         }
-        if (rc && !stop && rows == 0 && !s->in_tx && lost(s) && attempt == 0) continue;
+        /* Sent again, once, when nothing came: on a new connection, or
+         * unnamed (a pooler that did not know the name). */
+        if (rc && !stop && rows == 0 && !s->in_tx && (lost(s) || unknown) && attempt == 0)
+            continue;
         return rc;
     }
+    return rc;
+}
+
+static int stream(pg_store *s, const char *sql, int n, const char *const *vals, res_row_fn fn,
+                  void *ctx, const char *what) {
+    return stream_as(s, -1, sql, n, vals, fn, ctx, what);
+}
+
+typedef struct scan_ctx {
+    int with_vec;
+    store_row_fn fn;
+    void *ctx;
+} scan_ctx;
+
+static int scan_row(pg_store *s, const PGresult *res, void *vctx) {
+    (void)s;
+    scan_ctx *x = vctx;
+    store_row r;
+    decode_row(res, 0, x->with_vec, &r);
+    return x->fn(x->ctx, &r);
+}
+
+static int pg_scan(store *base, const char *ns, int with_vec, store_row_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    int rc = flush_touches(s);
+    if (rc) return rc;
+    const char *sql = ns ? "SELECT " ROW_COLS " FROM memories WHERE ns=$1 ORDER BY rowid"
+                         : "SELECT " ROW_COLS " FROM memories ORDER BY rowid";
+    const char *vals[1] = {ns};
+    scan_ctx x = {with_vec, fn, ctx};
+    return stream(s, sql, ns ? 1 : 0, vals, scan_row, &x, "scanning memories");
+}
+
+/* ---- a load: the namespace row, its history seq and its rows at once ---- */
+
+
+typedef struct load_ctx {
+    const char *ns;
+    store_load_fn start;
+    store_row_fn fn;
+    void *ctx;
+    int started;
+    touch_ent *touches; /* this handle's unwritten touches, by row (then order) */
+    size_t n_touches;
+} load_ctx;
+
+/* Row r with the unwritten touches of its rowid applied, as their flush
+ * would write them (update_by_row): the latest time, one more access
+ * each. */
+static void overlay_touches(const load_ctx *x, store_row *r) {
+    size_t lo = 0, hi = x->n_touches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->touches[mid].rowid < r->rowid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t j = lo;
+    while (j < x->n_touches && x->touches[j].rowid == r->rowid) j++;
+    if (j == lo) return;
+    r->m.accessed_at = x->touches[j - 1].at;
+    r->m.access_count += (int64_t)(j - lo);
+}
+
+static int load_row(pg_store *s, const PGresult *res, void *vctx) {
+    (void)s;
+    load_ctx *x = vctx;
+    if (!x->started) {
+        store_ns n = {.ns = x->ns,
+                      .model = PQgetvalue(res, 0, LOAD_NS_COL),
+                      .dim = (int)get_i64(res, 0, LOAD_NS_COL + 1),
+                      .version = get_i64(res, 0, LOAD_NS_COL + 2),
+                      .rows = get_i64(res, 0, LOAD_NS_COL + 3)};
+        x->started = 1;
+        int stop = x->start(x->ctx, &n, get_i64(res, 0, LOAD_NS_COL + 4));
+        if (stop) return stop;
+    }
+    if (PQgetisnull(res, 0, 0)) return 0; /* a namespace row without memories */
+    store_row r;
+    decode_row(res, 0, 1, &r);
+    overlay_touches(x, &r);
+    return x->fn(x->ctx, &r);
+}
+
+/* Inside a write transaction: the namespace's lock and the calls one by
+ * one, as the engine would make them (the transaction sees its own
+ * writes, which a load outside one must not). */
+static int load_slowly(pg_store *s, const char *ns, store_load_fn start, store_row_fn fn,
+                       void *ctx) {
+    char model[128];
+    store_ns n = {.ns = ns, .model = model};
+    int64_t seq = 0;
+    int rc = pg_history_max(&s->base, ns, &seq);
+    if (!rc) rc = pg_ns_info(&s->base, ns, model, sizeof model, &n.dim, &n.version, &n.rows);
+    if (!rc) rc = start(ctx, &n, seq);
+    if (!rc) rc = pg_scan(&s->base, ns, 1, fn, ctx);
+    return rc;
+}
+
+static int pg_load(store *base, const char *ns, store_load_fn start, store_row_fn fn, void *ctx) {
+    pg_store *s = pg(base);
+    if (s->in_tx) return load_slowly(s, ns, start, fn, ctx);
+    /* The touches stay buffered (a read costs no write): sorted by row
+     * here, which their flush does anyway, and applied to the rows. */
+    if (s->n_touches > 1) qsort(s->touches, s->n_touches, sizeof *s->touches, by_row_then_order);
+    load_ctx x = {.ns = ns, .start = start, .fn = fn, .ctx = ctx,
+                  .touches = s->touches, .n_touches = s->n_touches};
+    const char *vals[1] = {ns};
+    int rc = stream_as(s, PREP_LOAD, LOAD_SQL, 1, vals, load_row, &x, "loading a namespace");
+    if (!rc && !x.started) rc = fail(s, REMEM_ENOTFOUND, "no namespace %.200s", ns);
     return rc;
 }
 
@@ -2103,6 +2322,7 @@ static const store_ops pg_ops = {
     .scrub_deleted = pg_scrub_deleted,
     .commit_report = pg_commit_report,
     .batch = pg_batch,
+    .load = pg_load,
 };
 
 static const char *const pg_schemes[] = {"postgres", "postgresql", NULL};

@@ -102,6 +102,8 @@ typedef int (*store_history_fn)(void *ctx, const store_history_row *h);
 typedef int (*store_hist_fn)(void *ctx, const char *id, const char *op);
 typedef int (*store_problem_fn)(void *ctx, const char *problem);
 typedef int (*store_touch_fn)(void *ctx, int64_t rowid, int64_t accessed_at, int64_t access_count);
+/* The start of a load (the load call): ns's row and its newest history seq. */
+typedef int (*store_load_fn)(void *ctx, const store_ns *n, int64_t hist_seq);
 
 /* Settings every backend takes; unused ones are ignored. */
 typedef struct store_config {
@@ -229,6 +231,15 @@ struct store_ops {
      * every later call sees the rows). NULL in a table: the engine makes
      * the calls one by one. */
     int (*batch)(store *s, store_batch *b);
+    /* What a cache load reads of ns, in one read of one snapshot (a
+     * database server: one round trip, where history_max, ns_info and
+     * scan are three): start(ctx, row, hist_seq) with its namespace row
+     * (as ns_info) and its newest history seq (as history_max), then fn
+     * for each row of ns as scan with its vector gives them, and with the
+     * touches this handle holds unwritten applied (as if they had been
+     * written first). ENOTFOUND (start not called) when ns has never been
+     * written. NULL in a table: the engine makes those three calls. */
+    int (*load)(store *s, const char *ns, store_load_fn start, store_row_fn fn, void *ctx);
 };
 
 /* The part of every backend's handle the engine sees; a backend's own
@@ -279,6 +290,14 @@ static inline int store_has_batch(const store *s) { return s->ops->batch != NULL
 static inline int store_batch_begin(store *s, store_batch *b) {
     if (!s->ops->batch) return REMEM_EUNSUPPORTED;
     return s->ops->batch(s, b);
+}
+/* 1 when the backend reads a namespace for a load in one call (load). */
+static inline int store_has_load(const store *s) { return s->ops->load != NULL; }
+/* REMEM_EUNSUPPORTED (nothing done) when the backend has no load call. */
+static inline int store_load(store *s, const char *ns, store_load_fn start, store_row_fn fn,
+                             void *ctx) {
+    if (!s->ops->load) return REMEM_EUNSUPPORTED;
+    return s->ops->load(s, ns, start, fn, ctx);
 }
 static inline void store_rollback(store *s) { s->ops->rollback(s); }
 static inline int store_changed(store *s) { return s->ops->changed(s); }
