@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -1110,6 +1111,61 @@ static void test_migrate_from_v2(void) {
 
 /* ---- rows in general ---- */
 
+static int count_problem(void *ctx, const char *problem) {
+    fprintf(stderr, "  integrity: %s\n", problem);
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* SQLite's WAL stays bounded while a handle writes 320 MB in commits of
+ * 5 MB (checkpoints by the handle's thread past 32 MB, by the writer
+ * itself past 64 MB), every commit is there after a close and a reopen,
+ * and the file passes integrity_check. */
+static void test_wal_bounded(void) {
+    be = &backends[0];
+    store *s = open_fresh();
+    if (!s) return;
+    enum { TXNS = 64, ROWS = 600, TEXT = 4000 };
+    char *text = malloc(TEXT + 32), id[32], wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", uri);
+    long long biggest = 0;
+    for (int t = 0; t < TXNS; t++) {
+        CHECK_INT(store_begin(s), REMEM_OK);
+        for (int r = 0; r < ROWS; r++) {
+            int n = snprintf(text, TEXT + 32, "row %d of %d ", r, t);
+            memset(text + n, 'a' + (r + t) % 26, TEXT - n);
+            text[TEXT] = '\0';
+            snprintf(id, sizeof id, "%d-%d", t, r);
+            remem_memory m = memory("n", id, text, V1);
+            int64_t rowid;
+            CHECK_INT(store_insert(s, &m, text, (uint64_t)(t * ROWS + r), &rowid), REMEM_OK);
+        }
+        CHECK_INT(store_commit(s), REMEM_OK);
+        struct stat st;
+        if (stat(wal, &st) == 0 && st.st_size > biggest) biggest = st.st_size;
+    }
+    free(text);
+    /* 64 MB, and the commit that crossed it (5 MB), and a frame
+     * header per page. */
+    fprintf(stderr, "  biggest WAL %lld bytes\n", biggest);
+    CHECK(biggest > 0);
+    CHECK(biggest <= (64LL << 20) + (6LL << 20));
+    store_close(s);
+    store_config cfg = {0};
+    char err[512] = "";
+    CHECK_INT(store_open(uri, &cfg, &s, err, sizeof err), REMEM_OK);
+    if (s) {
+        int64_t rows = 0;
+        CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+        CHECK_INT(rows, TXNS * ROWS);
+        int problems = 0;
+        CHECK_INT(store_integrity(s, count_problem, &problems), REMEM_OK);
+        CHECK_INT(problems, 0);
+        store_close(s);
+    }
+    be->cleanup(uri);
+}
+
 static void test_row_copy(void) {
     remem_memory m = memory("n", "id", "text", V2);
     store_row src = {.rowid = 5, .m = m}, dst;
@@ -1127,6 +1183,7 @@ int main(int argc, char **argv) {
     RUN(test_open_unknown_scheme);
     RUN(test_row_copy);
     RUN(test_migrate_from_v2);
+    RUN(test_wal_bounded);
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         be = &backends[i];
         if (be->fresh == pg_fresh && !getenv("REMEM_TEST_PG_URI")) {

@@ -18,9 +18,9 @@
  * as `synchronous` says) before it is acknowledged, checkpointed or not.
  *
  * The WAL stays bounded: past hard_pages the committing writer checkpoints
- * itself, as autocheckpoint would (a PASSIVE checkpoint that finds the
- * thread at work returns at once), and SQLite restarts the WAL from its
- * start once a checkpoint has copied all of it.
+ * itself, as autocheckpoint would, after the thread's run (checkpoint_here),
+ * and SQLite restarts the WAL from its start once a checkpoint has copied
+ * all of it.
  *
  * The thread starts on the first checkpoint it is asked for (a handle that
  * writes little never has one), and after a fork the child leaves the
@@ -40,10 +40,11 @@ struct sqlite_wal {
     char sync[32]; /* the writer's synchronous setting, for the thread's */
     int soft, hard;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;   /* the thread waits for work */
+    pthread_cond_t idle; /* the writer waits for the thread's checkpoint */
     pthread_t thread;
     int started; /* the thread runs (or ran: failed to start, -1) */
-    int want, stop;
+    int want, stop, busy;
     pid_t pid; /* the process that started the thread */
 };
 
@@ -72,6 +73,7 @@ static void *run(void *arg) {
         while (!w->want && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
         if (w->stop) break;
         w->want = 0;
+        w->busy = 1;
         pthread_mutex_unlock(&w->mu);
         if (!db) db = open_own(w);
         /* Busy (another checkpoint, a writer restarting the WAL) or an
@@ -79,6 +81,8 @@ static void *run(void *arg) {
          * the writer's own checkpoint at hard_pages bounds the WAL. */
         if (db) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         pthread_mutex_lock(&w->mu);
+        w->busy = 0;
+        pthread_cond_signal(&w->idle);
     }
     pthread_mutex_unlock(&w->mu);
     sqlite3_close(db);
@@ -101,10 +105,25 @@ static int wake(sqlite_wal *w) {
     return ok ? 0 : -1;
 }
 
+/* Past hard frames, the writer's own checkpoint, once the thread's run
+ * (if any) is over, and with the thread held back meanwhile: a checkpoint
+ * that runs while the writer appends never copies the whole WAL, and
+ * SQLite starts the WAL over only after one that did. So the WAL holds at
+ * most hard frames and the commit that crossed them. */
+static void checkpoint_here(sqlite_wal *w, sqlite3 *db, const char *name) {
+    pthread_mutex_lock(&w->mu);
+    w->want = 0;
+    while (w->busy && w->pid == getpid()) pthread_cond_wait(&w->idle, &w->mu);
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* After each commit, with the WAL's size in frames. */
 static int hook(void *arg, sqlite3 *db, const char *name, int pages) {
     sqlite_wal *w = arg;
-    if (pages >= w->hard || (pages >= w->soft && wake(w)))
+    if (pages >= w->hard)
+        checkpoint_here(w, db, name);
+    else if (pages >= w->soft && wake(w))
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     return SQLITE_OK;
 }
@@ -122,6 +141,7 @@ sqlite_wal *sqlite_wal_start(sqlite3 *db, const char *path, int soft_pages, int 
     w->hard = hard_pages > soft_pages ? hard_pages : soft_pages;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->idle, NULL);
     sqlite3_wal_hook(db, hook, w);
     return w;
 }
@@ -136,6 +156,7 @@ void sqlite_wal_stop(sqlite_wal *w) {
     pthread_mutex_unlock(&w->mu);
     if (join) pthread_join(w->thread, NULL);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->idle);
     pthread_mutex_destroy(&w->mu);
     free(w->path);
     free(w);
