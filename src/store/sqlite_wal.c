@@ -62,7 +62,22 @@ static sqlite3 *open_own(const sqlite_wal *w) {
     snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", w->sync);
     sqlite3_exec(db, sql, NULL, NULL, NULL);
     sqlite3_exec(db, "PRAGMA cache_size=-256", NULL, NULL, NULL);
+    sqlite3_busy_timeout(db, 2000); /* RESTART waits for the writer's transaction */
     return db;
+}
+
+/* The bulk of the WAL copied while the writer goes on (PASSIVE), then
+ * the frames it appended meanwhile with the writer held back (RESTART:
+ * it waits for the writer's transaction to end, copies the rest, and
+ * leaves the WAL to start over), so that the next checkpoint copies only
+ * pages changed since, not again the ones of a random index that every
+ * transaction dirties. Busy or an I/O error: the next commit past the
+ * threshold asks again, and the writer's own checkpoint at hard_pages
+ * bounds the WAL whatever happens here. */
+static void checkpoint(sqlite3 *db) {
+    if (sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) != SQLITE_OK)
+        return;
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
 }
 
 static void *run(void *arg) {
@@ -76,10 +91,7 @@ static void *run(void *arg) {
         w->busy = 1;
         pthread_mutex_unlock(&w->mu);
         if (!db) db = open_own(w);
-        /* Busy (another checkpoint, a writer restarting the WAL) or an
-         * I/O error: the next commit past the threshold asks again, and
-         * the writer's own checkpoint at hard_pages bounds the WAL. */
-        if (db) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (db) checkpoint(db);
         pthread_mutex_lock(&w->mu);
         w->busy = 0;
         pthread_cond_signal(&w->idle);
