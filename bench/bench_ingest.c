@@ -19,6 +19,7 @@
  *   build/bench/bench_ingest [LOCOMO_JSON [N]]    (REMEM_BENCH_QUICK=1: 20,000 turns)
  */
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 
 #define BATCH  1000
 #define ROUNDS 3
+#define MAX_ROUNDS 9
 
 static double now_ms(void) {
     struct timespec t;
@@ -45,6 +47,41 @@ static double cpu_ms(void) {
 }
 
 static double last_cpu; /* the CPU time of the last run, ms */
+static double last_wchar, last_wbytes; /* bytes the last run wrote */
+static double last_close; /* the close of the last run (its last checkpoint), ms */
+
+/* The process's bytes written so far (/proc/self/io): wchar, what write
+ * calls handed the kernel, and write_bytes, what it sent to the disk. -1
+ * when the file is not there. */
+static void io_bytes(double *wchar, double *wbytes) {
+    *wchar = *wbytes = -1;
+    FILE *f = fopen("/proc/self/io", "r");
+    if (!f) return;
+    char key[64];
+    long long v;
+    while (fscanf(f, "%63[^:]: %lld\n", key, &v) == 2) {
+        if (!strcmp(key, "wchar")) *wchar = (double)v;
+        if (!strcmp(key, "write_bytes")) *wbytes = (double)v;
+    }
+    fclose(f);
+}
+
+/* Start and end of a run's measures. */
+static double run_t0, run_c0, run_w0, run_b0;
+static void run_start(void) {
+    io_bytes(&run_w0, &run_b0);
+    run_t0 = now_ms(), run_c0 = cpu_ms();
+}
+static double run_end(remem *db) {
+    double ms = now_ms() - run_t0;
+    last_cpu = cpu_ms() - run_c0;
+    remem_close(db); /* its last checkpoint: counted apart, and in the bytes */
+    last_close = now_ms() - run_t0 - ms;
+    double w, b;
+    io_bytes(&w, &b);
+    last_wchar = w - run_w0, last_wbytes = b - run_b0;
+    return ms;
+}
 
 typedef struct turn {
     const char *speaker;
@@ -113,7 +150,7 @@ static void die(remem *db, const char *what) {
 /* ingest in batches: the arguments built as JSON text, as a client sends them. */
 static double run_ingest(const char *path) {
     remem *db = open_fresh(path);
-    double t0 = now_ms(), c0 = cpu_ms();
+    run_start();
     for (size_t at = 0; at < n_turns; at += BATCH) {
         json_t *msgs = json_array();
         for (size_t i = at; i < n_turns && i < at + BATCH; i++)
@@ -128,16 +165,13 @@ static double run_ingest(const char *path) {
         free(text);
         remem_free(out);
     }
-    double ms = now_ms() - t0;
-    last_cpu = cpu_ms() - c0;
-    remem_close(db);
-    return ms;
+    return run_end(db);
 }
 
 /* import: a JSONL line per turn, parsed, then added in batches. */
 static double run_import(const char *path) {
     remem *db = open_fresh(path);
-    double t0 = now_ms(), c0 = cpu_ms();
+    run_start();
     remem_memory ms[BATCH];
     remem_line *holders[BATCH];
     for (size_t at = 0; at < n_turns; at += BATCH) {
@@ -160,10 +194,7 @@ static double run_import(const char *path) {
         if (remem_add_batch(db, ms, k, NULL, 0, &bad)) die(db, "add batch");
         for (size_t i = 0; i < k; i++) remem_free_line(holders[i]);
     }
-    double ms_ = now_ms() - t0;
-    last_cpu = cpu_ms() - c0;
-    remem_close(db);
-    return ms_;
+    return run_end(db);
 }
 
 static int cmp(const void *a, const void *b) {
@@ -171,9 +202,40 @@ static int cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+typedef struct run {
+    double ms, cpu, close, wchar, wbytes;
+} run;
+
+/* The median of field f over n runs. */
+static double median(const run *r, int n, size_t off) {
+    double v[MAX_ROUNDS];
+    for (int i = 0; i < n; i++) v[i] = *(const double *)((const char *)&r[i] + off);
+    qsort(v, n, sizeof *v, cmp);
+    return v[n / 2];
+}
+#define MED(r, n, f) median(r, n, offsetof(run, f))
+
+static void report(const char *what, const run *r, int n) {
+    double ms = MED(r, n, ms), cpu = MED(r, n, cpu);
+    printf("  %-16s %8.0f ms  %8.0f messages/s  CPU %6.0f ms (%.0f messages per CPU second)"
+           "  close %4.0f ms\n",
+           what, ms, n_turns / ms * 1e3, cpu, n_turns / cpu * 1e3, MED(r, n, close));
+    printf("  %-16s written: %.0f bytes per message to the files (wchar), %.0f to the disk "
+           "(write_bytes)\n",
+           "", MED(r, n, wchar) / n_turns, MED(r, n, wbytes) / n_turns);
+}
+
+static run take(double ms) {
+    return (run){ms, last_cpu, last_close, last_wchar, last_wbytes};
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "../shared/bench/locomo/locomo-dev.json";
     size_t n = argc > 2 ? (size_t)atol(argv[2]) : getenv("REMEM_BENCH_QUICK") ? 20000 : 100000;
+    const char *rv = getenv("REMEM_BENCH_ROUNDS"), *only = getenv("REMEM_BENCH_ONLY");
+    int rounds = rv && atoi(rv) > 0 ? atoi(rv) : ROUNDS;
+    if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+    int do_ingest = !only || !strcmp(only, "ingest"), do_import = !only || !strcmp(only, "import");
     if (access(path, R_OK) != 0) {
         printf("bench_ingest: SKIP: %s is not here (the LoCoMo development half)\n", path);
         return 0;
@@ -181,31 +243,28 @@ int main(int argc, char **argv) {
     if (load(path, n)) return 1;
     char store[64];
     snprintf(store, sizeof store, "/tmp/remem-bench-ingest-%d.db", (int)getpid());
-    double a[ROUNDS], b[ROUNDS], ca[ROUNDS], cb[ROUNDS];
-    for (int r = 0; r < ROUNDS; r++) { /* interleaved: the machine's noise hits both */
-        a[r] = run_ingest(store);
-        ca[r] = last_cpu;
-        b[r] = run_import(store);
-        cb[r] = last_cpu;
+    run a[MAX_ROUNDS], b[MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++) { /* interleaved: the machine's noise hits both */
+        if (do_ingest) a[r] = take(run_ingest(store));
+        if (do_import) b[r] = take(run_import(store));
     }
-    qsort(a, ROUNDS, sizeof *a, cmp);
-    qsort(b, ROUNDS, sizeof *b, cmp);
-    qsort(ca, ROUNDS, sizeof *ca, cmp);
-    qsort(cb, ROUNDS, sizeof *cb, cmp);
-    double ia = a[ROUNDS / 2], ib = b[ROUNDS / 2], cia = ca[ROUNDS / 2], cib = cb[ROUNDS / 2];
     printf("bench_ingest: %zu turns in batches of %d, medians of %d rounds, SQLite, hash "
            "embedder\n",
-           n_turns, BATCH, ROUNDS);
-    printf("  ingest (no LLM)  %8.0f ms  %8.0f messages/s\n", ia, n_turns / ia * 1e3);
-    printf("  import           %8.0f ms  %8.0f messages/s\n", ib, n_turns / ib * 1e3);
-    printf("  ingest / import time: %.2fx\n", ia / ib);
-    printf("  CPU time: ingest %.0f ms (%.0f messages per CPU second), import %.0f ms (%.0f); "
-           "ingest / import %.2fx\n",
-           cia, n_turns / cia * 1e3, cib, n_turns / cib * 1e3, cia / cib);
+           n_turns, BATCH, rounds);
+    if (do_ingest) report("ingest (no LLM)", a, rounds);
+    if (do_import) report("import", b, rounds);
+    if (do_ingest && do_import)
+        printf("  ingest / import: time %.2fx, CPU time %.2fx\n", MED(a, rounds, ms) / MED(b, rounds, ms),
+               MED(a, rounds, cpu) / MED(b, rounds, cpu));
     char side[80];
+    if (getenv("REMEM_BENCH_KEEP")) { /* the last run's store, to look into */
+        printf("  kept %s\n", store);
+        goto out;
+    }
     unlink(store);
     snprintf(side, sizeof side, "%s-wal", store), unlink(side);
     snprintf(side, sizeof side, "%s-shm", store), unlink(side);
+out:
     for (size_t i = 0; i < n_turns; i++) free(turns[i].text);
     free(turns);
     json_decref(file_root);

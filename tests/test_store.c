@@ -13,12 +13,16 @@
  * full-text operation to check.
  *
  * test_migrate_from_v2 is SQLite's own: a file of schema 2 (with the FTS5
- * table that schema 3 dropped) opens, migrates and keeps its rows.
+ * table that schema 3 dropped) opens, migrates and keeps its rows. So are
+ * test_checkpoint_off_commit and test_wal_bounded: checkpoints are not in
+ * the commits (src/store/sqlite_wal.c), and the WAL stays under 64 MB and
+ * one transaction.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -342,7 +346,9 @@ static void test_insert_find_get(void) {
 static void test_find_dup(void) {
     store *s = open_fresh();
     if (!s) return;
-    remem_memory m = memory("n", "a", "Hello, World", NULL);
+    /* norm is the text normalised (util_normalize_text), as the engine
+     * passes it: SQLite compares a candidate's text normalised again. */
+    remem_memory m = memory("n", "a", "Hello   World", NULL);
     int64_t rowid = 0, found = -1;
     CHECK_INT(store_begin(s), REMEM_OK);
     CHECK_INT(store_insert(s, &m, "hello world", 77, &rowid), REMEM_OK);
@@ -1247,6 +1253,102 @@ static void test_migrate_from_v2(void) {
     file_cleanup(path);
 }
 
+/* ---- SQLite's WAL and its checkpoints ---- */
+
+static int count_problem(void *ctx, const char *problem) {
+    fprintf(stderr, "  integrity: %s\n", problem);
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* Commits of 5 MB of rows: n of them into s, in namespace ns. */
+static void big_commits(store *s, const char *ns, int from, int n) {
+    /* About 5 MB a commit: 600 rows of 8,000 bytes of text (SQLite keeps
+     * no normalised copy of it). */
+    enum { ROWS = 600, TEXT = 8000 };
+    char *text = malloc(TEXT + 32), id[32];
+    for (int t = from; t < from + n; t++) {
+        CHECK_INT(store_begin(s), REMEM_OK);
+        for (int r = 0; r < ROWS; r++) {
+            int k = snprintf(text, TEXT + 32, "row %d of %d ", r, t);
+            memset(text + k, 'a' + (r + t) % 26, TEXT - k);
+            text[TEXT] = '\0';
+            snprintf(id, sizeof id, "%d-%d", t, r);
+            remem_memory m = memory(ns, id, text, V1);
+            int64_t rowid;
+            CHECK_INT(store_insert(s, &m, text, (uint64_t)(t * ROWS + r), &rowid), REMEM_OK);
+        }
+        CHECK_INT(store_commit(s), REMEM_OK);
+    }
+    free(text);
+}
+
+static long long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* SQLite's checkpoints are not in the commits of a WAL under 32 MB
+ * (SQLite's own ran in the commit past every 4 MB): the database file
+ * does not grow with them; past 32 MB the handle's thread copies the WAL
+ * into the file without a further commit asking. */
+static void test_checkpoint_off_commit(void) {
+    be = &backends[0];
+    store *s = open_fresh();
+    if (!s) return;
+    big_commits(s, "n", 0, 2); /* 10 MB */
+    long long before = file_size(uri);
+    fprintf(stderr, "  file after 10 MB of commits: %lld bytes\n", before);
+    CHECK(before >= 0 && before < (1LL << 20));
+    big_commits(s, "n", 2, 6); /* 40 MB in all: the thread is woken */
+    long long after = file_size(uri);
+    for (int i = 0; i < 500 && after < (30LL << 20); i++) { /* 5 s at most */
+        usleep(10000);
+        after = file_size(uri);
+    }
+    fprintf(stderr, "  file after 40 MB: %lld bytes\n", after);
+    CHECK(after >= (30LL << 20));
+    done(s);
+}
+
+/* SQLite's WAL stays bounded while a handle writes 320 MB in commits of
+ * 5 MB (checkpoints by the handle's thread past 32 MB, by the writer
+ * itself past 64 MB), every commit is there after a close and a reopen,
+ * and the file passes integrity_check. */
+static void test_wal_bounded(void) {
+    be = &backends[0];
+    store *s = open_fresh();
+    if (!s) return;
+    enum { TXNS = 64 };
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", uri);
+    long long biggest = 0;
+    for (int t = 0; t < TXNS; t++) {
+        big_commits(s, "n", t, 1);
+        long long size = file_size(wal);
+        if (size > biggest) biggest = size;
+    }
+    /* 64 MB, and the commit that crossed it (5 MB), and a frame
+     * header per page. */
+    fprintf(stderr, "  biggest WAL %lld bytes\n", biggest);
+    CHECK(biggest > 0);
+    CHECK(biggest <= (64LL << 20) + (6LL << 20));
+    store_close(s);
+    store_config cfg = {0};
+    char err[512] = "";
+    CHECK_INT(store_open(uri, &cfg, &s, err, sizeof err), REMEM_OK);
+    if (s) {
+        int64_t rows = 0;
+        CHECK_INT(store_ns_info(s, "n", NULL, 0, NULL, NULL, &rows), REMEM_OK);
+        CHECK_INT(rows, TXNS * 600);
+        int problems = 0;
+        CHECK_INT(store_integrity(s, count_problem, &problems), REMEM_OK);
+        CHECK_INT(problems, 0);
+        store_close(s);
+    }
+    be->cleanup(uri);
+}
+
 /* ---- rows in general ---- */
 
 static void test_row_copy(void) {
@@ -1266,6 +1368,8 @@ int main(int argc, char **argv) {
     RUN(test_open_unknown_scheme);
     RUN(test_row_copy);
     RUN(test_migrate_from_v2);
+    RUN(test_wal_bounded);
+    RUN(test_checkpoint_off_commit);
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         be = &backends[i];
         if (be->fresh == pg_fresh && !getenv("REMEM_TEST_PG_URI")) {

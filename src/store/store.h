@@ -153,8 +153,10 @@ struct store_ops {
                           int64_t *rowid);
 
     /* Insert a new row: every field of m final; m->vector may be NULL
-     * (then no model is stored either). norm/h: the normalised text and
-     * its hash, for find_dup. */
+     * (then no model is stored either). norm/h: the normalised text
+     * (util_normalize_text of m->text: a store may keep only the hash and
+     * normalise a candidate's text again, as SQLite does) and its hash,
+     * for find_dup. */
     int (*insert)(store *s, const remem_memory *m, const char *norm, uint64_t h, int64_t *rowid);
     /* Replace every field of an existing row (its rowid stays). */
     int (*replace)(store *s, int64_t rowid, const remem_memory *m, const char *norm, uint64_t h);
