@@ -62,7 +62,7 @@
  * go (closed by the daemon's stop). */
 #define DRAIN_IDLE_MS    500
 /* glibc heap arenas a core (mallopt M_ARENA_MAX, in server_run). */
-#define ARENAS_PER_CORE 4
+#define ARENAS_PER_CORE 2
 
 /* Bodies from this size up are followed by malloc_trim once done. */
 #define TRIM_AFTER_BYTES (256 * 1024)
@@ -686,15 +686,21 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
     fflush(out);
 }
 
-/* Wait for SIGINT or SIGTERM; meanwhile, every 5 s, give the heap's
- * free pages back to the system. The namespace caches churn under their
- * budget (a load's blocks of every size, freed at its eviction): glibc
- * keeps what is freed inside its arenas, so without this the heap sat
- * 100-150 MB above the live data of a 512 MB budget at 3,000 loads a
- * second (bench/bench_tenants.sh); malloc_trim hands back every whole free
- * page, a few milliseconds' walk of the arenas. */
+/* Wait for SIGINT or SIGTERM; meanwhile, every TRIM_EVERY_S, give the
+ * heap's free pages back to the system. The namespace caches churn under
+ * their budget (a load's blocks of every size, freed at its eviction):
+ * glibc keeps what is freed inside its arenas, so without this the heap
+ * sat 100-150 MB above the live data of a 512 MB budget at 3,000 loads a
+ * second (bench/bench_tenants.sh). malloc_trim hands back every whole free
+ * page, but walks each arena with its lock held, for tens of milliseconds
+ * on a full budget: the requests that wait on it are most of a busy
+ * server's p99 (30-45 ms with it, 8-9 ms without, and 4,189 recalls/s
+ * against 3,391, but 687 MB of RSS after 60 s at 8 threads). Triggered on
+ * growth instead, it ran every second or two (the pages it gives back are
+ * taken again that fast); every 15 s the RSS reached 685 MB. */
+#define TRIM_EVERY_S 5
 static int wait_for_signal(const sigset_t *signals) {
-    struct timespec tick = {5, 0};
+    struct timespec tick = {TRIM_EVERY_S, 0};
     for (;;) {
         int sig = sigtimedwait(signals, NULL, &tick);
         if (sig > 0) return sig;
@@ -879,11 +885,13 @@ int serve_run(const serve_config *cfg, FILE *out) {
      * namespaces loaded by one worker and evicted by another, every arena
      * kept its share of the cache budget's churn, and the heap grew with
      * the thread count (anonymous memory 564 / 593 / 669 MB at 1 / 4 / 8
-     * threads under a 512 MB budget, bench/bench_tenants.sh). A few arenas
+     * threads under a 512 MB budget, bench/bench_tenants.sh). Two arenas
      * a core keep the heap the budget's whatever the threads (the free
-     * pages of every arena go back every 5 s: wait_for_signal); one a core
-     * was too few: workers queued on the arenas' locks, about three futex
-     * calls a recall. */
+     * pages of every arena go back every 5 s: wait_for_signal). With one
+     * a core, workers queued on the arenas' locks (15 futex calls a
+     * recall, 6.6 with two, bench/tenant_cost.sh); with four, the heap grew
+     * 10 MB more (RSS 656-662 MB at 8 threads under a 512 MB budget,
+     * against 645-650 with two). */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     mallopt(M_ARENA_MAX, ARENAS_PER_CORE * (cores > 0 ? (int)cores : 2));
     char err[1024];
