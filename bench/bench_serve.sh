@@ -18,6 +18,7 @@
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/serve_url.sh"
 case $build in /*) ;; *) build=$root/$build ;; esac
 bin=$build/remem
 api=$build/bench/bench_recall_api
@@ -49,13 +50,7 @@ db=$tmp/bench.db
 
 "$bin" --db "$db" --embedder hash serve --listen 127.0.0.1:0 --quiet > "$tmp/server.log" 2>&1 &
 pid=$!
-url=
-for _ in $(seq 1 100); do
-    url=$(grep -o 'http://127.0.0.1:[0-9]*' "$tmp/server.log" | head -n1) || true
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "bench_serve: the server did not start"; cat "$tmp/server.log"; exit 1; }
+url=$(serve_url "$tmp/server.log") || exit 1
 
 # wrk prints latencies as 812.00us, 1.23ms or 1.01s: in ms.
 to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.3f", n }'; }

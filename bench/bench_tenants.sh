@@ -18,6 +18,7 @@
 # A BASE_BUILD without --cache-mb (1a9de9e) runs without the flag.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/serve_url.sh"
 builds=("$@")
 [ ${#builds[@]} -ge 1 ] || builds=(build)
 n_ns=${REMEM_TENANTS:-10000}
@@ -54,12 +55,8 @@ run() { # build threads
     "$b/remem" --db "$db" --embedder hash serve --listen 127.0.0.1:0 --quiet \
         --threads "$th" $flag > "$tmp/server.log" 2>&1 &
     pid=$!
-    local url=
-    for _ in $(seq 1 100); do
-        url=$(grep -o 'http://127.0.0.1:[0-9]*' "$tmp/server.log" | head -n1) || true
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
+    local url
+    url=$(serve_url "$tmp/server.log") || exit 1
     wrk -t2 -c8 -d"${secs}s" --timeout 10s --latency -s "$root/bench/serve_tenants.lua" \
         "$url/v1/recall" -- "$tmp/q.txt" "$n_ns" > "$tmp/wrk.txt"
     local rss hwm anon errs=""

@@ -12,6 +12,7 @@
 # `git archive 1a9de9e`); BUILD defaults to this tree's build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/serve_url.sh"
 ref=${1:?usage: bench/serve_handoff.sh REF_BUILD [BUILD]}
 new=${2:-$root/build}
 secs=${REMEM_BENCH_SECONDS:-5}
@@ -31,13 +32,7 @@ serve() { # build -> sets pid, url
     "$1/remem" --db "$tmp/bench.db" --embedder hash serve --listen 127.0.0.1:0 --quiet \
         > "$tmp/server.log" 2>&1 &
     pid=$!
-    url=
-    for _ in $(seq 1 100); do
-        url=$(grep -o 'http://127.0.0.1:[0-9]*' "$tmp/server.log" | head -n1) || true
-        [ -n "$url" ] && return
-        sleep 0.1
-    done
-    echo "serve_handoff: the server did not start"; cat "$tmp/server.log"; exit 1
+    url=$(serve_url "$tmp/server.log") || exit 1
 }
 recall() { # connections seconds -> "rps p50"
     wrk -t2 -c"$1" -d"$2s" --timeout 10s --latency -s "$root/bench/serve_recall.lua" \

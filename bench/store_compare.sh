@@ -15,6 +15,7 @@
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/serve_url.sh"
 case $build in /*) ;; *) build=$root/$build ;; esac
 bin=$build/remem
 n=${REMEM_BENCH_N:-100000}
@@ -43,12 +44,7 @@ serve() { # store -> url
     local pid=$! log
     pids+=("$pid")
     log=$(ls -t "$tmp"/log.* | head -n1)
-    for _ in $(seq 1 200); do
-        url=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -n1) || true
-        [ -n "$url" ] && return
-        sleep 0.1
-    done
-    echo "store_compare: the server did not start"; cat "$log"; exit 1
+    url=$(serve_url "$log" 200) || exit 1
 }
 rate() { sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$1"; }
 "$build/bench/bench_recall_api" queries 64 > "$tmp/queries.txt"

@@ -14,6 +14,7 @@
 # DB: a tenant store (bench/README.md's recipe); needs perf and wrk.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/serve_url.sh"
 db=$1 n_ns=$2
 shift 2
 mb=${REMEM_TENANT_MB:-512} threads=${REMEM_TENANT_THREADS:-4} rounds=${REMEM_COST_ROUNDS:-2}
@@ -36,12 +37,8 @@ run() { # build
     "$b/remem" --db "$db" --embedder hash serve --listen 127.0.0.1:0 --quiet --threads "$threads" \
         --cache-mb "$mb" > "$tmp/server.log" 2>&1 &
     pid=$!
-    local url=
-    for _ in $(seq 1 100); do
-        url=$(grep -o 'http://127.0.0.1:[0-9]*' "$tmp/server.log" | head -n1) || true
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
+    local url
+    url=$(serve_url "$tmp/server.log") || exit 1
     wrk -t2 -c8 -d"${warm}s" -s "$lua" "$url/v1/recall" -- "$tmp/q.txt" "$n_ns" > /dev/null
     local c0 c1 n
     c0=$(cpu)

@@ -525,6 +525,25 @@ static void test_n_beyond_count(void) {
 /* After set and swap_remove the quantised copy must describe the new rows:
  * a stale code or bound would let the pre-scan drop the row that should
  * win. */
+/* trials searches for the n rows nearest a query near a row of ix, in
+ * each pre-scan mode, each matching the reference; a forced pre-scan runs
+ * (small: only then, the automatic choice scans in float32). */
+static void search_each_mode(const flat_index *ix, float *q, size_t n, int trials, int small) {
+    for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_NEVER; mode++) {
+        flat_set_prescan(mode);
+        for (int t = 0; t < trials; t++) {
+            flat_trace tr;
+            query_near_row(ix, q, 0.2);
+            CHECK(search_matches(ix, q, NULL, n, &tr));
+            if (small)
+                CHECK_INT(tr.prescanned, mode == FLAT_PRESCAN_ALWAYS);
+            else if (mode == FLAT_PRESCAN_ALWAYS)
+                CHECK_INT(tr.prescanned, 1);
+        }
+    }
+    flat_set_prescan(FLAT_PRESCAN_AUTO);
+}
+
 /* A small index keeps its float rows alone (no int8 codes: a namespace of
  * ten memories costs its vectors, not a quarter more); growing past 1,024
  * rows gives every row its codes, and searches stay exact before and after,
@@ -545,16 +564,7 @@ static void test_small_index_keeps_no_codes(void) {
     const void *quant;
     flat_raw(ix, &vecs, &codes, &quant);
     CHECK(codes == NULL && quant == NULL);
-    for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_NEVER; mode++) {
-        flat_set_prescan(mode);
-        for (int t = 0; t < 4; t++) {
-            flat_trace tr;
-            query_near_row(ix, q, 0.2);
-            CHECK(search_matches(ix, q, NULL, 5, &tr));
-            CHECK_INT(tr.prescanned, mode == FLAT_PRESCAN_ALWAYS);
-        }
-    }
-    flat_set_prescan(FLAT_PRESCAN_AUTO);
+    search_each_mode(ix, q, 5, 4, 1);
     for (size_t r = 10; r < 3000; r++) {
         random_unit(v, dim);
         CHECK_INT(flat_append(ix, v), r);
@@ -573,16 +583,7 @@ static void test_small_index_keeps_no_codes(void) {
     flat_swap_remove(ix, 3);
     random_unit(v, dim);
     flat_set(ix, 5, v);
-    for (int mode = FLAT_PRESCAN_AUTO; mode <= FLAT_PRESCAN_NEVER; mode++) {
-        flat_set_prescan(mode);
-        for (int t = 0; t < 6; t++) {
-            flat_trace tr;
-            query_near_row(ix, q, 0.2);
-            CHECK(search_matches(ix, q, NULL, 10, &tr));
-            if (mode == FLAT_PRESCAN_ALWAYS) CHECK_INT(tr.prescanned, 1);
-        }
-    }
-    flat_set_prescan(FLAT_PRESCAN_AUTO);
+    search_each_mode(ix, q, 10, 6, 0);
     free(one);
     free(q);
     free(v);

@@ -58,24 +58,18 @@ static void memory_cleanup(const char *uri) { (void)uri; }
 
 /* PostgreSQL: a fresh database on the server REMEM_TEST_PG_URI names
  * (tests/support/pg.sh starts one for tests/run.sh), dropped afterwards. */
-static void pg_admin(const char *sql) {
+static void pg_run(const char *sql, ExecStatusType want) {
     PGconn *c = PQconnectdb(getenv("REMEM_TEST_PG_URI"));
     PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        fprintf(stderr, "  postgres: %s: %s", sql, PQerrorMessage(c));
+    if (PQresultStatus(r) != want) fprintf(stderr, "  postgres: %s: %s", sql, PQerrorMessage(c));
     PQclear(r);
     PQfinish(c);
 }
 
+static void pg_admin(const char *sql) { pg_run(sql, PGRES_COMMAND_OK); }
+
 /* A query whose rows do not matter, on the same server. */
-static void pg_query(const char *sql) {
-    PGconn *c = PQconnectdb(getenv("REMEM_TEST_PG_URI"));
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        fprintf(stderr, "  postgres: %s: %s", sql, PQerrorMessage(c));
-    PQclear(r);
-    PQfinish(c);
-}
+static void pg_query(const char *sql) { pg_run(sql, PGRES_TUPLES_OK); }
 
 static void pg_fresh(char *uri, size_t cap) {
     static int n;

@@ -8,7 +8,7 @@
  *   2. The tree is walked against the key tables below: every key known,
  *      every value of the right type and in range, or an error that names
  *      the key's full path and its line. The document's own keys are the
- *      "*" policy (so seed 004's config/memory.yaml is a whole remem.yaml
+ *      `*` policy (so seed 004's config/memory.yaml is a whole remem.yaml
  *      as it stands); "policies:" holds one block per namespace pattern;
  *      "llm:" the endpoint.
  *   3. cfg_policy_for overlays the blocks that match a namespace, the
@@ -554,7 +554,7 @@ static int parse_seed003_key(walk *w, const ynode *k, const ynode *v, const char
         b->set |= F_RETENTION;
     } else if (!strcmp(k->s, "archiveLocation")) {
         if (get_str(w, v, path, &p->archive_location)) return -1;
-        /* "~/..." as seed 003 writes it: the user's home. */
+        /* `~/...` as seed 003 writes it: the user's home. */
         const char *home = getenv("HOME");
         if (p->archive_location && !strncmp(p->archive_location, "~/", 2) && home && *home) {
             size_t n = strlen(home) + strlen(p->archive_location);

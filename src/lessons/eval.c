@@ -1,5 +1,5 @@
 /*
- * eval.c: "eval.lessons", seed 002's benchmark. A scripted agent runs the
+ * eval.c: `eval.lessons`, seed 002's benchmark. A scripted agent runs the
  * mixed protocol grid -> fluxtool -> excel -> sqlite -> grid in waves over
  * one namespace, twice: with the transfer lane off (strict-only) and with
  * policy auto. The agent is deterministic on purpose: it measures remem's

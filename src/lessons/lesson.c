@@ -1,5 +1,5 @@
 /*
- * lesson.c: "lesson.add", a lesson with seed 002's schema. A lesson's id
+ * lesson.c: `lesson.add`, a lesson with seed 002's schema. A lesson's id
  * is derived from its domain key and its normalised rule, so the same rule
  * learned twice for one domain is one lesson: the second add unites its
  * fingerprints, tags and conflicts into the first instead of doubling it

@@ -36,7 +36,7 @@
 /* "lesson.list": the lessons of a namespace by status and domain, without
  * a query (statuses were reachable only through recall's filter). A
  * lesson archived (remem forget: tier archived, never handed out again)
- * has status "archived", seed 002's fourth; the status it had is kept as
+ * has status `archived`, seed 002's fourth; the status it had is kept as
  * status_before_archive, and comes back if it is restored. */
 static int lsn_op_list(remem *db, json_t *args, json_t **res) {
     const char *status = lsn_str(args, "status", NULL), *domain = lsn_str(args, "domain", NULL);

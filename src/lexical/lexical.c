@@ -780,11 +780,9 @@ int lex_add_many(lex_index *ix, uint32_t first, const char *const *terms, const 
     for (size_t d = 0; d < count; d++) total += lens[d];
     if (check_terms(terms, total)) return LEX_EINVAL;
     if (!count) return LEX_OK;
-    if (!ix->n_terms) { /* a load: the dictionary sized once */
-        size_t bytes = 0;
-        for (size_t i = 0; i < total; i++) bytes += strlen(terms[i]);
-        dict_reserve(ix, total, bytes);
-    }
+    /* A load: the dictionary sized once, its spellings at 8 bytes a term
+     * (stems are shorter; the arena still grows if they are not). */
+    if (!ix->n_terms) dict_reserve(ix, total, total * 8);
     size_t need = ix->n_docs + count;
     if (need > ix->docs_cap && lex_reserve(ix, need > ix->docs_cap * 2 ? need : ix->docs_cap * 2))
         return LEX_ENOMEM;

@@ -1,7 +1,7 @@
 /*
  * plan.c: seed 001's /plan. remem recalls the context of a goal (with the
  * namespace's profile), asks the LLM for a short plan, and stores it as
- * kind "plan" in long-term memory (seed 001: "added to LTM") with links to
+ * kind `plan` in long-term memory (seed 001: `added to LTM`) with links to
  * the memories it was shown. A plan needs a model: without one the
  * operation refuses, REMEM_EUNSUPPORTED "planning needs an LLM: set
  * REMEM_LLM_URL". There is no fallback: a made-up plan would be a lie.

@@ -2,7 +2,7 @@
  * rate.c: the operations that exist to talk to the LLM (their table,
  * llm_ops, is in llm_ops.c and listed in src/engine/ops.h):
  *   "llm.check"    does the configured endpoint answer, and how fast;
- *   "rate"         seed 001's importance rating (its /rate): the poignancy
+ *   `rate`         seed 001's importance rating (its /rate): the poignancy
  *                  prompt, verbatim, answered 1-10, stored as rating / 10
  *                  with the explanation in metadata.rating;
  *   "consolidate"  an add that first asks whether the new text updates,

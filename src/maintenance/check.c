@@ -1,5 +1,5 @@
 /*
- * check.c: "check" and "repair" (seed 003 failure mode 4, memory store
+ * check.c: `check` and `repair` (seed 003 failure mode 4, memory store
  * corruption). check asks the store for its own consistency check
  * (SQLite's integrity_check) and then reads every memory's vector against
  * its namespace: the model recorded for the namespace, the dimension, and

@@ -420,6 +420,12 @@ static void write_cache(sqlite_store *s, int on) {
     sqlite3_reset(st);
 }
 
+/* A tuning variable's number; 0 when unset or not a number. */
+static long env_long(const char *name) {
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : 0;
+}
+
 static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
     pthread_once(&config_once, configure_sqlite);
     int read_only = cfg && cfg->read_only;
@@ -436,8 +442,7 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
     int rc;
     /* The page size of a new store file (an existing one keeps its own):
      * REMEM_SQLITE_PAGE_KB, a power of two from 1 to 64. */
-    const char *pk = getenv("REMEM_SQLITE_PAGE_KB");
-    long kb = pk && *pk ? strtol(pk, NULL, 10) : 0;
+    long kb = env_long("REMEM_SQLITE_PAGE_KB");
     if (!read_only && kb >= 1 && kb <= 64 && (kb & (kb - 1)) == 0) {
         char ps[48];
         snprintf(ps, sizeof ps, "PRAGMA page_size=%ld", kb * 1024);
@@ -462,8 +467,7 @@ static int sqlite_setup(sqlite_store *s, const store_config *cfg) {
      * recall reads, a map only served loads, and those read pages beyond
      * a few MB of a large file anyway. */
     char mm[64];
-    const char *mv = getenv("REMEM_SQLITE_MMAP_MB");
-    long mmb = mv && *mv ? strtol(mv, NULL, 10) : 0;
+    long mmb = env_long("REMEM_SQLITE_MMAP_MB");
     if (mmb < 0 || mmb > 1 << 20) mmb = 0;
     snprintf(mm, sizeof mm, "PRAGMA mmap_size=%lld", (long long)mmb << 20);
     exec(s, mm);

@@ -17,29 +17,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/support/e2e.sh"
 e2e_init pg-batch-round-trips
 . "$root/tests/support/pg_env.sh"
-REMEM_TEST_PG_URI= REMEM_TEST_PG=1 pg_need # our own server: its log is read
-cat >> "$pg_own/data/postgresql.conf" <<CONF
-log_statement = 'all'
-log_line_prefix = '[%p] '
-CONF
-bash "$root/tests/support/pg.sh" restart "$pg_own" || { echo "FAIL: restarting PostgreSQL"; exit 1; }
+pg_need_logged
 pgdb=$(pg_newdb)
 lite=$tmp/lite.db
 log=$pg_own/log
 
-# The round trips of the last transaction (BEGIN .. COMMIT on its
-# backend) in the log lines written since line $1.
-round_trips() {
-    tail -n +"$(( $1 + 1 ))" "$log" | python3 -c '
-import re, sys
-lines = [l for l in sys.stdin if re.search(r"LOG:  (statement|execute)", l)]
-begin = [i for i, l in enumerate(lines) if "statement: BEGIN; SET LOCAL" in l]
-if not begin: print(-1); sys.exit()
-pid = re.match(r"\[(\d+)\]", lines[begin[-1]]).group(1)
-mine = [l for l in lines[begin[-1]:] if l.startswith("[" + pid + "]")]
-end = next((i for i, l in enumerate(mine) if "COMMIT" in l), None)
-print(-1 if end is None else end + 1)'
-}
 # JSONL of memories: gen.py KIND writes the lines of one of the files below.
 cat > "$tmp/gen.py" <<'PY'
 import json, sys

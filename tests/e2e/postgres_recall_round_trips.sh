@@ -16,12 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/support/e2e.sh"
 e2e_init pg-recall-round-trips
 . "$root/tests/support/pg_env.sh"
-REMEM_TEST_PG_URI= REMEM_TEST_PG=1 pg_need # our own server: its log is read
-cat >> "$pg_own/data/postgresql.conf" <<CONF
-log_statement = 'all'
-log_line_prefix = '[%p] '
-CONF
-bash "$root/tests/support/pg.sh" restart "$pg_own" || { echo "FAIL: restarting PostgreSQL"; exit 1; }
+pg_need_logged
 db=$(pg_newdb)
 
 # Five namespaces of three memories each (one import, one batch).
