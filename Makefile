@@ -118,8 +118,15 @@ $(BUILD)/libremem.a: $(LIB_OBJ)
 $(BUILD)/libremem.so: $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(SANFLAGS) -shared -Wl,-soname,libremem.so.0 -o $@ $^ $(LDLIBS)
 
+# The remem binary's allocator: jemalloc (Debian's libjemalloc2), whose
+# background thread gives a churning cache's free pages back without the
+# lock-holding trims glibc's malloc needs (server/heap.c). REMEM_ALLOC=libc
+# keeps glibc's; a sanitizer's build always does (its allocator replaces
+# both). The library itself never links it: a caller's process keeps its own.
+REMEM_ALLOC ?= jemalloc
+ALLOC_LIBS := $(if $(SANFLAGS),,$(if $(filter jemalloc,$(REMEM_ALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null || echo -ljemalloc)))
 $(BUILD)/remem: $(FACE_OBJ) $(BUILD)/libremem.a
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(FACE_OBJ) $(BUILD)/libremem.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(FACE_OBJ) $(BUILD)/libremem.a $(LDLIBS) $(ALLOC_LIBS)
 
 # server/openapi.c embeds docs/openapi.json with .incbin, which -MMD cannot see.
 $(BUILD)/obj/server/openapi.o: docs/openapi.json

@@ -4,6 +4,7 @@
 #   deps.sh runtime   what `make`, `make run`, `make demo` need: a compiler,
 #                     pkg-config and the -dev packages of the libraries
 #                     libremem links (SQLite, libpq's client library, ...),
+#                     jemalloc (the remem binary's allocator),
 #                     and libjs-chart.js (Chart.js, built into remem serve's
 #                     inspector page)
 #   deps.sh python    runtime, plus pip, setuptools and wheel (make python)
@@ -21,7 +22,7 @@ set_name=${1:-runtime}
 runtime=(build-essential pkg-config
          libsqlite3-dev sqlite3 libpq-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev
          libopenblas-dev libutf8proc-dev libzstd-dev libxxhash-dev libssl-dev libstemmer-dev
-         libyaml-dev tzdata libjs-chart.js wordnet-base)
+         libyaml-dev libjemalloc-dev tzdata libjs-chart.js wordnet-base)
 python=(python3 python3-pip python3-setuptools python3-wheel)
 test=(clang libclang-rt-14-dev postgresql-15 python3 python3-venv python3-setuptools python3-wheel
       curl nodejs npm chromium)

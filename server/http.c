@@ -41,7 +41,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -61,10 +60,7 @@
 /* While draining, an open connection with no request for this long is let
  * go (closed by the daemon's stop). */
 #define DRAIN_IDLE_MS    500
-/* glibc heap arenas a core (mallopt M_ARENA_MAX, in server_run). */
-#define ARENAS_PER_CORE 2
-
-/* Bodies from this size up are followed by malloc_trim once done. */
+/* Bodies from this size up are followed by heap_release once done. */
 #define TRIM_AFTER_BYTES (256 * 1024)
 /* A client still sending this far past --max-body is cut off. */
 #define BODY_DROP_FACTOR 4
@@ -524,15 +520,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(rq->work_reply);
     free(rq->ns);
     free(rq->id);
-    /* A large body or reply leaves freed pages in glibc's arenas, where
-     * they stay: give them back (a 1 MiB embed request used to leave the
-     * process 1.6 GB larger). */
+    /* A large body or reply leaves freed pages in the allocator's arenas:
+     * give them back now (a 1 MiB embed request used to leave the process
+     * 1.6 GB larger). */
     int trim = rq->trim || rq->body_cap > TRIM_AFTER_BYTES;
     free(rq->body);
     free(rq);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->in_flight, 1);
-    if (trim) malloc_trim(0);
+    if (trim) heap_release();
 }
 
 /* Open connections, so that a drain can wait for them to be answered. */
@@ -686,25 +682,16 @@ static void print_banner(const server *srv, FILE *out, const listen_addr *la, re
     fflush(out);
 }
 
-/* Wait for SIGINT or SIGTERM; meanwhile, every TRIM_EVERY_S, give the
- * heap's free pages back to the system. The namespace caches churn under
- * their budget (a load's blocks of every size, freed at its eviction):
- * glibc keeps what is freed inside its arenas, so without this the heap
- * sat 100-150 MB above the live data of a 512 MB budget at 3,000 loads a
- * second (bench/bench_tenants.sh). malloc_trim hands back every whole free
- * page, but walks each arena with its lock held, for tens of milliseconds
- * on a full budget: the requests that wait on it are most of a busy
- * server's p99 (30-45 ms with it, 8-9 ms without, and 4,189 recalls/s
- * against 3,391, but 687 MB of RSS after 60 s at 8 threads). Triggered on
- * growth instead, it ran every second or two (the pages it gives back are
- * taken again that fast); every 15 s the RSS reached 685 MB. */
+/* Wait for SIGINT or SIGTERM; meanwhile, every TRIM_EVERY_S, let the
+ * allocator give free pages back (heap_tick: glibc's trim; jemalloc does
+ * it from its own thread). */
 #define TRIM_EVERY_S 5
 static int wait_for_signal(const sigset_t *signals) {
     struct timespec tick = {TRIM_EVERY_S, 0};
     for (;;) {
         int sig = sigtimedwait(signals, NULL, &tick);
         if (sig > 0) return sig;
-        malloc_trim(0);
+        heap_tick();
     }
 }
 
@@ -880,20 +867,7 @@ int serve_run(const serve_config *cfg, FILE *out) {
     if (srv->cfg.llm_deadline_s < 0) srv->cfg.llm_deadline_s = SERVE_DEFAULT_LLM_DEADLINE_S;
     srv->max_exports = srv->cfg.threads;
     srv->started_ms = remem_now();
-    /* glibc gives each thread that allocates an arena of its own, up to
-     * eight per core, and memory freed into an arena stays there: with
-     * namespaces loaded by one worker and evicted by another, every arena
-     * kept its share of the cache budget's churn, and the heap grew with
-     * the thread count (anonymous memory 564 / 593 / 669 MB at 1 / 4 / 8
-     * threads under a 512 MB budget, bench/bench_tenants.sh). Two arenas
-     * a core keep the heap the budget's whatever the threads (the free
-     * pages of every arena go back every 5 s: wait_for_signal). With one
-     * a core, workers queued on the arenas' locks (15 futex calls a
-     * recall, 6.6 with two, bench/tenant_cost.sh); with four, the heap grew
-     * 10 MB more (RSS 656-662 MB at 8 threads under a 512 MB budget,
-     * against 645-650 with two). */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mallopt(M_ARENA_MAX, ARENAS_PER_CORE * (cores > 0 ? (int)cores : 2));
+    heap_setup(); /* the allocator's policy (heap.c) */
     char err[1024];
     int rc = 1, pool_ready = 0;
     listen_addr la;

@@ -300,6 +300,27 @@ static void render_work(FILE *f, const server *srv) {
             ws.queued, srv->work.max_queued, ws.rejected, ws.running, ws.threads);
 }
 
+/* The allocator (heap.c): what the process has allocated against what the
+ * allocator holds of the system's memory; the gap is what eviction churn
+ * leaves free inside the heap. */
+static void render_heap(FILE *f) {
+    size_t allocated, held;
+    char name[64];
+    if (heap_figures(&allocated, &held)) return;
+    fprintf(f,
+            "# HELP remem_heap_info The memory allocator of the process.\n"
+            "# TYPE remem_heap_info gauge\n"
+            "remem_heap_info{allocator=\"%s\"} 1\n"
+            "# HELP remem_heap_allocated_bytes Bytes the process has allocated and not freed.\n"
+            "# TYPE remem_heap_allocated_bytes gauge\n"
+            "remem_heap_allocated_bytes %zu\n"
+            "# HELP remem_heap_held_bytes Bytes the allocator holds of the system's memory: "
+            "the allocated bytes and the free pages not yet given back.\n"
+            "# TYPE remem_heap_held_bytes gauge\n"
+            "remem_heap_held_bytes %zu\n",
+            heap_allocator(name, sizeof name), allocated, held);
+}
+
 char *metrics_render(const server *srv, json_t *namespaces) {
     char *text = NULL;
     size_t len = 0;
@@ -316,6 +337,7 @@ char *metrics_render(const server *srv, json_t *namespaces) {
             "remem_start_time_seconds %.3f\n",
             atomic_load(&((server *)srv)->in_flight), srv->started_ms / 1000.0);
     render_work(f, srv);
+    render_heap(f);
     /* The lesson validation gate's same-step retries (seed 002), under the
      * names the seed gives them. */
     uint64_t retries, capped;

@@ -91,6 +91,17 @@ typedef struct handle_pool {
     int64_t deadline_ms; /* remem_set_deadline on each checkout (0: none) */
 } handle_pool;
 
+/* The allocator of the remem binary (heap.c): jemalloc when it is in the
+ * process, glibc's malloc otherwise. heap_setup once before the workers
+ * start; heap_tick every few seconds; heap_release after a large request;
+ * heap_figures: bytes allocated and bytes the allocator holds. */
+int heap_jemalloc(void);
+void heap_setup(void);
+void heap_tick(void);
+void heap_release(void);
+const char *heap_allocator(char *buf, size_t cap);
+int heap_figures(size_t *allocated, size_t *held);
+
 /* The auto-rater (rater.c): ids of memories to rate, and the thread with
  * its own handle that rates them. */
 typedef struct rater {

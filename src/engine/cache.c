@@ -165,7 +165,7 @@ static int pack_row(ns_cache *c, const store_row *src, store_row *dst) {
     }
     char *block = malloc(total);
     if (!block) return -1;
-    c->str_bytes += malloc_usable_size(block) + sizeof(size_t); /* the heap's own count */
+    c->str_bytes += util_heap_bytes(malloc_usable_size(block)); /* the heap's own count */
     *dst = *src;
     dst->vec = NULL;
     dst->m.vector = NULL;

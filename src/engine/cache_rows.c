@@ -93,7 +93,7 @@ long cache_find(const ns_cache *c, int64_t rowid) {
 void cache_release_row(ns_cache *c, store_row *r) {
     uintptr_t at = (uintptr_t)r->m.id, slab = (uintptr_t)c->slab;
     if (r->m.id && (!c->slab || at < slab || at >= slab + c->slab_len)) {
-        c->str_bytes -= malloc_usable_size((char *)r->m.id) + sizeof(size_t);
+        c->str_bytes -= util_heap_bytes(malloc_usable_size((char *)r->m.id));
         free((char *)r->m.id);
     }
     memset(r, 0, sizeof *r);

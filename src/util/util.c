@@ -15,6 +15,17 @@
 #include <sys/random.h>
 #include <time.h>
 
+/* jemalloc's size of the block a malloc of n bytes gets; NULL when
+ * jemalloc is not in the process. */
+extern size_t nallocx(size_t size, int flags) __attribute__((weak));
+
+size_t util_heap_bytes(size_t n) {
+    if (!n) return 0;
+    if (nallocx) return nallocx(n, 0);
+    size_t b = (n + 8 + 15) & ~(size_t)15;
+    return b < 32 ? 32 : b;
+}
+
 static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t id_last_ms = -1;
 static unsigned char id_rand[10];

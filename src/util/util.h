@@ -23,14 +23,12 @@ void util_new_id(int64_t now_ms, char buf[27]);
 char *util_normalize_text(const char *s);
 /* 64-bit hash of n bytes (FNV-1a with a final avalanche mix). */
 uint64_t util_hash64(const void *p, size_t n);
-/* What a malloc of n bytes holds on the heap (glibc: n plus an 8-byte
- * header, rounded up to 16, at least 32; 0 for 0): the unit of the caches'
- * byte accounting, so that it agrees with the allocator's own counts. */
-static inline size_t util_heap_bytes(size_t n) {
-    if (!n) return 0;
-    size_t b = (n + 8 + 15) & ~(size_t)15;
-    return b < 32 ? 32 : b;
-}
+/* What a malloc of n bytes holds on the heap: the unit of the caches' byte
+ * accounting, so that it agrees with the allocator's own counts. jemalloc
+ * (the remem binary's allocator, when it is in the process) rounds n up to
+ * its size class, as its nallocx says; glibc adds an 8-byte header and
+ * rounds up to 16, at least 32. 0 for 0. */
+size_t util_heap_bytes(size_t n);
 
 /* Write a printf-style message into err (cap bytes; either may be 0/NULL)
  * and return rc: how parts report a failure to their caller. */
