@@ -12,7 +12,8 @@
 #                     need: PostgreSQL 15 (the store suite), clang and its
 #                     fuzzing runtime, node and npm (the MCP and OpenAPI
 #                     clients), python3-venv (the Python package test),
-#                     chromium (the inspector's browser test)
+#                     chromium (the inspector's browser test), strace
+#                     (tests/e2e/postgres_backend_heap.sh)
 # Quiet when everything is there. As root it installs what is missing with
 # apt-get; otherwise it says what is missing, prints the exact line to run,
 # and fails.
@@ -25,7 +26,7 @@ runtime=(build-essential pkg-config
          libyaml-dev libjemalloc-dev tzdata libjs-chart.js wordnet-base)
 python=(python3 python3-pip python3-setuptools python3-wheel)
 test=(clang libclang-rt-14-dev postgresql-15 python3 python3-venv python3-setuptools python3-wheel
-      curl nodejs npm chromium)
+      curl nodejs npm chromium strace)
 case $set_name in
     runtime) pkgs=("${runtime[@]}") ;;
     python) pkgs=("${runtime[@]}" "${python[@]}") ;;

@@ -255,6 +255,22 @@ static void no_notices(void *arg, const char *msg) {
 }
 
 /* (Re)connect, at most once per backoff period. */
+/* A PostgreSQL server process on glibc gives the top of its heap back to
+ * the system whenever more than 128 KB of it is free, and takes it again
+ * at the next statement: a namespace's load (ten rows, their vectors
+ * detoasted and sent) grows the heap by ~136 KB and frees it, so every
+ * load paid a brk up, a brk down and the page faults and TLB flushes
+ * between (a third of the server's CPU per recall, bench/README.md). glibc
+ * raises that threshold by itself to twice the size of the largest mapped
+ * block a process has freed: one statement that makes the server allocate
+ * and free 2 MB, once per connection, lifts it to 4 MB, and the loads'
+ * growth then stays in the heap. Best effort: a server on another
+ * allocator just builds a 2 MB string once. (An operator can set the same
+ * for the whole server: GLIBC_TUNABLES=glibc.malloc.trim_threshold=...) */
+static void raise_trim_threshold(pg_store *s) {
+    PQclear(PQexec(s->conn, "SELECT length(repeat('x', 2097152))"));
+}
+
 static int connect_now(pg_store *s) {
     int64_t now = mono_ms();
     if (s->next_try_ms && now < s->next_try_ms)
@@ -282,6 +298,7 @@ static int connect_now(pg_store *s) {
     }
     s->backoff_ms = 0;
     s->next_try_ms = 0;
+    raise_trim_threshold(s);
     return REMEM_OK;
 }
 
