@@ -15,6 +15,7 @@
 #   make run        build, then `remem serve` on ./remem.db at 127.0.0.1:8077
 #   make demo       build, then the end-to-end demo on ./remem-demo.db
 #   make install    PREFIX=/usr/local
+#   make REMEM_ALLOC=libc   the remem binary on glibc's malloc, not jemalloc
 
 PREFIX  ?= /usr/local
 BUILD   ?= build
