@@ -48,7 +48,7 @@ const char *malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_deca
  * recall, 6.6 with two, bench/tenant_cost.sh). */
 #define ARENAS_PER_CORE 2
 
-int heap_jemalloc(void) { return mallctl != NULL; }
+static int heap_jemalloc(void) { return mallctl != NULL; }
 
 void heap_setup(void) {
     if (heap_jemalloc()) return;

@@ -95,7 +95,6 @@ typedef struct handle_pool {
  * process, glibc's malloc otherwise. heap_setup once before the workers
  * start; heap_tick every few seconds; heap_release after a large request;
  * heap_figures: bytes allocated and bytes the allocator holds. */
-int heap_jemalloc(void);
 void heap_setup(void);
 void heap_tick(void);
 void heap_release(void);

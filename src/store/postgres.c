@@ -137,6 +137,7 @@ typedef struct pg_store {
     int watching; /* `changed` was called: commits keep the change mark */
     char *uri; /* what to connect to; base.path shows it without a password */
     unsigned prep_done; /* the statements prepared on this connection (bits of PREP_*) */
+    int heap_raised;    /* raise_trim_threshold sent on this connection */
     int prep_off;       /* a pooler that does not keep them: send every statement unnamed */
 } pg_store;
 
@@ -254,7 +255,6 @@ static void no_notices(void *arg, const char *msg) {
     (void)msg; /* the library never prints */
 }
 
-/* (Re)connect, at most once per backoff period. */
 /* A PostgreSQL server process on glibc gives the top of its heap back to
  * the system whenever more than 128 KB of it is free, and takes it again
  * at the next statement: a namespace's load (ten rows, their vectors
@@ -265,12 +265,17 @@ static void no_notices(void *arg, const char *msg) {
  * block a process has freed: one statement that makes the server allocate
  * and free 2 MB, once per connection, lifts it to 4 MB, and the loads'
  * growth then stays in the heap. Best effort: a server on another
- * allocator just builds a 2 MB string once. (An operator can set the same
- * for the whole server: GLIBC_TUNABLES=glibc.malloc.trim_threshold=...) */
+ * allocator just builds a 2 MB string once. Sent at a connection's first
+ * load (pg_load), so that connections that never load (a CLI write, an
+ * export) do not pay its round trip. (An operator can set the same for
+ * the whole server: GLIBC_TUNABLES=glibc.malloc.trim_threshold=...) */
 static void raise_trim_threshold(pg_store *s) {
+    if (s->heap_raised || !s->conn) return;
     PQclear(PQexec(s->conn, "SELECT length(repeat('x', 2097152))"));
+    s->heap_raised = 1;
 }
 
+/* (Re)connect, at most once per backoff period. */
 static int connect_now(pg_store *s) {
     int64_t now = mono_ms();
     if (s->next_try_ms && now < s->next_try_ms)
@@ -279,7 +284,8 @@ static int connect_now(pg_store *s) {
                     s->base.err[0] ? s->base.err : "no connection",
                     (long long)(s->next_try_ms - now));
     if (s->conn) PQfinish(s->conn);
-    s->prep_done = 0; /* a new connection has none */
+    s->prep_done = 0;   /* a new connection has none */
+    s->heap_raised = 0; /* nor its server process's trim threshold lifted */
     /* Keywords before dbname are defaults the URI may override. */
     const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
     const char *vals[] = {"5", "remem", s->uri, NULL};
@@ -298,7 +304,6 @@ static int connect_now(pg_store *s) {
     }
     s->backoff_ms = 0;
     s->next_try_ms = 0;
-    raise_trim_threshold(s);
     return REMEM_OK;
 }
 
@@ -2242,6 +2247,7 @@ static int pg_load(store *base, const char *ns, store_load_fn start, store_row_f
     const char *vals[1] = {ns};
     int rc = stream_as(s, PREP_LOAD, LOAD_SQL, 1, vals, load_row, &x, "loading a namespace");
     if (!rc && !x.started) rc = fail(s, REMEM_ENOTFOUND, "no namespace %.200s", ns);
+    raise_trim_threshold(s);
     return rc;
 }
 
