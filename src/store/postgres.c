@@ -217,12 +217,11 @@ static const char *const migrations[] = {
     " metadata, links, model, embedding ON memories"
     " FOR EACH ROW EXECUTE FUNCTION remem_memories_au();",
     /* 2: rows stay whole in the table's page up to 8 KB. By default a row
-     * past 2 KB has its largest value compressed or moved to the TOAST
-     * table: a 384-dimension vector (1,536 bytes) and its text are past
-     * it, so every load decompressed each vector, or (a dense vector,
-     * which does not compress) read it from the TOAST table by a second
-     * index lookup per row. A vector is never compressed (floats barely
-     * do) and leaves the row only when the row would not fit a page. Rows
+     * past 2 KB has its largest value compressed (or moved to the TOAST
+     * table): a 384-dimension vector (1,536 bytes) and its text are past
+     * it, so every load decompressed each vector, even a dense one that
+     * compression saved a few bytes of. A vector is never compressed now
+     * and leaves the row only when the row would not fit a page. Rows
      * written before keep their form until rewritten. */
     "ALTER TABLE memories SET (toast_tuple_target = 8160);"
     "ALTER TABLE memories ALTER COLUMN embedding SET STORAGE EXTERNAL;",

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # postgres_row_layout.sh: a memory's row stays whole in the memories table's
 # page on PostgreSQL (src/store/postgres.c, migration 2). By default
-# PostgreSQL compresses a row's largest value once the row passes ~2 KB, or
-# moves it to the TOAST table: a 384-dimension vector (1,536 bytes) and a
+# PostgreSQL compresses a row's largest value once the row passes ~2 KB (or
+# moves it to the TOAST table): a 384-dimension vector (1,536 bytes) and a
 # few hundred bytes of text are past that, so every namespace load
 # decompressed each vector (7.6% of PostgreSQL's CPU in the tenant
-# benchmark), or, for a dense vector that does not compress, read it from
-# the TOAST table with a second index lookup per row. Checked here:
+# benchmark). Checked here:
 #   - a row of ~3 KB keeps its vector uncompressed in the row (4 bytes a
 #     dimension) and the TOAST table stays empty;
 #   - a memory of 20 KB of text still goes in (its text is compressed or
