@@ -106,7 +106,7 @@ static const struct {
     {"{\"text\":\"x\"}", REMEM_EINVAL, "namespaces: missing; name at least one"},
     {"{\"namespaces\":[],\"text\":\"x\"}", REMEM_EINVAL, "namespaces: empty; name at least one"},
     {"{\"namespaces\":{},\"text\":\"x\"}", REMEM_EINVAL,
-     "namespaces: must be an array of names, got an object"},
+     "namespaces: must be a name or a list of names, got an object"},
     {"{\"namespaces\":[\"a\",7],\"text\":\"x\"}", REMEM_EINVAL,
      "namespaces: item 1 must be a non-empty string, got a number"},
     {"{\"namespaces\":[\"\"],\"text\":\"x\"}", REMEM_EINVAL,

@@ -39,9 +39,11 @@ static int recall_body(remem *db, json_t *args, remem_query_json **pq, const cha
     json_t *q = json_copy(args);
     if (!q) return eng_fail(db, REMEM_ENOMEM, "out of memory");
     static const char *const names[][2] = {{"ns", "namespaces"}, {"query", "text"}};
+    int renamed[2] = {0, 0};
     for (size_t i = 0; i < 2; i++) {
         json_t *v = json_object_get(q, names[i][0]);
         if (!v) continue;
+        renamed[i] = 1;
         if (json_object_get(q, names[i][1])) {
             json_decref(q);
             return eng_fail(db, REMEM_EINVAL, "recall: give %s or %s, not both", names[i][0],
@@ -55,7 +57,15 @@ static int recall_body(remem *db, json_t *args, remem_query_json **pq, const cha
     char err[512];
     int rc = eng_query_from_json(q, pq, err, sizeof err);
     json_decref(q);
-    return rc ? eng_fail(db, rc, "%s: %s", op, err) : REMEM_OK;
+    if (!rc) return REMEM_OK;
+    /* The parser's message names its field ("text: must be a string");
+     * the caller wrote "query": the message says so. */
+    for (size_t i = 0; i < 2; i++) {
+        size_t l = strlen(names[i][1]);
+        if (renamed[i] && !strncmp(err, names[i][1], l) && (err[l] == ':' || err[l] == '['))
+            return eng_fail(db, rc, "%s: %s%s", op, names[i][0], err + l);
+    }
+    return eng_fail(db, rc, "%s: %s", op, err);
 }
 
 static int op_recall(remem *db, json_t *args, json_t **result) {

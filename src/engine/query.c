@@ -241,7 +241,7 @@ static int read_namespaces(reader *r, remem_query_json *p) {
             return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
         v = list;
     }
-    if (!json_is_array(v)) return wrong_type(r, "namespaces", "an array of names", v);
+    if (!json_is_array(v)) return wrong_type(r, "namespaces", "a name or a list of names", v);
     size_t n = json_array_size(v);
     if (n == 0)
         return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: empty; name at least one");

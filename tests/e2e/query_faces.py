@@ -62,6 +62,8 @@ TABLE = [
     ("missing text", q(text=...), "query: missing; give query (or vector) to recall by"),
     ("empty text", q(text=""), "text: empty"),
     ("text not a string", q(text=5), "text: must be a string, got a number"),
+    # The message names the argument as the caller spelled it.
+    ("query not a string", {"ns": [NS], "query": 5}, "query: must be a string, got a number"),
     ("k 0", q(k=0), "k: 0 is below the minimum of 1"),
     ("k 1001", q(k=1001), "k: 1001 is above the limit of 1000"),
     ("k 1e9", q(k=1e9), "k: 1000000000 is above the limit of 1000"),
