@@ -23,7 +23,9 @@ cleanup() { [ -n "$pg_dir" ] && bash "$root/tests/support/pg.sh" stop "$pg_dir";
 trap cleanup EXIT
 uri=${REMEM_IMPORT_PG:-}
 if [ -z "$uri" ]; then
-    pg_dir=$tmp/pg
+    # A folder of its own under /tmp: the server's user cannot enter $tmp
+    # (mktemp makes it 0700), and pg.sh stop removes it.
+    pg_dir=$(mktemp -d /tmp/remem-bench-pgdata-XXXXXX)
     uri=$(bash "$root/tests/support/pg.sh" start "$pg_dir") || { echo "bench_pg_import: skipped: no PostgreSQL"; exit 0; }
 fi
 python3 "$root/bench/locomo_compose.py" memories "$n" --ns x | python3 -c '
