@@ -64,21 +64,27 @@ static int right_of(const char *word) {
 
 /* The namespaces the arguments name: "ns" (recall's also "namespaces"), a
  * name or a list; a new array, empty when none. -1 with c->err when one is
- * not a string. */
-static int named_namespaces(tool_call *c, json_t **out) {
+ * not a string, in the library's words for the same mistake. */
+static int named_namespaces(tool_call *c, const char *op, json_t **out) {
     static const char *const keys[] = {"ns", "namespaces"};
     *out = json_array();
     for (size_t k = 0; k < 2; k++) {
         json_t *v = json_object_get(c->args, keys[k]), *e;
         size_t i;
         int bad = v && !json_is_string(v) && !json_is_array(v) && !json_is_null(v);
+        if (bad)
+            call_fail(c, "%s failed: %s: %s: must be a name or a list of names [REMEM_EINVAL]", op,
+                      op, keys[k]);
         if (json_is_string(v)) json_array_append(*out, v);
         json_array_foreach(v, i, e) {
-            if (!json_is_string(e)) bad = 1;
+            if (!json_is_string(e) && !bad) {
+                bad = 1;
+                call_fail(c, "%s failed: %s: %s: item %zu must be a non-empty string [REMEM_EINVAL]",
+                          op, op, keys[k], i);
+            }
             json_array_append(*out, e);
         }
         if (bad) {
-            call_fail(c, "argument '%s' must be a string or a list of strings", keys[k]);
             json_decref(*out);
             return -1;
         }
@@ -95,7 +101,7 @@ static int may_run(tool_call *c, const remem_op_info *op) {
     json_t *nss, *e;
     size_t i;
     if (json_is_true(json_object_get(c->args, "purge"))) right = MCP_ADMIN;
-    if (named_namespaces(c, &nss)) return -1;
+    if (named_namespaces(c, op->name, &nss)) return -1;
     int rc = 0;
     if (!json_array_size(nss)) /* store-wide: admin too, unless it only reads (as over HTTP) */
         rc = require(c, NULL, (op->hints & REMEM_OP_READ_ONLY) ? right : right | MCP_ADMIN);

@@ -160,8 +160,9 @@ static json_t *route_args(request *rq, reply *rp, const route *r, const remem_op
 /* ---- access ---- */
 
 /* The namespaces the arguments name: "ns" (recall also "namespaces"), a
- * name or a list. NULL when none; *bad when one is not a string. */
-static json_t *named_namespaces(json_t *args, int *bad) {
+ * name or a list. NULL when none; *bad, and why in the library's words
+ * for the same mistake, when one is not a string. */
+static json_t *named_namespaces(json_t *args, int *bad, char *why, size_t cap) {
     json_t *out = json_array();
     static const char *const keys[] = {"ns", "namespaces"};
     *bad = 0;
@@ -171,12 +172,17 @@ static json_t *named_namespaces(json_t *args, int *bad) {
         size_t i;
         json_t *e;
         json_array_foreach(v, i, e) {
-            if (json_is_string(e))
+            if (json_is_string(e)) {
                 json_array_append(out, e);
-            else
+            } else if (!*bad) {
                 *bad = 1;
+                snprintf(why, cap, "%s: item %zu must be a non-empty string", keys[k], i);
+            }
         }
-        if (v && !json_is_string(v) && !json_is_array(v) && !json_is_null(v)) *bad = 1;
+        if (!*bad && v && !json_is_string(v) && !json_is_array(v) && !json_is_null(v)) {
+            *bad = 1;
+            snprintf(why, cap, "%s: must be a name or a list of names", keys[k]);
+        }
     }
     if (!json_array_size(out)) json_decref(out), out = NULL;
     return out;
@@ -313,7 +319,8 @@ static void run_op(request *rq, reply *rp, const route *r, const remem_op_info *
     if (!strcmp(op->name, "clear")) json_object_del(args, "within"); /* the server's to set */
     int bad = 0;
     int narrowed = clear_within_key(rq, op, args);
-    json_t *nss = narrowed ? NULL : named_namespaces(args, &bad);
+    char why[160] = "";
+    json_t *nss = narrowed ? NULL : named_namespaces(args, &bad, why, sizeof why);
     char err[512];
     remem *db = NULL;
     const char *ns = nss       ? json_string_value(json_array_get(nss, 0))
@@ -322,8 +329,7 @@ static void run_op(request *rq, reply *rp, const route *r, const remem_op_info *
     int background =
         !strcmp(op->name, "ingest") && json_is_true(json_object_get(args, "background"));
     if (bad)
-        reply_error(rp, 400, "REMEM_EINVAL", "%s: ns: expected a string or a list of strings",
-                    op->name);
+        reply_error(rp, 400, "REMEM_EINVAL", "%s: %s", op->name, why);
     else if (!narrowed && !may_run(rq, rp, r, op, args, nss))
         ;
     else if (background && ingest_runner_full(&rq->srv->ingest)) {

@@ -241,7 +241,9 @@ static int read_namespaces(reader *r, remem_query_json *p) {
             return util_errf(r->err, r->cap, REMEM_ENOMEM, "out of memory");
         v = list;
     }
-    if (!json_is_array(v)) return wrong_type(r, "namespaces", "a name or a list of names", v);
+    if (!json_is_array(v))
+        return util_errf(r->err, r->cap, REMEM_EINVAL,
+                         "namespaces: must be a name or a list of names");
     size_t n = json_array_size(v);
     if (n == 0)
         return util_errf(r->err, r->cap, REMEM_EINVAL, "namespaces: empty; name at least one");
@@ -251,8 +253,7 @@ static int read_namespaces(reader *r, remem_query_json *p) {
         json_t *x = json_array_get(v, i);
         if (!json_is_string(x) || json_string_length(x) == 0)
             return util_errf(r->err, r->cap, REMEM_EINVAL,
-                             "namespaces: item %zu must be a non-empty string, got %s", i,
-                             json_is_string(x) ? "\"\"" : type_word(x));
+                             "namespaces: item %zu must be a non-empty string", i);
         p->namespaces[i] = json_string_value(x);
     }
     p->q.namespaces = p->namespaces;

@@ -64,6 +64,12 @@ TABLE = [
     ("text not a string", q(text=5), "text: must be a string, got a number"),
     # The message names the argument as the caller spelled it.
     ("query not a string", {"ns": [NS], "query": 5}, "query: must be a string, got a number"),
+    ("ns not names", {"ns": 5, "query": "deploys"},
+     "ns: must be a name or a list of names"),
+    ("ns with a number", {"ns": [NS, 3], "query": "deploys"},
+     "ns: item 1 must be a non-empty string"),
+    ("namespaces an object", q(namespaces={"a": 1}),
+     "namespaces: must be a name or a list of names"),
     ("k 0", q(k=0), "k: 0 is below the minimum of 1"),
     ("k 1001", q(k=1001), "k: 1001 is above the limit of 1000"),
     ("k 1e9", q(k=1e9), "k: 1000000000 is above the limit of 1000"),
