@@ -37,11 +37,18 @@ if [ -z "${REMEM_TEST_PG_URI:-}" ] && [ "${REMEM_TEST_PG:-1}" != 0 ]; then
         export REMEM_TEST_PG=0
     fi
 fi
+# Each test gets a temporary folder of its own as $TMPDIR (Python's
+# tempfile and mktemp without a path use it), removed after the test: what
+# a test leaves there (a server's scratch store, say) does not pile up in
+# /tmp run after run. tests/e2e/tmp_own.sh checks it is set.
 run_one() { # name, command...
     local name=$1; shift
     [ -n "$only" ] && [[ $name != *"$only"* ]] && return
-    local t0=$SECONDS st=0
-    timeout "${REMEM_TEST_TIMEOUT:-600}" "$@" >"$tmp/out" 2>&1 || st=$?
+    local t0=$SECONDS st=0 own
+    own=$(mktemp -d /tmp/remem-run-XXXXXX)
+    chmod 755 "$own"
+    TMPDIR=$own timeout "${REMEM_TEST_TIMEOUT:-600}" "$@" >"$tmp/out" 2>&1 || st=$?
+    rm -rf "$own"
     local skips
     skips=$(grep -c '^ *SKIP: ' "$tmp/out" || true)
     if [ $st -eq 0 ]; then
