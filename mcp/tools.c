@@ -68,23 +68,22 @@ static int right_of(const char *word) {
 static int named_namespaces(tool_call *c, const char *op, json_t **out) {
     static const char *const keys[] = {"ns", "namespaces"};
     *out = json_array();
+    char why[160];
     for (size_t k = 0; k < 2; k++) {
         json_t *v = json_object_get(c->args, keys[k]), *e;
         size_t i;
         int bad = v && !json_is_string(v) && !json_is_array(v) && !json_is_null(v);
-        if (bad)
-            call_fail(c, "%s failed: %s: %s: must be a name or a list of names [REMEM_EINVAL]", op,
-                      op, keys[k]);
+        if (bad) snprintf(why, sizeof why, "%s: must be a name or a list of names", keys[k]);
         if (json_is_string(v)) json_array_append(*out, v);
         json_array_foreach(v, i, e) {
             if (!json_is_string(e) && !bad) {
                 bad = 1;
-                call_fail(c, "%s failed: %s: %s: item %zu must be a non-empty string [REMEM_EINVAL]",
-                          op, op, keys[k], i);
+                snprintf(why, sizeof why, "%s: item %zu must be a non-empty string", keys[k], i);
             }
             json_array_append(*out, e);
         }
-        if (bad) {
+        if (bad) { /* worded as call_fail_db words the library's failures */
+            call_fail(c, "%s failed: %s: %s [%s]", op, op, why, remem_status_name(REMEM_EINVAL));
             json_decref(*out);
             return -1;
         }

@@ -46,7 +46,7 @@ run_one() { # name, command...
     [ -n "$only" ] && [[ $name != *"$only"* ]] && return
     local t0=$SECONDS st=0 own
     own=$(mktemp -d /tmp/remem-run-XXXXXX)
-    chmod 755 "$own"
+    chmod 755 "$own" # as /tmp: PostgreSQL's user may enter what a test makes there
     TMPDIR=$own timeout "${REMEM_TEST_TIMEOUT:-600}" "$@" >"$tmp/out" 2>&1 || st=$?
     rm -rf "$own"
     local skips

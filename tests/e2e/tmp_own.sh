@@ -7,8 +7,8 @@
 # lands in it (so it goes with it).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+. "$root/tests/support/e2e.sh" # fail, $fails (its own $tmp is a path in /tmp)
+e2e_init tmp-own
 case ${TMPDIR:-} in
 /tmp/remem-run-*) ;;
 *) fail "the test runner's own temporary folder: TMPDIR='${TMPDIR:-}'" ;;
