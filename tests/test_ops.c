@@ -38,7 +38,7 @@ static void test_checker(void) {
          NULL},
         {"{\"ns\":\"a\",\"reward\":0.5,\"n\":3.0}", NULL}, /* 3.0 is an integer */
         {"{\"reward\":0.5}", "ns: is required"},
-        {"{\"ns\":\"\",\"reward\":0.5}", "ns: must be at least 1"},
+        {"{\"ns\":\"\",\"reward\":0.5}", "ns: must be a non-empty string"},
         {"{\"ns\":\"a\",\"reward\":\"high\"}", "reward: expected number, got a string"},
         {"{\"ns\":\"a\",\"reward\":2}", "reward: 2 is above the maximum 1"},
         {"{\"ns\":\"a\",\"reward\":-3}", "reward: -3 is below the minimum -1"},

@@ -187,8 +187,12 @@ static int check(json_t *s, json_t *v, const at *path, char *err, size_t cap) {
         json_t *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
         char a[32];
         if (json_is_integer(mn) && len < (size_t)json_integer_value(mn)) {
+            /* Counted in bytes, as maxLength is: said so, and an empty
+             * string in the words the faces use for a namespace item. */
+            if (json_integer_value(mn) == 1)
+                return fail_at(err, cap, path, "must be a non-empty string%s", "", "");
             snprintf(a, sizeof a, "%lld", (long long)json_integer_value(mn));
-            return fail_at(err, cap, path, "must be at least %s characters long%s", a, "");
+            return fail_at(err, cap, path, "must be at least %s bytes long%s", a, "");
         }
         if (json_is_integer(mx) && len > (size_t)json_integer_value(mx)) {
             snprintf(a, sizeof a, "%lld", (long long)json_integer_value(mx));
