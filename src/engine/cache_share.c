@@ -165,10 +165,10 @@ static void publish(uint64_t loads, uint64_t evictions) {
     tm_gauge("remem.cache.namespaces", "{namespace}", "Namespaces cached in the process.", count);
     tm_gauge("remem.cache.hit_ratio", "1", "Cache lookups that found the namespace loaded.",
              ratio);
-    if (loads) tm_count("remem.cache.loads", "{load}", "Namespaces loaded into the cache.", loads);
-    if (evictions)
-        tm_count("remem.cache.evictions", "{eviction}",
-                 "Namespaces evicted to keep the cache in its budget.", evictions);
+    /* Counted even when zero: the series exist from the first scrape. */
+    tm_count("remem.cache.loads", "{load}", "Namespaces loaded into the cache.", (double)loads);
+    tm_count("remem.cache.evictions", "{eviction}",
+             "Namespaces evicted to keep the cache in its budget.", (double)evictions);
 }
 
 /* Unpinned caches from the LRU end until the total fits; they are chained
@@ -254,6 +254,9 @@ int cache_attach(remem *db) {
     if (s) s->handles++;
     pthread_mutex_unlock(&g.lock);
     db->shelf = s;
+    /* The budget and the (empty) totals from the first handle on, so that
+     * /metrics and OTLP show the cache before its first load. */
+    publish(0, 0);
     return s ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 

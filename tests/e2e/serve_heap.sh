@@ -10,7 +10,10 @@
 #   3. a few seconds after the churn stops, the allocator holds at most the
 #      allocated bytes plus a quarter (and 16 MB of slack): what evictions
 #      freed went back to the system;
-#   4. the server's answers through all this are 200s.
+#   4. the server's answers through all this are 200s;
+#   5. /metrics has the cache's series from the first scrape, before any
+#      load (the budget, zero loads and evictions), and after the churn
+#      they are the figures `stats` gives.
 # Under a sanitizer the allocator is the sanitizer's and neither jemalloc's
 # nor glibc's figures describe it: 2 and 3 report SKIP there.
 set -euo pipefail
@@ -50,6 +53,18 @@ try:
         return (m.group(1) if m else None, val("remem_heap_allocated_bytes"),
                 val("remem_heap_held_bytes"))
 
+    def cache_series():
+        st, _, body = srv.request("GET", "/metrics")
+        assert st == 200, st
+        return {m.group(1): float(m.group(2)) for m in
+                re.finditer(r"^remem_cache_(\w+) ([0-9.e+-]+)$", body.decode(), re.M)}
+
+    c0 = cache_series()
+    check(c0.get("budget") == 2 << 20 and c0.get("loads_total") == 0
+          and c0.get("evictions_total") == 0 and c0.get("namespaces") == 0
+          and "bytes" in c0 and "hit_ratio" in c0,
+          "/metrics shows the cache before its first load: %s" % c0)
+
     name, alloc0, held0 = metrics()
     check(name is not None and name.startswith(want),
           "/metrics names the allocator: %r (the binary links %s)" % (name, want))
@@ -71,6 +86,11 @@ try:
     check(cache["evictions"] > 0 and cache["bytes"] <= cache["budget"],
           "the 2 MB budget held and evicted: %d evictions, %d of %d bytes" %
           (cache["evictions"], cache["bytes"], cache["budget"]))
+    c1 = cache_series()
+    check(c1.get("loads_total") == cache["loads"] and c1.get("evictions_total") == cache["evictions"]
+          and c1.get("namespaces") == cache["namespaces"] and c1.get("bytes") == cache["bytes"]
+          and abs(c1.get("hit_ratio", -1) - cache["hit_ratio"]) < 1e-3,
+          "/metrics after the churn says what stats says: %s against %s" % (c1, cache))
     if sanitized:
         print("SKIP: the heap's figures under a sanitizer's allocator")
     else:

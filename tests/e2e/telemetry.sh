@@ -178,7 +178,9 @@ check(len(hdr) == len(rx.records()) and hdr, "OTEL_EXPORTER_OTLP_HEADERS sent on
 names = rx.metric_names()
 check({"memory.episodes_stored_total", "memory.episodes_in_index",
        "memory.embedding_size_distribution", "remem.recall.duration",
-       "remem.maintenance.runs"} <= names, "metrics exported: %s" % sorted(names))
+       "remem.maintenance.runs", "remem.cache.bytes", "remem.cache.budget",
+       "remem.cache.namespaces", "remem.cache.hit_ratio", "remem.cache.loads",
+       "remem.cache.evictions"} <= names, "metrics exported: %s" % sorted(names))
 
 # ---- summarize with the LLM stand-in: memory.summarize and a GenAI chat span ----
 with LlmStandin(tmp, default_reply=json.dumps({"summary": "The memories describe reading JSON files."})) as llm:
