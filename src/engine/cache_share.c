@@ -154,8 +154,17 @@ static void table_remove(ns_cache *c) {
     c->dead = 1;
 }
 
-/* The telemetry gauges and counters (/metrics, OTLP), from the totals. */
+/* The telemetry gauges and counters (/metrics, OTLP), from the totals.
+ * Every change of the totals publishes after it, and publishes run one
+ * at a time, each reading the totals inside its turn: the last to run
+ * read them after every change, so the gauges end on the true totals.
+ * (Read outside the turn, two threads publishing at once could leave the
+ * older totals last, wrong until the next load.) The cache's lock is not
+ * held while the telemetry's is taken. */
+static pthread_mutex_t publish_turn = PTHREAD_MUTEX_INITIALIZER;
+
 static void publish(uint64_t loads, uint64_t evictions) {
+    pthread_mutex_lock(&publish_turn);
     pthread_mutex_lock(&g.lock);
     double bytes = (double)g.bytes, count = (double)g.count, b = (double)budget();
     double ratio = g.hits + g.misses ? (double)g.hits / (double)(g.hits + g.misses) : 0;
@@ -165,6 +174,7 @@ static void publish(uint64_t loads, uint64_t evictions) {
     tm_gauge("remem.cache.namespaces", "{namespace}", "Namespaces cached in the process.", count);
     tm_gauge("remem.cache.hit_ratio", "1", "Cache lookups that found the namespace loaded.",
              ratio);
+    pthread_mutex_unlock(&publish_turn);
     /* Counted even when zero: the series exist from the first scrape. */
     tm_count("remem.cache.loads", "{load}", "Namespaces loaded into the cache.", (double)loads);
     tm_count("remem.cache.evictions", "{eviction}",
@@ -218,7 +228,7 @@ static void recount(ns_cache *c) {
     }
     pthread_mutex_unlock(&g.lock);
     free_chain(gone);
-    if (ev) publish(0, ev);
+    publish(0, ev); /* the bytes moved, evicting or not */
 }
 
 /* ---- shelves ---- */
@@ -281,6 +291,7 @@ void cache_detach(remem *db) {
         free(s);
     }
     pthread_mutex_unlock(&g.lock);
+    if (gone) publish(0, 0);
     free_chain(gone);
     db->shelf = NULL;
 }
@@ -335,6 +346,7 @@ static void kill(ns_cache *c) {
     pthread_mutex_lock(&g.lock);
     if (!c->dead) table_remove(c);
     pthread_mutex_unlock(&g.lock);
+    publish(0, 0);
 }
 
 /* Share a cache just loaded: pinned, in the table (or, when another
