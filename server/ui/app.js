@@ -349,8 +349,8 @@ function reportsTable(reports) {
 function cacheTable(all) {
   if (all instanceof Error) return el("p", { class: "muted", id: "cache-refused" }, "store-wide figures need a key over every namespace (" + all.message + ")");
   const c = all.cache || {};
-  return table("cache", ["namespaces cached", "bytes", "budget", "loads", "hits", "misses", "evictions"],
-    [el("tr", {}, ["namespaces", "bytes", "budget", "loads", "hits", "misses", "evictions"].map((k) => el("td", { class: "num", "data-field": k }, num(c[k]))))]);
+  return table("cache", ["namespaces cached", "bytes", "budget", "loads", "hits", "misses", "evictions", "loads over the budget"],
+    [el("tr", {}, ["namespaces", "bytes", "budget", "loads", "hits", "misses", "evictions", "oversized_loads"].map((k) => el("td", { class: "num", "data-field": k }, num(c[k]))))]);
 }
 
 // The /metrics lines whose names match, as the server wrote them.

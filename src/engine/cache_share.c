@@ -64,6 +64,7 @@ static struct {
     ns_cache lru; /* sentinel: lru.lru_next is the most recent */
     size_t bytes, budget;
     uint64_t loads, hits, misses, evictions;
+    uint64_t oversized; /* loads of a namespace larger than the whole budget */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void lru_init(void) {
@@ -163,7 +164,7 @@ static void table_remove(ns_cache *c) {
  * held while the telemetry's is taken. */
 static pthread_mutex_t publish_turn = PTHREAD_MUTEX_INITIALIZER;
 
-static void publish(uint64_t loads, uint64_t evictions) {
+static void publish(uint64_t loads, uint64_t evictions, uint64_t oversized) {
     pthread_mutex_lock(&publish_turn);
     pthread_mutex_lock(&g.lock);
     double bytes = (double)g.bytes, count = (double)g.count, b = (double)budget();
@@ -179,6 +180,10 @@ static void publish(uint64_t loads, uint64_t evictions) {
     tm_count("remem.cache.loads", "{load}", "Namespaces loaded into the cache.", (double)loads);
     tm_count("remem.cache.evictions", "{eviction}",
              "Namespaces evicted to keep the cache in its budget.", (double)evictions);
+    tm_count("remem.cache.oversized_loads", "{load}",
+             "Loads of a namespace larger than the whole cache budget: it pushes every "
+             "other namespace out while in use, and is loaded again by its next recall.",
+             (double)oversized);
 }
 
 /* Unpinned caches from the LRU end until the total fits; they are chained
@@ -228,7 +233,7 @@ static void recount(ns_cache *c) {
     }
     pthread_mutex_unlock(&g.lock);
     free_chain(gone);
-    publish(0, ev); /* the bytes moved, evicting or not */
+    publish(0, ev, 0); /* the bytes moved, evicting or not */
 }
 
 /* ---- shelves ---- */
@@ -266,7 +271,7 @@ int cache_attach(remem *db) {
     db->shelf = s;
     /* The budget and the (empty) totals from the first handle on, so that
      * /metrics and OTLP show the cache before its first load. */
-    publish(0, 0);
+    publish(0, 0, 0);
     return s ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
@@ -291,7 +296,7 @@ void cache_detach(remem *db) {
         free(s);
     }
     pthread_mutex_unlock(&g.lock);
-    if (gone) publish(0, 0);
+    if (gone) publish(0, 0, 0);
     free_chain(gone);
     db->shelf = NULL;
 }
@@ -313,7 +318,7 @@ void cache_unpin(remem *db, ns_cache *c) {
     pthread_mutex_unlock(&g.lock);
     if (free_it) cache_destroy(c);
     free_chain(gone);
-    if (ev) publish(0, ev);
+    if (ev) publish(0, ev, 0);
 }
 
 void cache_put(remem *db, ns_cache *c) {
@@ -336,7 +341,7 @@ static ns_cache *pin(remem *db, const char *ns, int count) {
     }
     int tell = ((g.hits + g.misses) & 1023) == 0;
     pthread_mutex_unlock(&g.lock);
-    if (tell) publish(0, 0);
+    if (tell) publish(0, 0, 0);
     return c;
 }
 
@@ -346,7 +351,7 @@ static void kill(ns_cache *c) {
     pthread_mutex_lock(&g.lock);
     if (!c->dead) table_remove(c);
     pthread_mutex_unlock(&g.lock);
-    publish(0, 0);
+    publish(0, 0, 0);
 }
 
 /* Share a cache just loaded: pinned, in the table (or, when another
@@ -374,11 +379,16 @@ static ns_cache *share(remem *db, ns_cache *c) {
     }
     c->pins++;
     g.loads += !had;
+    /* Alone over the budget: while pinned it pushes every other cache
+     * out, it is evicted at its last unpin and loaded again by the next
+     * recall. Counted, for an operator to raise the budget. */
+    int over = !had && c->bytes > budget();
+    g.oversized += (uint64_t)over;
     if (g.bytes > budget()) ev = evict_locked(&gone);
     pthread_mutex_unlock(&g.lock);
     if (had) cache_destroy(mine);
     free_chain(gone);
-    publish(!had, ev);
+    publish(!had, ev, (uint64_t)over);
     return c;
 }
 
@@ -519,10 +529,11 @@ void cache_each(remem *db, void (*fn)(remem *db, const ns_cache *c, void *ctx), 
 json_t *cache_stats_json(void) {
     pthread_mutex_lock(&g.lock);
     uint64_t look = g.hits + g.misses;
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "bytes", (json_int_t)g.bytes,
-                          "budget", (json_int_t)budget(), "namespaces", (json_int_t)g.count,
-                          "loads", (json_int_t)g.loads, "hits", (json_int_t)g.hits, "misses",
-                          (json_int_t)g.misses, "evictions", (json_int_t)g.evictions,
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "bytes",
+                          (json_int_t)g.bytes, "budget", (json_int_t)budget(), "namespaces",
+                          (json_int_t)g.count, "loads", (json_int_t)g.loads, "hits",
+                          (json_int_t)g.hits, "misses", (json_int_t)g.misses, "evictions",
+                          (json_int_t)g.evictions, "oversized_loads", (json_int_t)g.oversized,
                           "hit_ratio", look ? (double)g.hits / (double)look : 0.0);
     pthread_mutex_unlock(&g.lock);
     return o;

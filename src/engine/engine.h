@@ -214,7 +214,8 @@ void cache_each(remem *db, void (*fn)(remem *db, const ns_cache *c, void *ctx), 
 void cache_set_budget(size_t bytes);
 size_t cache_default_budget(void);
 /* The process cache's figures, as JSON (a new reference): bytes, budget,
- * namespaces, loads, hits, misses, evictions, hit_ratio. */
+ * namespaces, loads, hits, misses, evictions, oversized_loads (loads of a
+ * namespace larger than the whole budget), hit_ratio. */
 json_t *cache_stats_json(void);
 /* What c allocates (rows, strings, vectors and codes, lexical index,
  * maps, kept bitmap; a snapshot's map by its length), by its own counts. */

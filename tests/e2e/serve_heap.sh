@@ -11,7 +11,10 @@
 #      allocated bytes plus a quarter (and 16 MB of slack): what evictions
 #      freed went back to the system;
 #   4. the server's answers through all this are 200s;
-#   5. /metrics has the cache's series from the first scrape, before any
+#   5. a namespace larger than the whole budget answers, and each of its
+#      loads is counted as oversized (stats and /metrics), the small ones
+#      never;
+#   6. /metrics has the cache's series from the first scrape, before any
 #      load (the budget, zero loads and evictions), and after the churn
 #      they are the loads, evictions, namespaces and bytes `stats` gives.
 # Under a sanitizer the allocator is the sanitizer's and neither jemalloc's
@@ -33,6 +36,9 @@ with open(os.path.join(tmp, "m.jsonl"), "w") as f:
         for i in range(PER_NS):
             t = " ".join(words[(n * 7 + i * 3 + k) % len(words)] for k in range(12))
             f.write(json.dumps({"ns": "u:%03d" % n, "text": "%s note %d of user %d" % (t, i, n)}) + "\n")
+    # One namespace that alone outgrows the 2 MB budget (~4 KB a memory).
+    for i in range(1500):
+        f.write(json.dumps({"ns": "big", "text": "%s big note %d" % (words[i % len(words)], i)}) + "\n")
 rc, out, err = cli_for(db)("--embedder", "hash", "import", os.path.join(tmp, "m.jsonl"))
 check(rc == 0, "import of %d memories in %d namespaces (%s)" % (N_NS * PER_NS, N_NS, err.strip()[-200:]))
 
@@ -61,7 +67,8 @@ try:
 
     c0 = cache_series()
     check(c0.get("budget") == 2 << 20 and c0.get("loads_total") == 0
-          and c0.get("evictions_total") == 0 and c0.get("namespaces") == 0
+          and c0.get("evictions_total") == 0 and c0.get("oversized_loads_total") == 0
+          and c0.get("namespaces") == 0
           and "bytes" in c0 and "hit_ratio" in c0,
           "/metrics shows the cache before its first load: %s" % c0)
 
@@ -90,11 +97,21 @@ try:
     # threads are done (the gauges are set under the cache's lock, so the
     # last change is the last one published); the hit ratio is refreshed
     # at loads, evictions and every 1,024 lookups (docs/telemetry.md).
+    check(cache["oversized_loads"] == 0, "no small namespace counted as oversized")
     c1 = cache_series()
     check(c1.get("loads_total") == cache["loads"] and c1.get("evictions_total") == cache["evictions"]
           and c1.get("namespaces") == cache["namespaces"] and c1.get("bytes") == cache["bytes"]
           and 0 <= c1.get("hit_ratio", -1) <= 1,
           "/metrics after the churn agrees with stats: %s against %s" % (c1, cache))
+    big = [srv.json("POST", "/v1/recall", {"ns": "big", "query": "kettle note", "k": 3})
+           for _ in range(2)]
+    _, stats = srv.json("GET", "/v1/stats")
+    c2 = cache_series()
+    check(all(st == 200 and len(a["hits"]) == 3 for st, a in big)
+          and stats["cache"]["oversized_loads"] == 2 and c2.get("oversized_loads_total") == 2
+          and stats["cache"]["bytes"] <= stats["cache"]["budget"],
+          "a namespace over the whole budget answers, and its two loads count as oversized: %s"
+          % stats["cache"])
     if sanitized:
         print("SKIP: the heap's figures under a sanitizer's allocator")
     else:
