@@ -298,6 +298,39 @@ static void test_exporter_dead_collector(void) {
     free(snap);
 }
 
+/* A collector runs at every read of the metrics (the OTLP payload and the
+ * JSON /metrics reads), once however often it was registered, so a gauge
+ * it sets is the figure at the read. */
+static int collector_runs;
+static void test_collector_fn(void) {
+    collector_runs++;
+    tm_gauge("test.collected", "{x}", "set at each read", (double)collector_runs);
+}
+
+static double metric_value(const char *name) {
+    char *snap = tm_snapshot_json();
+    json_t *root = json_loads(snap ? snap : "", 0, NULL), *m;
+    double v = -1;
+    size_t i;
+    json_array_foreach(json_object_get(root, "metrics"), i, m) {
+        if (!strcmp(json_string_value(json_object_get(m, "name")), name))
+            v = json_number_value(json_object_get(m, "value"));
+    }
+    json_decref(root);
+    free(snap);
+    return v;
+}
+
+static void test_collector(void) {
+    CHECK_INT(tm_add_collector(test_collector_fn), 0);
+    CHECK_INT(tm_add_collector(test_collector_fn), 0); /* kept once */
+    collector_runs = 0;
+    CHECK_NEAR(metric_value("test.collected"), 1, 1e-9);
+    free(tm_encode_metrics("svc", 1000, 2000));
+    CHECK_INT(collector_runs, 2);
+    CHECK_NEAR(metric_value("test.collected"), 3, 1e-9);
+}
+
 int main(int argc, char **argv) {
     test__only = argc > 1 ? argv[1] : NULL;
     RUN(test_queue_bounded);
@@ -305,5 +338,6 @@ int main(int argc, char **argv) {
     RUN(test_encode_metrics);
     RUN(test_config);
     RUN(test_exporter_dead_collector);
+    RUN(test_collector);
     return TEST_EXIT();
 }

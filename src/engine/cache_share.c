@@ -155,17 +155,22 @@ static void table_remove(ns_cache *c) {
     c->dead = 1;
 }
 
-/* The telemetry gauges and counters (/metrics, OTLP), from the totals.
- * Every change of the totals publishes after it, and publishes run one
- * at a time, each reading the totals inside its turn: the last to run
- * read them after every change, so the gauges end on the true totals.
- * (Read outside the turn, two threads publishing at once could leave the
- * older totals last, wrong until the next load.) The cache's lock is not
- * held while the telemetry's is taken. */
-static pthread_mutex_t publish_turn = PTHREAD_MUTEX_INITIALIZER;
-
+/* The counters (/metrics, OTLP): what a load or an eviction adds. */
 static void publish(uint64_t loads, uint64_t evictions, uint64_t oversized) {
-    pthread_mutex_lock(&publish_turn);
+    tm_count("remem.cache.loads", "{load}", "Namespaces loaded into the cache.", (double)loads);
+    tm_count("remem.cache.evictions", "{eviction}",
+             "Namespaces evicted to keep the cache in its budget.", (double)evictions);
+    tm_count("remem.cache.oversized_loads", "{load}",
+             "Loads of a namespace larger than the whole cache budget: it pushes every "
+             "other namespace out while in use, and is loaded again by its next recall.",
+             (double)oversized);
+}
+
+/* The gauges (/metrics, OTLP), read from the totals whenever the metrics
+ * are read (tm_add_collector), so that they are never behind the totals
+ * and no change of them pays for telemetry. The counters are registered
+ * here too: every series exists from the first read. */
+static void collect(void) {
     pthread_mutex_lock(&g.lock);
     double bytes = (double)g.bytes, count = (double)g.count, b = (double)budget();
     double ratio = g.hits + g.misses ? (double)g.hits / (double)(g.hits + g.misses) : 0;
@@ -175,15 +180,7 @@ static void publish(uint64_t loads, uint64_t evictions, uint64_t oversized) {
     tm_gauge("remem.cache.namespaces", "{namespace}", "Namespaces cached in the process.", count);
     tm_gauge("remem.cache.hit_ratio", "1", "Cache lookups that found the namespace loaded.",
              ratio);
-    pthread_mutex_unlock(&publish_turn);
-    /* Counted even when zero: the series exist from the first scrape. */
-    tm_count("remem.cache.loads", "{load}", "Namespaces loaded into the cache.", (double)loads);
-    tm_count("remem.cache.evictions", "{eviction}",
-             "Namespaces evicted to keep the cache in its budget.", (double)evictions);
-    tm_count("remem.cache.oversized_loads", "{load}",
-             "Loads of a namespace larger than the whole cache budget: it pushes every "
-             "other namespace out while in use, and is loaded again by its next recall.",
-             (double)oversized);
+    publish(0, 0, 0);
 }
 
 /* Unpinned caches from the LRU end until the total fits; they are chained
@@ -233,7 +230,7 @@ static void recount(ns_cache *c) {
     }
     pthread_mutex_unlock(&g.lock);
     free_chain(gone);
-    publish(0, ev, 0); /* the bytes moved, evicting or not */
+    if (ev) publish(0, ev, 0);
 }
 
 /* ---- shelves ---- */
@@ -269,9 +266,9 @@ int cache_attach(remem *db) {
     if (s) s->handles++;
     pthread_mutex_unlock(&g.lock);
     db->shelf = s;
-    /* The budget and the (empty) totals from the first handle on, so that
-     * /metrics and OTLP show the cache before its first load. */
-    publish(0, 0, 0);
+    /* The figures on /metrics and OTLP from the first handle on, before
+     * the first load. */
+    tm_add_collector(collect);
     return s ? REMEM_OK : eng_fail(db, REMEM_ENOMEM, "out of memory");
 }
 
@@ -296,7 +293,6 @@ void cache_detach(remem *db) {
         free(s);
     }
     pthread_mutex_unlock(&g.lock);
-    if (gone) publish(0, 0, 0);
     free_chain(gone);
     db->shelf = NULL;
 }
@@ -339,9 +335,7 @@ static ns_cache *pin(remem *db, const char *ns, int count) {
         g.hits += c != NULL;
         g.misses += c == NULL;
     }
-    int tell = ((g.hits + g.misses) & 1023) == 0;
     pthread_mutex_unlock(&g.lock);
-    if (tell) publish(0, 0, 0);
     return c;
 }
 
@@ -351,7 +345,6 @@ static void kill(ns_cache *c) {
     pthread_mutex_lock(&g.lock);
     if (!c->dead) table_remove(c);
     pthread_mutex_unlock(&g.lock);
-    publish(0, 0, 0);
 }
 
 /* Share a cache just loaded: pinned, in the table (or, when another

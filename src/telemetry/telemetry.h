@@ -85,6 +85,11 @@ typedef enum { TM_COUNTER, TM_GAUGE, TM_HISTOGRAM } tm_metric_kind;
 /* Adds v to counter name (created on first use with unit and desc). */
 void tm_count(const char *name, const char *unit, const char *desc, double v);
 void tm_gauge(const char *name, const char *unit, const char *desc, double v);
+/* A function that sets gauges from live figures (tm_gauge), run just
+ * before every read of the metrics (/metrics, the OTLP export), so that a
+ * gauge is read, not pushed at each change. Registering the same function
+ * twice keeps one; at most 8. 0, or -1 when full. */
+int tm_add_collector(void (*fn)(void));
 /* Records v in histogram name, whose bucket bounds are fixed per unit
  * ("ms": latency, "By": sizes, else decimal powers). */
 void tm_observe(const char *name, const char *unit, const char *desc, double v);
