@@ -470,6 +470,16 @@ static void test_blank_text_refused(void) {
     remem_memory m = valid_memory();
     m.text = "";
     CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "text is empty", before, ids);
+    /* An empty namespace: refused in the words the faces use, and stats
+     * for "" is refused too rather than answered as a namespace's. */
+    m = valid_memory();
+    m.ns = "";
+    CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "ns: must be a non-empty string", before,
+                  ids);
+    char *js = NULL;
+    CHECK_INT(remem_stats(db, "", &js), REMEM_EINVAL);
+    CHECK(js == NULL && strstr(remem_errmsg(db), "ns: must be a non-empty string") != NULL);
+    m = valid_memory();
     /* Text with something besides white space is text. */
     m.text = "  a  ";
     CHECK_INT(remem_add(db, &m, NULL, 0, NULL), REMEM_OK);

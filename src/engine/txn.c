@@ -56,7 +56,7 @@ int eng_check_utf8(remem *db, const char *what, const char *s) {
 }
 
 int eng_check_str(remem *db, const char *what, const char *s, size_t max) {
-    if (!s || !*s) return eng_fail(db, REMEM_EINVAL, "%s is empty", what);
+    if (!s || !*s) return eng_fail(db, REMEM_EINVAL, "%s: must be a non-empty string", what);
     if (strlen(s) > max)
         return eng_fail(db, REMEM_EINVAL, "%s is longer than %zu bytes", what, max);
     return eng_check_utf8(db, what, s);
@@ -77,7 +77,7 @@ static int check_text(remem *db, const char *text) {
  * again). */
 int eng_validate(remem *db, const remem_memory *m) {
     int rc;
-    if ((rc = eng_check_str(db, "namespace", m->ns, 256))) return rc;
+    if ((rc = eng_check_str(db, "ns", m->ns, 256))) return rc;
     if ((rc = check_text(db, m->text))) return rc;
     if (m->id && (rc = eng_check_str(db, "id", m->id, 256))) return rc;
     if (m->kind && (rc = eng_check_str(db, "kind", m->kind, 64))) return rc;
