@@ -610,7 +610,7 @@ REMEM_API int remem_history(remem *db, const char *ns, const char *id, char **js
  * recall loaded it), "cache" says what that costs: {"rows",
  * "vector_bytes" (the float32 rows), "lexical_bytes", "lexical_postings",
  * "lexical_bytes_per_memory"}. *json: remem_free. Reads only.
- * Returns: REMEM_OK; REMEM_EINVAL for an empty ns or one longer
+ * Returns: REMEM_OK; REMEM_EINVAL for an empty namespace or one longer
  * than 256 bytes; store errors. */
 REMEM_API int remem_stats(remem *db, const char *ns, char **json);
 

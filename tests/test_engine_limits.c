@@ -474,11 +474,11 @@ static void test_blank_text_refused(void) {
      * for "" is refused too rather than answered as a namespace's. */
     m = valid_memory();
     m.ns = "";
-    CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "ns: must be a non-empty string", before,
+    CHECK_REFUSED(db, remem_add(db, &m, NULL, 0, NULL), "namespace: must be a non-empty string", before,
                   ids);
     char *js = NULL;
     CHECK_INT(remem_stats(db, "", &js), REMEM_EINVAL);
-    CHECK(js == NULL && strstr(remem_errmsg(db), "ns: must be a non-empty string") != NULL);
+    CHECK(js == NULL && strstr(remem_errmsg(db), "namespace: must be a non-empty string") != NULL);
     m = valid_memory();
     /* Text with something besides white space is text. */
     m.text = "  a  ";

@@ -185,7 +185,7 @@ int remem_stats(remem *db, const char *ns, char **json) {
     *json = NULL;
     int rc = eng_need_open(db);
     if (rc) return rc;
-    if (ns && (rc = eng_check_str(db, "ns", ns, 256))) return rc; /* "": no namespace's */
+    if (ns && (rc = eng_check_str(db, "namespace", ns, 256))) return rc; /* "": none */
     store_summary sum;
     json_t *groups[3] = {json_object(), json_object(), json_object()};
     json_t *o = json_object(), *per = NULL;
@@ -286,7 +286,7 @@ int remem_namespaces(remem *db, char **json) {
 int remem_clear(remem *db, const char *ns, int64_t *deleted) {
     int rc = eng_need_open(db);
     if (rc) return rc;
-    if ((rc = eng_check_str(db, "ns", ns, 256))) return rc;
+    if ((rc = eng_check_str(db, "namespace", ns, 256))) return rc;
     if (eng_memory_off(db, ns)) { /* accepted, dropped */
         if (deleted) *deleted = 0;
         return REMEM_OK;
@@ -443,7 +443,7 @@ int remem_reindex(remem *db, const char *ns, remem_progress_fn progress, void *c
     int rc = eng_need_open(db);
     if (rc) return rc;
     if (db->opt.read_only) return eng_fail(db, REMEM_EINVAL, "the store is open read-only");
-    if (ns && (rc = eng_check_str(db, "ns", ns, 256))) return rc;
+    if (ns && (rc = eng_check_str(db, "namespace", ns, 256))) return rc;
     if (ns) return reindex_ns(db, ns, progress, ctx);
     /* The names first: reindexing writes, which must not happen while the
      * store is still listing. */

@@ -77,7 +77,7 @@ static int check_text(remem *db, const char *text) {
  * again). */
 int eng_validate(remem *db, const remem_memory *m) {
     int rc;
-    if ((rc = eng_check_str(db, "ns", m->ns, 256))) return rc;
+    if ((rc = eng_check_str(db, "namespace", m->ns, 256))) return rc;
     if ((rc = check_text(db, m->text))) return rc;
     if (m->id && (rc = eng_check_str(db, "id", m->id, 256))) return rc;
     if (m->kind && (rc = eng_check_str(db, "kind", m->kind, 64))) return rc;
